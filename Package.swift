@@ -1,0 +1,134 @@
+// swift-tools-version:6.0
+// HotspotLab: the Hotspot Helper subsystem (pure core + daemon + SDK) and the lab that proves helpers work.
+//
+// Layout (see docs/ARCHITECTURE.md):
+//   HotspotCore        the authentication state machine, pure (no I/O, no clocks)
+//   HotspotProtocol    the helper/control wire protocol (pure encoding, framing)
+//   CSystemShims       C shim: setns/unshare/gettid/SO_PEERCRED and macro wrappers
+//   HotspotSystem      system calls: sockets, poll loop, processes, atomic files
+//   HotspotDaemon      hotspotd as a library (driver around HotspotCore)
+//   HotspotHelper      the helper SDK, shaped like Apple's NEHotspotHelper
+//   NEHotspotHelperCompat  Apple's spellings on top of HotspotHelper
+//   CLibNL/CLibNLGenl/CLibMNL  system libraries; CNetlinkShim their macro wrappers
+//   Netlink            rtnetlink (libmnl) and generic netlink (libnl-genl) from Swift
+//   LabKit             labs: namespaces, radios, daemons, topologies, the VM runner
+//   Portals            one file per captive portal kind (the `portals/` folder)
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "HotspotLab",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "HotspotCore", targets: ["HotspotCore"]),
+        .library(name: "HotspotHelper", targets: ["HotspotHelper"]),
+        .library(name: "NEHotspotHelperCompat", targets: ["NEHotspotHelperCompat"]),
+        .executable(name: "hotspot-lab", targets: ["hotspot-lab"]),
+        .executable(name: "hotspotd", targets: ["hotspotd"]),
+        .executable(name: "hotspot-portal", targets: ["hotspot-portal"]),
+        .executable(name: "hotspot-nsexec", targets: ["hotspot-nsexec"]),
+        .executable(name: "hotspot-helper-portal", targets: ["PortalHelper"]),
+        .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelper"]),
+        .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelper"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
+    ],
+    targets: [
+        // MARK: the subsystem
+        .target(name: "HotspotCore", swiftSettings: strict),
+        .target(name: "HotspotProtocol", dependencies: ["HotspotCore"], swiftSettings: strict),
+        .target(name: "CSystemShims"),
+        .target(name: "HotspotSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
+        .target(
+            name: "HotspotDaemon",
+            dependencies: ["HotspotCore", "HotspotProtocol", "HotspotSystem"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "hotspotd",
+            dependencies: [
+                "HotspotDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HotspotHelper",
+            dependencies: ["HotspotProtocol", "HotspotSystem"],
+            swiftSettings: strict
+        ),
+        .target(name: "NEHotspotHelperCompat", dependencies: ["HotspotHelper"], swiftSettings: strict),
+
+        // MARK: netlink
+        .systemLibrary(
+            name: "CLibNL", pkgConfig: "libnl-3.0",
+            providers: [.apt(["libnl-3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibNLGenl", pkgConfig: "libnl-genl-3.0",
+            providers: [.apt(["libnl-genl-3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibMNL", pkgConfig: "libmnl",
+            providers: [.apt(["libmnl-dev"])]
+        ),
+        .target(name: "CNetlinkShim", dependencies: ["CLibNL", "CLibNLGenl", "CLibMNL"]),
+        .target(
+            name: "Netlink",
+            dependencies: ["CNetlinkShim", "CLibNL", "CLibNLGenl", "CLibMNL", "CSystemShims", "HotspotSystem"],
+            swiftSettings: strict
+        ),
+
+        // MARK: the lab
+        .target(
+            name: "LabKit",
+            dependencies: [
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Portals",
+            dependencies: [.product(name: "FlyingFox", package: "FlyingFox")],
+            path: "portals",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "hotspot-portal",
+            dependencies: ["Portals", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "hotspot-nsexec"),
+        .executableTarget(
+            name: "hotspot-lab",
+            dependencies: [
+                "HotspotCore", "HotspotProtocol", "HotspotDaemon", "LabKit", "Netlink",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // MARK: reference helpers (templates for vendors)
+        .executableTarget(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper", swiftSettings: strict),
+        .executableTarget(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper", swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper", swiftSettings: strict),
+
+        // MARK: tests
+        .testTarget(name: "HotspotCoreTests", dependencies: ["HotspotCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HotspotDaemonTests",
+            dependencies: ["HotspotDaemon", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "NetlinkTests", dependencies: ["Netlink", "LabKit"], swiftSettings: strict),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
+    ]
+)

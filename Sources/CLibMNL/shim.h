@@ -1,0 +1,1 @@
+#include <libmnl/libmnl.h>

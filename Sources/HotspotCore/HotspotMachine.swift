@@ -1,0 +1,492 @@
+/// The authentication state machine: a pure transition `(state, event) -> (new state, effects)`.
+///
+/// No I/O, no clocks. The driver feeds `Event`s and carries out the `Effect`s in order. Every state
+/// change is looked up in `TransitionTable`; this type only does the bookkeeping around it
+/// (commands outstanding, the evaluation, the cache, the exclude list, scan-list rounds).
+public struct HotspotMachine: Sendable {
+    // MARK: observable state
+
+    public private(set) var state: HotspotState = .inactive
+    public var timing: Timing
+    /// The network the interface is associated with.
+    public private(set) var association: HotspotNetwork?
+    public private(set) var hasIP = false
+    public private(set) var bestHelper: HelperID?
+    public private(set) var excludeList: [HelperID] = []
+    /// Per network: the helper last chosen, or "not captive". Persisted by the driver.
+    public private(set) var cache: [NetworkIdentity: CacheEntry]
+    /// Networks a failure disabled auto-join for. Persisted by the driver.
+    public private(set) var autoJoinDisabled: Set<NetworkIdentity>
+    /// Registered helpers in registration order, with their display names.
+    public private(set) var helpers: [(id: HelperID, displayName: String)] = []
+    public private(set) var foregroundHelper: HelperID?
+    /// Whether general traffic may use the interface.
+    public private(set) var ipReleased = false
+    public private(set) var maintainTimerArmed = false
+
+    /// Outstanding commands, oldest first (state-machine commands and filterScanList alike).
+    public private(set) var pending: [Command] = []
+
+    // MARK: private bookkeeping
+
+    private var nextCommandID: CommandID = 1
+    /// Evaluation answers in arrival order.
+    private var answers: [(helper: HelperID, confidence: Confidence)] = []
+    private var resolved = ResolvedRing()
+    private var scanRounds: [ScanRound] = []
+    private var nextRoundID = 1
+    /// Maintaining entered on join (didJustJoin) rather than from Authenticated.
+    private var maintainingOnJoin = false
+
+    public init(
+        timing: Timing = .standard,
+        cache: [NetworkIdentity: CacheEntry] = [:],
+        autoJoinDisabled: Set<NetworkIdentity> = []
+    ) {
+        self.timing = timing
+        self.cache = cache
+        self.autoJoinDisabled = autoJoinDisabled
+        pending.reserveCapacity(16)
+        answers.reserveCapacity(16)
+    }
+
+    // MARK: queries
+
+    public func isRegistered(_ helper: HelperID) -> Bool {
+        helpers.contains { $0.id == helper }
+    }
+
+    public func displayName(of helper: HelperID) -> String? {
+        helpers.first { $0.id == helper }?.displayName
+    }
+
+    /// `supportedNetworkInterfaces()` as `helper` sees it: the current network, with isChosenHelper
+    /// true only for best_helper.
+    public func supportedNetworkInterfaces(for helper: HelperID) -> [HotspotNetwork] {
+        guard var network = association else { return [] }
+        network.isChosenHelper = (bestHelper == helper)
+        return [network]
+    }
+
+    /// The outstanding state-machine command (not filterScanList) of a helper, if any.
+    public func outstandingCommand(of helper: HelperID) -> Command? {
+        pending.first { $0.helper == helper && $0.type != .filterScanList }
+    }
+
+    // MARK: the transition
+
+    /// Handles one event, returning its effects.
+    public mutating func handle(_ event: Event) -> [Effect] {
+        var effects: [Effect] = []
+        handle(event, into: &effects)
+        return effects
+    }
+
+    /// Handles one event, appending its effects to `effects` (reuse the array: no allocation then).
+    public mutating func handle(_ event: Event, into effects: inout [Effect]) {
+        switch event {
+        case .associated(let network):
+            if association != nil, state != .inactive {
+                fire(.connectivityLost, &effects)
+            }
+            if !network.didAutoJoin, autoJoinDisabled.remove(network.identity) != nil {
+                effects.append(.enableAutoJoin(network.identity))
+            }
+            association = network
+            hasIP = false
+
+        case .disassociated:
+            association = nil
+            hasIP = false
+            if state != .inactive { fire(.connectivityLost, &effects) }
+
+        case .ipUp:
+            guard let network = association, !hasIP else { return }
+            hasIP = true
+            guard state == .inactive else { return }
+            if let helper = cache[network.identity]?.helper {
+                bestHelper = helper
+                fire(.ipUpCached, &effects)
+            } else {
+                fire(.ipUpNotCached, &effects)
+            }
+
+        case .ipDown:
+            hasIP = false
+            if state != .inactive { fire(.connectivityLost, &effects) }
+
+        case .helperRegistered(let id, let name):
+            if isRegistered(id) {
+                effects.append(.rejected(.duplicateRegistration(id)))
+            } else if name.isEmpty || name.count > maximumDisplayNameLength {
+                effects.append(.rejected(.invalidDisplayName(id, name)))
+            } else {
+                helpers.append((id, name))
+            }
+
+        case .helperGone(let id):
+            guard let index = helpers.firstIndex(where: { $0.id == id }) else { return }
+            helpers.remove(at: index)
+            if foregroundHelper == id { foregroundHelper = nil }
+            // A helper that went away mid-command gave no answer.
+            while let command = pending.first(where: { $0.helper == id }) {
+                expire(command.id, &effects)
+            }
+
+        case .response(let response):
+            accept(response, &effects)
+
+        case .deadlinePassed(let id):
+            // A deadline for a command no longer outstanding is a stale timer: nothing to do.
+            if pending.contains(where: { $0.id == id }) { expire(id, &effects) }
+
+        case .maintainTimerFired:
+            guard state == .authenticated, maintainTimerArmed else { return }
+            maintainTimerArmed = false
+            fire(.maintainTimerFired, &effects)
+
+        case .logoffRequested(let helper, let network):
+            let accepted = state == .authenticated
+                && association?.identity == network
+                && bestHelper == helper
+                && foregroundHelper == helper
+            effects.append(.logoffAnswer(helper, accepted: accepted))
+            if accepted { fire(.logoffAccepted, &effects) }
+
+        case .foreground(let helper):
+            foregroundHelper = helper
+            if state == .presentingUI, let helper, helper == bestHelper, outstandingCommand(of: helper) == nil {
+                send(.presentUI, to: helper, &effects)
+            }
+
+        case .scanListShown(let list):
+            startScanRound(list, &effects)
+        }
+    }
+
+    // MARK: responses and deadlines
+
+    private mutating func accept(_ response: Response, _ effects: inout [Effect]) {
+        let helper = response.helper
+        guard isRegistered(helper) else {
+            effects.append(.rejected(.notRegistered(helper)))
+            return
+        }
+        guard let index = pending.firstIndex(where: { $0.id == response.command }) else {
+            effects.append(.rejected(resolved.rejection(for: response.command, from: helper, nextID: nextCommandID)))
+            return
+        }
+        let command = pending[index]
+        guard command.helper == helper else {
+            effects.append(.rejected(.notYourCommand(command.id, from: helper, sentTo: command.helper)))
+            return
+        }
+        pending.remove(at: index)
+        resolved.record(command.id, helper: helper, .answered)
+
+        switch command.type {
+        case .filterScanList:
+            scanAnswer(command, response, &effects)
+        case .evaluate:
+            var confidence = Confidence.none
+            if !command.type.accepts(response.result) {
+                effects.append(.irregular(.invalidResult(command.id, command.type, response.result, from: helper)))
+            } else if let network = response.network {
+                if let evaluated = command.network, network.sameEntry(as: evaluated) {
+                    confidence = network.confidence
+                } else {
+                    effects.append(.irregular(.wrongNetwork(command.id, ssid: network.ssid, from: helper)))
+                }
+            }
+            evaluationAnswer(helper, confidence, &effects)
+        case .none:
+            break
+        default:
+            var outcome = Outcome.failure
+            if command.type.accepts(response.result) {
+                outcome = Outcome(response.result)
+            } else {
+                effects.append(.irregular(.invalidResult(command.id, command.type, response.result, from: helper)))
+            }
+            fire(.result(command.type, outcome), &effects)
+        }
+    }
+
+    /// A command got no answer: its deadline passed, or its helper went away.
+    private mutating func expire(_ id: CommandID, _ effects: inout [Effect]) {
+        guard let index = pending.firstIndex(where: { $0.id == id }) else { return }
+        let command = pending.remove(at: index)
+        resolved.record(id, helper: command.helper, .expired)
+        effects.append(.irregular(.noAnswer(id, command.type, from: command.helper)))
+        switch command.type {
+        case .filterScanList:
+            scanAnswer(command, nil, &effects)
+        case .evaluate:
+            evaluationAnswer(command.helper, .none, &effects)
+        case .none:
+            break
+        default:
+            fire(.result(command.type, .failure), &effects)
+        }
+    }
+
+    // MARK: evaluation
+
+    private mutating func evaluationAnswer(_ helper: HelperID, _ confidence: Confidence, _ effects: inout [Effect]) {
+        guard state == .evaluating else { return }
+        if confidence == .high {
+            // The first high answer wins at once; every other answer, earlier or later, is ignored.
+            bestHelper = helper
+            fire(.helperClaimed, &effects)
+            return
+        }
+        answers.append((helper, confidence))
+        if pending.contains(where: { $0.type == .evaluate }) { return }
+        // Everyone answered (or ran out of time): highest confidence, ties to the first answer.
+        var winner: (helper: HelperID, confidence: Confidence)?
+        for answer in answers where answer.confidence > (winner?.confidence ?? .none) {
+            winner = answer
+        }
+        if let winner {
+            bestHelper = winner.helper
+            fire(.helperClaimed, &effects)
+        } else {
+            fire(.noHelperClaimed, &effects)
+        }
+    }
+
+    // MARK: transitions
+
+    /// Looks the trigger up in the table and carries the row out: its actions, the state change, the
+    /// new state's entry actions.
+    private mutating func fire(_ trigger: Trigger, _ effects: inout [Effect]) {
+        let rowIndex = TransitionTable.lookupIndex(from: state, on: trigger)
+        guard rowIndex >= 0 else { return }
+        let row = TransitionTable.rows[rowIndex]
+        for action in row.actions {
+            perform(action, &effects)
+        }
+        let from = state
+        // Leaving a state withdraws what it was still waiting for (the other evaluations, say).
+        withdrawStateCommands(&effects)
+        if from == .authenticated, maintainTimerArmed {
+            maintainTimerArmed = false
+            effects.append(.cancelMaintainTimer)
+        }
+        maintainingOnJoin = (from == .inactive && row.to == .maintaining)
+        state = row.to
+        effects.append(.transition(from: from, to: row.to))
+        for action in TransitionTable.entryActions[row.to] ?? [] {
+            perform(action, &effects)
+        }
+    }
+
+    private mutating func perform(_ action: TransitionAction, _ effects: inout [Effect]) {
+        guard let network = association?.identity else {
+            if action == .disassociate { disassociate(&effects) }
+            return
+        }
+        switch action {
+        case .cacheBestHelper:
+            if let best = bestHelper, cache[network] != .helper(best) {
+                cache[network] = .helper(best)
+                effects.append(.cache(network, .helper(best)))
+            }
+        case .cacheNotCaptive:
+            cache[network] = .notCaptive
+            effects.append(.cache(network, .notCaptive))
+        case .excludeBestHelper:
+            if let best = bestHelper, !excludeList.contains(best) { excludeList.append(best) }
+        case .uncacheBestHelper:
+            if let best = bestHelper, cache[network] == .helper(best) {
+                cache[network] = nil
+                effects.append(.uncache(network))
+            }
+        case .disableAutoJoin:
+            autoJoinDisabled.insert(network)
+            effects.append(.disableAutoJoin(network))
+        case .disassociate:
+            disassociate(&effects)
+        }
+    }
+
+    private mutating func perform(_ action: EntryAction, _ effects: inout [Effect]) {
+        switch action {
+        case .clearBestHelper:
+            bestHelper = nil
+        case .clearExcludeList:
+            excludeList.removeAll(keepingCapacity: true)
+        case .suppressIP:
+            if ipReleased {
+                ipReleased = false
+                effects.append(.suppressIP)
+            }
+        case .releaseIP:
+            if !ipReleased {
+                ipReleased = true
+                effects.append(.releaseIP)
+            }
+        case .sendEvaluate:
+            answers.removeAll(keepingCapacity: true)
+            var sent = false
+            for helper in helpers where !excludeList.contains(helper.id) {
+                send(.evaluate, to: helper.id, &effects)
+                sent = true
+            }
+            if !sent { fire(.noHelperClaimed, &effects) }
+        case .sendAuthenticate:
+            if let best = bestHelper { send(.authenticate, to: best, &effects) }
+        case .awaitForeground:
+            if let best = bestHelper, foregroundHelper == best { send(.presentUI, to: best, &effects) }
+        case .armMaintainTimer:
+            if bestHelper != nil {
+                maintainTimerArmed = true
+                effects.append(.armMaintainTimer(timing.scaledMaintainInterval))
+            }
+        case .sendMaintain:
+            if let best = bestHelper { send(.maintain, to: best, &effects) }
+        case .sendLogoff:
+            if let best = bestHelper { send(.logoff, to: best, &effects) }
+        case .disassociate:
+            disassociate(&effects)
+            fire(.failureHandled, &effects)
+        }
+    }
+
+    private mutating func disassociate(_ effects: inout [Effect]) {
+        association = nil
+        hasIP = false
+        effects.append(.disassociate)
+    }
+
+    /// Withdraws every outstanding state-machine command (filterScanList rounds are independent).
+    private mutating func withdrawStateCommands(_ effects: inout [Effect]) {
+        var i = 0
+        while i < pending.count {
+            let command = pending[i]
+            if command.type == .filterScanList {
+                i += 1
+                continue
+            }
+            pending.remove(at: i)
+            resolved.record(command.id, helper: command.helper, .withdrawn)
+            effects.append(.cancel(command.id, helper: command.helper))
+        }
+    }
+
+    /// Sends a state-machine command about the associated network to `helper`.
+    private mutating func send(_ type: CommandType, to helper: HelperID, _ effects: inout [Effect]) {
+        guard var network = association else { return }
+        network.isChosenHelper = (type != .evaluate && helper == bestHelper)
+        network.didJustJoin = (type == .maintain && maintainingOnJoin)
+        network.confidence = .none
+        network.password = nil
+        let command = Command(id: nextCommandID, type: type, helper: helper, network: network, deadline: timing.deadline(for: type))
+        nextCommandID += 1
+        guard isRegistered(helper) else {
+            // A helper that is not registered receives no command: no answer, at once.
+            resolved.record(command.id, helper: helper, .expired)
+            effects.append(.irregular(.noAnswer(command.id, type, from: helper)))
+            if type == .evaluate {
+                evaluationAnswer(helper, .none, &effects)
+            } else {
+                fire(.result(type, .failure), &effects)
+            }
+            return
+        }
+        pending.append(command)
+        effects.append(.send(command))
+    }
+
+    // MARK: filterScanList
+
+    private struct ScanRound: Sendable {
+        var id: Int
+        var list: [AnnotatedNetwork]
+        var outstanding: [CommandID]
+    }
+
+    private mutating func startScanRound(_ list: [HotspotNetwork], _ effects: inout [Effect]) {
+        var round = ScanRound(id: nextRoundID, list: list.map { AnnotatedNetwork(network: $0) }, outstanding: [])
+        nextRoundID += 1
+        for helper in helpers {
+            let command = Command(
+                id: nextCommandID, type: .filterScanList, helper: helper.id, networkList: list,
+                deadline: timing.deadline(for: .filterScanList))
+            nextCommandID += 1
+            round.outstanding.append(command.id)
+            pending.append(command)
+            effects.append(.send(command))
+        }
+        if round.outstanding.isEmpty {
+            effects.append(.scanListAnnotated(round.list))
+        } else {
+            scanRounds.append(round)
+        }
+    }
+
+    private mutating func scanAnswer(_ command: Command, _ response: Response?, _ effects: inout [Effect]) {
+        guard let r = scanRounds.firstIndex(where: { $0.outstanding.contains(command.id) }) else { return }
+        scanRounds[r].outstanding.removeAll { $0 == command.id }
+        if let response {
+            if !command.type.accepts(response.result) {
+                effects.append(.irregular(.invalidResult(command.id, command.type, response.result, from: command.helper)))
+            } else {
+                let name = displayName(of: command.helper)
+                for claimed in response.networkList ?? [] {
+                    guard let i = scanRounds[r].list.firstIndex(where: { $0.network.sameEntry(as: claimed) }) else {
+                        effects.append(.irregular(.unlistedNetwork(command.id, ssid: claimed.ssid, bssid: claimed.bssid, from: command.helper)))
+                        continue
+                    }
+                    let entry = scanRounds[r].list[i]
+                    // The first answer annotates; a secure network only when a password was set.
+                    guard entry.claimedBy == nil else { continue }
+                    if entry.network.isSecure, (claimed.password ?? "").isEmpty { continue }
+                    scanRounds[r].list[i].annotation = name
+                    scanRounds[r].list[i].claimedBy = command.helper
+                    scanRounds[r].list[i].password = entry.network.isSecure ? claimed.password : nil
+                }
+            }
+        }
+        if scanRounds[r].outstanding.isEmpty {
+            let round = scanRounds.remove(at: r)
+            effects.append(.scanListAnnotated(round.list))
+        }
+    }
+}
+
+/// The last few hundred commands that stopped being outstanding, to tell a late answer from a
+/// duplicate, a withdrawn command or one never sent. Fixed size: no allocation after creation.
+struct ResolvedRing: Sendable {
+    enum Disposition: Sendable { case answered, expired, withdrawn }
+    private var ids: [CommandID]
+    private var helpers: [HelperID]
+    private var dispositions: [Disposition]
+    private var next = 0
+    static let capacity = 256
+
+    init() {
+        ids = Array(repeating: 0, count: Self.capacity)
+        helpers = Array(repeating: "", count: Self.capacity)
+        dispositions = Array(repeating: .answered, count: Self.capacity)
+    }
+
+    mutating func record(_ id: CommandID, helper: HelperID, _ disposition: Disposition) {
+        ids[next] = id
+        helpers[next] = helper
+        dispositions[next] = disposition
+        next = (next + 1) % Self.capacity
+    }
+
+    func rejection(for id: CommandID, from helper: HelperID, nextID: CommandID) -> Rejection {
+        guard id != 0, let i = ids.lastIndex(of: id) else {
+            return id < nextID && id != 0 ? .withdrawnCommand(id, from: helper) : .unknownCommand(id, from: helper)
+        }
+        if helpers[i] != helper { return .notYourCommand(id, from: helper, sentTo: helpers[i]) }
+        switch dispositions[i] {
+        case .answered: return .duplicateResponse(id, from: helper)
+        case .expired: return .lateResponse(id, from: helper)
+        case .withdrawn: return .withdrawnCommand(id, from: helper)
+        }
+    }
+}

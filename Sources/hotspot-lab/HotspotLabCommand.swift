@@ -1,0 +1,12 @@
+import ArgumentParser
+
+@main
+struct HotspotLabCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hotspot-lab",
+        abstract: "The Hotspot Helper lab: the subsystem's state machine, real radios, real daemons, real portals.",
+        subcommands: [
+            SpecCommand.self,
+        ]
+    )
+}

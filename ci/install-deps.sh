@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything HotspotLab needs on Debian 12 (as root): the netlink libraries, the daemons the lab
+# runs, and what the VM runner boots (qemu, a distribution kernel with mac80211_hwsim, busybox).
+# Idempotent: skips apt when every package is already installed.
+set -euo pipefail
+packages=(
+  pkg-config libnl-3-dev libnl-genl-3-dev libmnl-dev
+  iproute2 nftables iw hostapd wpasupplicant dnsmasq-base curl tcpdump kmod cpio
+  qemu-system-x86 linux-image-amd64 busybox-static
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: must run as root to apt-get install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} packages present"
+fi

@@ -1,0 +1,1 @@
+// Placeholder: portal kinds live here, one file per kind.
