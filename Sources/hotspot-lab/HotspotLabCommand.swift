@@ -7,6 +7,7 @@ struct HotspotLabCommand: AsyncParsableCommand {
         abstract: "The Hotspot Helper lab: the subsystem's state machine, real radios, real daemons, real portals.",
         subcommands: [
             SpecCommand.self,
+            BenchCommand.self,
         ]
     )
 }
