@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whole-file reads and crash-safe writes.
+public enum AtomicFile {
+    /// Writes `bytes` to `path` so that after a crash (even `kill -9` or power loss) the file holds either the old
+    /// or the new contents: write a temp file in the same directory, fsync it, rename it over `path`, fsync the directory.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws(SystemError) {
+        let dir = directory(of: path)
+        let tmp = "\(path).tmp.\(getpid())"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError.current("create temp file", tmp) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { p in
+                Glibc.write(fd, p.baseAddress! + written, p.count - written)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = SystemError.current("write", tmp)
+                close(fd); unlink(tmp)
+                throw e
+            }
+            written += n
+        }
+        if fsync(fd) != 0 {
+            let e = SystemError.current("fsync", tmp)
+            close(fd); unlink(tmp)
+            throw e
+        }
+        close(fd)
+        if rename(tmp, path) != 0 {
+            let e = SystemError.current("rename \(tmp) to", path)
+            unlink(tmp)
+            throw e
+        }
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dfd >= 0 else { throw SystemError.current("open directory", dir) }
+        defer { close(dfd) }
+        if fsync(dfd) != 0 { throw SystemError.current("fsync directory", dir) }
+    }
+
+    /// The whole file, or nil when it does not exist.
+    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw SystemError.current("open", path)
+        }
+        defer { close(fd) }
+        var out = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.current("read", path)
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let d = String(path[..<slash])
+        return d.isEmpty ? "/" : d
+    }
+}
