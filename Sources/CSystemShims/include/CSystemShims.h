@@ -2,8 +2,23 @@
 #define CSYSTEMSHIMS_H
 // System calls and macros Glibc's module map does not expose. Prefixed hsl_.
 #include <sys/types.h>
+#include <spawn.h>
 int hsl_setns(int fd, int nstype);
 int hsl_unshare(int flags);
 pid_t hsl_gettid(void);
 int hsl_clone_newnet(void);
+
+// posix_spawn: change directory in the child (glibc's _np extension, hidden without _GNU_SOURCE).
+int hsl_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
+// posix_spawn: close every descriptor >= from in the child (glibc 2.34+).
+int hsl_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+
+// pipe2(O_CLOEXEC).
+int hsl_pipe_cloexec(int fds[2]);
+
+// Mounts for iproute2-compatible named namespaces (/run/netns/NAME).
+int hsl_bind_mount(const char *source, const char *target);
+int hsl_make_shared_rec(const char *target);
+int hsl_make_self_bind(const char *target);
+int hsl_umount_detach(const char *target);
 #endif

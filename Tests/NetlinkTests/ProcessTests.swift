@@ -1,0 +1,90 @@
+import Glibc
+import HotspotSystem
+import Testing
+
+@Suite("Process runner")
+struct ProcessTests {
+    @Test func capturesStdoutStderrAndExitStatus() throws {
+        let result = try ProcessRunner.run(ProcessConfiguration("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"]))
+        #expect(result.status == .exited(3))
+        #expect(result.stdout == "out\n")
+        #expect(result.stderr == "err\n")
+    }
+
+    @Test func passesEnvironmentAndWorkingDirectory() throws {
+        let config = ProcessConfiguration(
+            "sh", ["-c", "echo $HSL_TEST_VALUE; pwd"],
+            environment: ["HSL_TEST_VALUE": "forty-two", "PATH": "/usr/bin:/bin"], workingDirectory: "/tmp"
+        )
+        let result = try ProcessRunner.check(config)
+        #expect(result.stdout == "forty-two\n/tmp\n")
+    }
+
+    @Test func missingExecutableNamesCommandAndErrno() {
+        do {
+            _ = try ChildProcess.spawn(ProcessConfiguration("/nonexistent/hsl-no-such-tool", ["x"]))
+            Issue.record("spawn of a missing executable succeeded")
+        } catch let error as SystemError {
+            #expect(error.description == "spawn /nonexistent/hsl-no-such-tool x: No such file or directory (ENOENT)")
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func waitTimesOutThenTerminateSignals() throws {
+        let child = try ChildProcess.spawn(ProcessConfiguration("/bin/sleep", ["30"]))
+        #expect(child.pid > 0)
+        #expect(processExists(child.pid))
+        #expect(try child.wait(timeout: .milliseconds(50)) == nil)
+        let status = try child.terminate(grace: .seconds(2))
+        #expect(status == .signaled(SIGTERM))
+        #expect(child.exitStatus == .signaled(SIGTERM))
+        // Signalling a reaped child is a no-op, not an error and not a stray kill.
+        try child.signal(SIGKILL)
+    }
+
+    @Test func writesOutputToLogFile() throws {
+        let path = "/tmp/hsl-process-test-\(getpid()).log"
+        defer { unlink(path) }
+        let child = try ChildProcess.spawn(
+            ProcessConfiguration("/bin/sh", ["-c", "echo one; echo two >&2"], stdout: .file(path, append: false), stderr: .file(path))
+        )
+        #expect(try child.wait(timeout: .seconds(10)) == .exited(0))
+        let text = readSmallFile(path) ?? ""
+        #expect(text.contains("one\n"))
+        #expect(text.contains("two\n"))
+    }
+
+    @Test func checkReportsFailureWithStderr() {
+        #expect(throws: SystemError.self) {
+            try ProcessRunner.check(ProcessConfiguration("/bin/sh", ["-c", "echo boom >&2; exit 1"]))
+        }
+        do {
+            try ProcessRunner.check(ProcessConfiguration("/bin/sh", ["-c", "echo boom >&2; exit 1"]))
+        } catch {
+            #expect("\(error)" == "run /bin/sh -c echo boom >&2; exit 1: exit status 1: boom")
+        }
+    }
+
+    @Test func runTimeoutKillsChild() {
+        do {
+            _ = try ProcessRunner.run(ProcessConfiguration("/bin/sleep", ["30"]), timeout: .milliseconds(100))
+            Issue.record("expected a timeout")
+        } catch let error as SystemError {
+            #expect(error.errno == ETIMEDOUT)
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func systemErrorFormat() {
+        let error = SystemError("create veth", "lab7-ap0 <-> lab7-sta0", errno: EEXIST)
+        #expect(error.description == "create veth lab7-ap0 <-> lab7-sta0: File exists (EEXIST)")
+        #expect(SystemError("open", "x", reason: "bad").description == "open x: bad")
+    }
+
+    @Test func startTimeOfSelfIsKnown() {
+        #expect(processStartTime(getpid()) != nil)
+        #expect(processStartTime(0x3fff_fff0) == nil)
+    }
+}
