@@ -1,1 +1,97 @@
-print("not implemented yet")
+import ArgumentParser
+import HotspotCore
+import HotspotDaemon
+import HotspotSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// hotspotd: the Hotspot Helper daemon for one Wi-Fi interface (docs/PROTOCOL.md, docs/TRACE.md).
+@main
+struct Hotspotd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hotspotd",
+        abstract: "Run the Hotspot Helper state machine for one interface; helpers and control clients connect over Unix sockets.")
+
+    @Option(help: "Directory for the sockets (mode 0700), the state file and the trace.")
+    var runDir: String = "/run/hotspotd"
+    @Option(help: "Helper socket path (default RUN-DIR/helper.sock).")
+    var helperSocket: String?
+    @Option(help: "Control socket path (default RUN-DIR/control.sock).")
+    var controlSocket: String?
+    @Option(help: "Persistent state file (default RUN-DIR/state.json).")
+    var stateFile: String?
+    @Option(help: "Trace file, one JSON object per line (default RUN-DIR/trace.jsonl; '-' for none).")
+    var traceFile: String?
+    @Option(help: "The Wi-Fi interface this daemon manages.")
+    var interface: String = "wlan0"
+    @Option(help: "Multiply every deadline and interval (0.001 turns 45 s into 45 ms).")
+    var timeScale: Double = 1.0
+    @Option(help: "Maintain interval in seconds before scaling.")
+    var maintainInterval: Double = 300
+    @Option(help: "Scan list refresh in seconds before scaling.")
+    var scanListRefresh: Double = 5
+    @Option(help: "Command run for network actions: HOOK ACTION INTERFACE [SSID SECURITY].")
+    var hook: String?
+    @Flag(help: "Copy the trace to stderr.")
+    var echoTrace = false
+
+    func validate() throws {
+        guard timeScale > 0, timeScale.isFinite else { throw ValidationError("--time-scale must be a positive number, got \(timeScale)") }
+        guard maintainInterval > 0 else { throw ValidationError("--maintain-interval must be positive") }
+        guard scanListRefresh > 0 else { throw ValidationError("--scan-list-refresh must be positive") }
+    }
+
+    func run() throws {
+        var options = DaemonOptions(runDirectory: runDir, interface: interface, hook: hook, echoTrace: echoTrace)
+        if let helperSocket { options.helperSocket = helperSocket }
+        if let controlSocket { options.controlSocket = controlSocket }
+        if let stateFile { options.stateFile = stateFile }
+        if let traceFile { options.traceFile = traceFile == "-" ? nil : traceFile }
+        options.timing = Timing(
+            maintainInterval: .milliseconds(Int64(maintainInterval * 1000)),
+            scanListRefresh: .milliseconds(Int64(scanListRefresh * 1000)), scale: timeScale)
+
+        // SIGTERM/SIGINT end the loop cleanly: blocked everywhere, taken by a sigwait thread.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(options: options)
+            try daemon.start()
+        } catch {
+            logError("hotspotd: \(error)")
+            throw ExitCode(1)
+        }
+        SignalThread.start(set: set) { daemon.stop() }
+        daemon.run()
+    }
+}
+
+final class SignalThread: @unchecked Sendable {
+    let set: sigset_t
+    let action: @Sendable () -> Void
+    init(set: sigset_t, action: @escaping @Sendable () -> Void) {
+        self.set = set
+        self.action = action
+    }
+
+    static func start(set: sigset_t, _ action: @escaping @Sendable () -> Void) {
+        let me = SignalThread(set: set, action: action)
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { raw in
+            let me = Unmanaged<SignalThread>.fromOpaque(raw!).takeRetainedValue()
+            var s = me.set
+            var sig: Int32 = 0
+            sigwait(&s, &sig)
+            me.action()
+            return nil
+        }, Unmanaged.passRetained(me).toOpaque())
+        pthread_detach(tid)
+    }
+}

@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+
+/// A failure talking to hotspotd as a client.
+public struct ClientError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A blocking client of hotspotd's control socket (`hotspot-lab ctl`, the lab, tests).
+public final class ControlClient: @unchecked Sendable {
+    public let socket: UnixSocket
+    private var decoder = FrameDecoder(maximumLength: 16 << 20)
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Trace records that arrived while waiting for a reply (after `subscribeTrace`).
+    public private(set) var traceBacklog: [JSON] = []
+
+    public init(path: String) throws(SystemError) {
+        socket = try UnixSocket.connect(path: path)
+    }
+
+    /// Connects, retrying until the daemon listens or `timeout` passes.
+    public static func connect(path: String, timeout: Duration) throws -> ControlClient {
+        let deadline = SystemMonotonicClock.read() + timeout
+        while true {
+            do {
+                return try ControlClient(path: path)
+            } catch {
+                if SystemMonotonicClock.read() > deadline { throw error }
+                usleepDuration(.milliseconds(5))
+            }
+        }
+    }
+
+    public func send(_ json: JSON) throws(SystemError) {
+        try socket.writeAll(frame(json.bytes))
+    }
+
+    /// The next message, or nil when `timeout` passes first. Throws on end of file or a bad frame.
+    public func readMessage(timeout: Duration) throws -> JSON? {
+        let deadline = SystemMonotonicClock.read() + timeout
+        while true {
+            if let payload = try decoder.nextFrame() { return try JSON.parse(payload) }
+            let left = deadline - SystemMonotonicClock.read()
+            if left <= .zero { return nil }
+            guard socket.waitReadable(timeout: left) else { continue }
+            let outcome = try buffer.withUnsafeMutableBytes { p in try socket.read(into: p) }
+            switch outcome {
+            case .bytes(let n): decoder.append(buffer[0..<n])
+            case .wouldBlock: continue
+            case .endOfFile: throw ClientError("hotspotd closed the control connection \(socket.path)")
+            }
+        }
+    }
+
+    /// Sends a request and returns its reply (trace records arriving meanwhile go to `traceBacklog`).
+    @discardableResult
+    public func request(_ request: ControlRequest, timeout: Duration = .seconds(10)) throws -> JSON {
+        try send(request.json)
+        let deadline = SystemMonotonicClock.read() + timeout
+        while true {
+            let left = deadline - SystemMonotonicClock.read()
+            guard left > .zero, let m = try readMessage(timeout: left) else {
+                throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") within \(timeout)")
+            }
+            if m["type"]?.stringValue == "trace", let r = m["record"] {
+                traceBacklog.append(r)
+                continue
+            }
+            if m["type"]?.stringValue == "error" {
+                throw ClientError("hotspotd: \(m["code"]?.stringValue ?? "?"): \(m["message"]?.stringValue ?? "")")
+            }
+            return m
+        }
+    }
+
+    public func status() throws -> JSON { try request(.status) }
+
+    /// Polls `status` until `predicate` holds; throws with the last status when `timeout` passes.
+    @discardableResult
+    public func waitForStatus(timeout: Duration = .seconds(10), _ what: String = "condition", _ predicate: (JSON) -> Bool) throws -> JSON {
+        let deadline = SystemMonotonicClock.read() + timeout
+        while true {
+            let s = try status()
+            if predicate(s) { return s }
+            if SystemMonotonicClock.read() > deadline {
+                throw ClientError("timed out after \(timeout) waiting for \(what); last status: \(s.text)")
+            }
+            usleepDuration(.milliseconds(2))
+        }
+    }
+
+    /// Takes the trace records received so far (after `subscribeTrace`), reading what is waiting.
+    public func drainTrace(wait: Duration = .zero) throws -> [JSON] {
+        while let m = try readMessage(timeout: wait) {
+            if m["type"]?.stringValue == "trace", let r = m["record"] { traceBacklog.append(r) }
+        }
+        let out = traceBacklog
+        traceBacklog.removeAll()
+        return out
+    }
+}
+
+func usleepDuration(_ d: Duration) {
+    var ts = timespec(tv_sec: Int(d.components.seconds), tv_nsec: Int(d.components.attoseconds / 1_000_000_000))
+    _ = nanosleep(&ts, nil)
+}
