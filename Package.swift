@@ -106,6 +106,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "hotspot-nsexec"),
+        .executableTarget(name: "hotspot-test-helper", dependencies: ["HotspotHelper"], swiftSettings: strict),
         .executableTarget(
             name: "hotspot-lab",
             dependencies: [

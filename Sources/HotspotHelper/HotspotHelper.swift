@@ -1,0 +1,287 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+
+/// Registration options (`kNEHotspotHelperOptionDisplayName` and where to find hotspotd).
+public struct HotspotHelperOptions: Sendable {
+    /// Shown next to the networks this helper claims; 1 to 15 characters.
+    public var displayName: String
+    /// The helper's stable identity (like a bundle identifier); default: $HOTSPOT_HELPER_IDENTIFIER, else the program name.
+    public var identifier: String?
+    /// hotspotd's helper socket; default: $HOTSPOT_HELPER_SOCKET, else /run/hotspotd/helper.sock.
+    public var socketPath: String?
+    /// How long `register` waits for the daemon's answer.
+    public var registrationTimeout: Duration
+
+    public init(displayName: String, identifier: String? = nil, socketPath: String? = nil,
+                registrationTimeout: Duration = .seconds(5))
+    {
+        self.displayName = displayName
+        self.identifier = identifier
+        self.socketPath = socketPath
+        self.registrationTimeout = registrationTimeout
+    }
+}
+
+/// The helper SDK, shaped like Apple's `NEHotspotHelper`: register once with a handler, answer commands,
+/// ask for logoff, read the current network.
+public enum HotspotHelper {
+    public typealias Handler = (HotspotHelperCommand) -> Void
+
+    public static let defaultSocketPath = "/run/hotspotd/helper.sock"
+    public static let socketEnvironmentVariable = "HOTSPOT_HELPER_SOCKET"
+    public static let identifierEnvironmentVariable = "HOTSPOT_HELPER_IDENTIFIER"
+
+    /// Registers this process as a helper. The handler is called on `queue` for every command.
+    /// False on a second call in the same process, for a display name that is empty or longer than 15
+    /// characters, or when hotspotd cannot be reached or refuses (see `lastError`).
+    @discardableResult
+    public static func register(options: HotspotHelperOptions, queue: DispatchQueue, handler: @escaping Handler) -> Bool {
+        HelperClient.register(options: options, queue: queue, handler: handler)
+    }
+
+    /// Asks hotspotd to log off `network`. True (and a logoff command follows) only when it is the current
+    /// authenticated network, this helper authenticated it, and this helper is in the foreground.
+    public static func logoff(_ network: HotspotNetwork) -> Bool {
+        HelperClient.shared?.logoff(network.snapshot) ?? false
+    }
+
+    /// The current network, with `isChosenHelper` true only when this helper is the chosen one. Empty when not
+    /// associated or not registered.
+    public static func supportedNetworkInterfaces() -> [HotspotNetwork] {
+        HelperClient.shared?.supportedNetworkInterfaces() ?? []
+    }
+
+    /// Posts a user notification (what a helper does before answering authenticate with uiRequired).
+    @discardableResult
+    public static func postNotification(title: String, body: String) -> Bool {
+        HelperClient.shared?.send(.notify(title: title, body: body)) ?? false
+    }
+
+    /// The last error the SDK saw (a refused registration, an error from the daemon, a second deliver()).
+    public static var lastError: String? { HelperClient.lastErrorBox.with { HelperClient.lastErrorValue } }
+
+    /// Whether this process is registered and connected.
+    public static var isConnected: Bool { HelperClient.shared?.connected ?? false }
+}
+
+/// The connection to hotspotd: a blocking socket, a reader thread, requests matched by id.
+final class HelperClient: @unchecked Sendable {
+    nonisolated(unsafe) static var shared: HelperClient?
+    nonisolated(unsafe) static var registered = false
+    nonisolated(unsafe) static var lastErrorValue: String?
+    static let lastErrorBox = NSLockLite()
+    static let registerLock = NSLockLite()
+
+    let socket: UnixSocket
+    let queue: DispatchQueue
+    let handler: HotspotHelper.Handler
+    let identifier: String
+    private let writeLock = NSLockLite()
+    private let state = NSLockLite()
+    private var cond = pthread_cond_t()
+    private var condMutex = pthread_mutex_t()
+    private var replies: [Int: DaemonMessage] = [:]
+    private var nextRequest = 1
+    private var cancelled: Set<UInt64> = []
+    private(set) var connected = true
+    var decoder = FrameDecoder()
+
+    init(socket: UnixSocket, queue: DispatchQueue, identifier: String, handler: @escaping HotspotHelper.Handler) {
+        self.socket = socket
+        self.queue = queue
+        self.identifier = identifier
+        self.handler = handler
+        pthread_mutex_init(&condMutex, nil)
+        pthread_cond_init(&cond, nil)
+    }
+
+    static func setError(_ s: String) { lastErrorBox.with { lastErrorValue = s } }
+
+    func report(_ e: HotspotHelperError) {
+        HelperClient.setError(e.description)
+        logLine("HotspotHelper: \(e.description)")
+    }
+
+    static func register(options: HotspotHelperOptions, queue: DispatchQueue, handler: @escaping HotspotHelper.Handler) -> Bool {
+        registerLock.with { () -> Bool in
+            guard !registered else {
+                setError("register called a second time in this process")
+                return false
+            }
+            let name = options.displayName
+            guard !name.isEmpty, name.count <= maximumDisplayNameLength else {
+                setError("display name \"\(name)\" must be 1 to \(maximumDisplayNameLength) characters")
+                return false
+            }
+            let env = { (k: String) -> String? in getenv(k).map { String(cString: $0) } }
+            let path = options.socketPath ?? env(HotspotHelper.socketEnvironmentVariable) ?? HotspotHelper.defaultSocketPath
+            let id = options.identifier ?? env(HotspotHelper.identifierEnvironmentVariable)
+                ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "helper") } ?? "helper"
+            do {
+                let s = try UnixSocket.connect(path: path)
+                let client = HelperClient(socket: s, queue: queue, identifier: id, handler: handler)
+                try s.writeAll(HelperMessage.register(identifier: id, displayName: name, version: protocolVersion).framed)
+                // The first message is the answer to register.
+                guard let first = try client.readMessage(timeout: options.registrationTimeout) else {
+                    setError("no answer from hotspotd at \(path) to register within \(options.registrationTimeout)")
+                    return false
+                }
+                switch first {
+                case .registered:
+                    break
+                case .error(let e, _):
+                    setError("hotspotd refused registration of \"\(id)\": \(e.description)")
+                    return false
+                default:
+                    setError("unexpected first message from hotspotd: \(first.json.text)")
+                    return false
+                }
+                registered = true
+                shared = client
+                client.startReader()
+                return true
+            } catch {
+                setError("register with hotspotd at \(path): \(error)")
+                return false
+            }
+        }
+    }
+
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+
+    /// Blocking read of the next message (nil on timeout); throws on end of file or bad data.
+    func readMessage(timeout: Duration?) throws -> DaemonMessage? {
+        while true {
+            if let payload = try decoder.nextFrame() { return try DaemonMessage(bytes: payload) }
+            if let timeout {
+                guard socket.waitReadable(timeout: timeout) else { return nil }
+            }
+            let outcome = try buffer.withUnsafeMutableBytes { p in try socket.read(into: p) }
+            switch outcome {
+            case .bytes(let n): decoder.append(buffer[0..<n])
+            case .wouldBlock: continue
+            case .endOfFile: throw HotspotHelperError("hotspotd closed the connection")
+            }
+        }
+    }
+
+    func startReader() {
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { raw in
+            let me = Unmanaged<HelperClient>.fromOpaque(raw!).takeRetainedValue()
+            me.readLoop()
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        pthread_detach(tid)
+    }
+
+    private func readLoop() {
+        while true {
+            let m: DaemonMessage?
+            do {
+                m = try readMessage(timeout: nil)
+            } catch {
+                report(HotspotHelperError("connection to hotspotd lost: \(error)"))
+                break
+            }
+            guard let m else { continue }
+            switch m {
+            case .command(let c):
+                let command = HotspotHelperCommand(c, client: self)
+                let box = HandlerBox(handler: handler, command: command)
+                queue.async { box.handler(box.command) }
+            case .cancel(let id):
+                state.with { _ = cancelled.insert(id) }
+            case .logoffResult(let rid, _), .interfaces(let rid, _):
+                if let rid { fulfil(rid, m) }
+            case .error(let e, _):
+                report(HotspotHelperError("hotspotd: \(e.description)"))
+            case .registered:
+                break
+            }
+        }
+        pthread_mutex_lock(&condMutex)
+        connected = false
+        pthread_cond_broadcast(&cond)
+        pthread_mutex_unlock(&condMutex)
+    }
+
+    func isCancelled(_ id: UInt64) -> Bool { state.with { cancelled.contains(id) } }
+
+    @discardableResult
+    func send(_ message: HelperMessage) -> Bool {
+        writeLock.with { () -> Bool in
+            do {
+                try socket.writeAll(message.framed)
+                return true
+            } catch {
+                report(HotspotHelperError("send \(message.json["type"]?.stringValue ?? "?") to hotspotd: \(error)"))
+                return false
+            }
+        }
+    }
+
+    func respond(_ id: UInt64, result: HotspotHelperResult, network: HotspotCore.HotspotNetwork?, networkList: [HotspotCore.HotspotNetwork]?) -> Bool {
+        send(.response(command: id, result: HelperResult(rawValue: result.rawValue) ?? .failure, network: network, networkList: networkList))
+    }
+
+    private func fulfil(_ rid: Int, _ m: DaemonMessage) {
+        pthread_mutex_lock(&condMutex)
+        replies[rid] = m
+        pthread_cond_broadcast(&cond)
+        pthread_mutex_unlock(&condMutex)
+    }
+
+    /// Sends a request carrying a fresh requestID and waits for its reply.
+    private func call(_ make: (Int) -> HelperMessage, timeout: Duration = .seconds(10)) -> DaemonMessage? {
+        pthread_mutex_lock(&condMutex)
+        let rid = nextRequest
+        nextRequest += 1
+        pthread_mutex_unlock(&condMutex)
+        guard send(make(rid)) else { return nil }
+        let deadline = SystemMonotonicClock.read() + timeout
+        pthread_mutex_lock(&condMutex)
+        defer { pthread_mutex_unlock(&condMutex) }
+        while replies[rid] == nil, connected {
+            let left = deadline - SystemMonotonicClock.read()
+            if left <= .zero { break }
+            var ts = timespec()
+            clock_gettime(CLOCK_REALTIME, &ts)
+            let ns = Int(ts.tv_nsec) + Int(min(left, .seconds(1)).components.attoseconds / 1_000_000_000)
+                + Int(min(left, .seconds(1)).components.seconds) * 1_000_000_000
+            ts.tv_sec += ns / 1_000_000_000
+            ts.tv_nsec = ns % 1_000_000_000
+            pthread_cond_timedwait(&cond, &condMutex, &ts)
+        }
+        return replies.removeValue(forKey: rid)
+    }
+
+    func logoff(_ network: HotspotCore.HotspotNetwork) -> Bool {
+        if case .logoffResult(_, let accepted)? = call({ .logoff(requestID: $0, network: network) }) { return accepted }
+        return false
+    }
+
+    func supportedNetworkInterfaces() -> [HotspotNetwork] {
+        if case .interfaces(_, let networks)? = call({ .supportedNetworkInterfaces(requestID: $0) }) {
+            return networks.map(HotspotNetwork.init)
+        }
+        return []
+    }
+}
+
+func logLine(_ s: String) {
+    var b = Array(s.utf8)
+    b.append(0x0A)
+    b.withUnsafeBytes { p in _ = write(2, p.baseAddress, p.count) }
+}
+
+/// Carries the (non-Sendable, as in Apple's API) handler to the helper's queue.
+struct HandlerBox: @unchecked Sendable {
+    let handler: HotspotHelper.Handler
+    let command: HotspotHelperCommand
+}

@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import HotspotCore
+
+/// The commands hotspotd sends (`NEHotspotHelperCommandType`), with Apple's raw values.
+public enum HotspotHelperCommandType: Int, Sendable, CustomStringConvertible {
+    case none = 0
+    case filterScanList = 1
+    case evaluate = 2
+    case authenticate = 3
+    case presentUI = 4
+    case maintain = 5
+    case logoff = 6
+
+    public var description: String { CommandType(rawValue: rawValue)?.description ?? "none" }
+}
+
+/// A helper's answer (`NEHotspotHelperResult`).
+public enum HotspotHelperResult: Int, Sendable, CustomStringConvertible {
+    case success = 0
+    case failure = 1
+    case uiRequired = 2
+    case commandNotRecognized = 3
+    case authenticationRequired = 4
+    case unsupportedNetwork = 5
+    case temporaryFailure = 6
+
+    public var description: String { HelperResult(rawValue: rawValue)?.description ?? "failure" }
+}
+
+/// How sure a helper is that it handles a network (`NEHotspotHelperConfidence`).
+public enum HotspotHelperConfidence: Int, Sendable, CustomStringConvertible {
+    case none = 0
+    case low = 1
+    case high = 2
+
+    public var description: String { Confidence(rawValue: rawValue)?.description ?? "none" }
+}
+
+/// A Wi-Fi network as a helper sees it (`NEHotspotNetwork`). Read-only properties, plus the two setters
+/// a helper may use: `setConfidence` (answering evaluate) and `setPassword` (answering filterScanList).
+public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible {
+    private let lock = NSLockLite()
+    var wire: HotspotCore.HotspotNetwork
+
+    init(_ network: HotspotCore.HotspotNetwork) { wire = network }
+
+    public var ssid: String { wire.ssid }
+    public var bssid: String { wire.bssid }
+    /// 0.0 ... 1.0
+    public var signalStrength: Double { wire.signalStrength }
+    public var isSecure: Bool { wire.isSecure }
+    public var didAutoJoin: Bool { wire.didAutoJoin }
+    public var didJustJoin: Bool { wire.didJustJoin }
+    public var isChosenHelper: Bool { wire.isChosenHelper }
+    /// The security type: "open", "wpa2-psk" or "wpa2-enterprise".
+    public var securityType: String { wire.security.rawValue }
+    public var confidence: HotspotHelperConfidence { HotspotHelperConfidence(rawValue: lock.with { wire.confidence.rawValue }) ?? .none }
+    public var password: String? { lock.with { wire.password } }
+
+    public func setConfidence(_ confidence: HotspotHelperConfidence) {
+        lock.with { wire.confidence = Confidence(rawValue: confidence.rawValue) ?? .none }
+    }
+
+    public func setPassword(_ password: String) {
+        lock.with { wire.password = password }
+    }
+
+    var snapshot: HotspotCore.HotspotNetwork { lock.with { wire } }
+
+    public var description: String { "\(ssid) (\(bssid))" }
+}
+
+/// A command from hotspotd (`NEHotspotHelperCommand`).
+public final class HotspotHelperCommand: @unchecked Sendable {
+    public let commandType: HotspotHelperCommandType
+    /// The network the command is about (all but filterScanList).
+    public let network: HotspotNetwork?
+    /// The presented scan list (filterScanList).
+    public let networkList: [HotspotNetwork]?
+    /// The daemon's id for this command.
+    public let identifier: UInt64
+    /// When the daemon stops waiting (nil: no deadline, presentUI).
+    public let deadlineMilliseconds: Double?
+    let client: HelperClient
+
+    init(_ command: Command, client: HelperClient) {
+        commandType = HotspotHelperCommandType(rawValue: command.type.rawValue) ?? .none
+        network = command.network.map(HotspotNetwork.init)
+        networkList = command.networkList?.map(HotspotNetwork.init)
+        identifier = command.id
+        deadlineMilliseconds = command.deadline.map { Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15 }
+        self.client = client
+    }
+
+    /// Whether the daemon withdrew the command (another helper won the evaluation, or the state was left).
+    public var isCancelled: Bool { client.isCancelled(identifier) }
+
+    public func createResponse(_ result: HotspotHelperResult) -> HotspotHelperResponse {
+        HotspotHelperResponse(command: self, result: result)
+    }
+}
+
+/// Why a call into the SDK failed.
+public struct HotspotHelperError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The answer to one command (`NEHotspotHelperResponse`). Deliver it exactly once.
+public final class HotspotHelperResponse: @unchecked Sendable {
+    public let command: HotspotHelperCommand
+    public let result: HotspotHelperResult
+    private let lock = NSLockLite()
+    private var network: HotspotNetwork?
+    private var networkList: [HotspotNetwork]?
+    private var delivered = false
+
+    init(command: HotspotHelperCommand, result: HotspotHelperResult) {
+        self.command = command
+        self.result = result
+    }
+
+    /// The network with its confidence (evaluate).
+    public func setNetwork(_ network: HotspotNetwork) { lock.with { self.network = network } }
+
+    /// The networks this helper handles, with passwords for secure ones (filterScanList).
+    public func setNetworkList(_ networkList: [HotspotNetwork]) { lock.with { self.networkList = networkList } }
+
+    /// Sends the response. A second call is an error: it sends nothing, returns false and is reported
+    /// (stderr and `HotspotHelper.lastError`). Also false when the daemon connection is gone.
+    @discardableResult
+    public func deliver() -> Bool {
+        let (first, net, list) = lock.with { () -> (Bool, HotspotNetwork?, [HotspotNetwork]?) in
+            let first = !delivered
+            delivered = true
+            return (first, network, networkList)
+        }
+        guard first else {
+            command.client.report(HotspotHelperError("deliver() called a second time for \(command.commandType) command \(command.identifier): ignored"))
+            return false
+        }
+        return command.client.respond(command.identifier, result: result, network: net?.snapshot, networkList: list?.map(\.snapshot))
+    }
+}
+
+/// A tiny pthread mutex (Foundation-free).
+final class NSLockLite: @unchecked Sendable {
+    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(m, nil) }
+    deinit {
+        pthread_mutex_destroy(m)
+        m.deallocate()
+    }
+    func with<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(m)
+        defer { pthread_mutex_unlock(m) }
+        return try body()
+    }
+}
