@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibMNL
+import CNetlinkShim
+import HotspotSystem
+
+/// The kernel refused a netlink request: `code` is the (positive) errno from NLMSG_ERROR.
+public struct NetlinkKernelError: Error, Sendable, Equatable {
+    public var code: Int32
+    public init(code: Int32) { self.code = code }
+}
+
+/// A netlink socket that sends one request and collects its replies. The real implementation is
+/// `MNLSocket` (libmnl); tests may substitute a recorder.
+public protocol NetlinkSocket: AnyObject, Sendable {
+    /// Sends `message` (sequence number filled in here), waits for its acknowledgement or the end of the
+    /// dump and returns the data messages. Throws `NetlinkKernelError` when the kernel answers an errno,
+    /// `SystemError` when the socket itself fails.
+    func request(_ message: NetlinkMessage) throws -> [NetlinkReply]
+}
+
+/// rtnetlink (or any netlink protocol) through libmnl. The socket stays in the network namespace it was
+/// opened in, whatever thread later uses it. Thread-safe: one request at a time.
+public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
+    private let socket: OpaquePointer
+    private let lock = Lock()
+    private var sequence: UInt32
+    private var receiveBuffer = [UInt8](repeating: 0, count: 1 << 16)
+    public let portID: UInt32
+
+    /// Opens and binds a socket of the given netlink protocol (0 = NETLINK_ROUTE) in the calling
+    /// thread's network namespace.
+    public init(netlinkProtocol: Int32 = 0) throws {
+        guard let socket = mnl_socket_open2(netlinkProtocol, Int32(SOCK_CLOEXEC.rawValue)) else {
+            throw SystemError.current("open netlink socket", "protocol \(netlinkProtocol)")
+        }
+        if mnl_socket_bind(socket, 0, pid_t(bitPattern: hsl_mnl_socket_autopid())) < 0 {
+            let error = SystemError.current("bind netlink socket", "protocol \(netlinkProtocol)")
+            mnl_socket_close(socket)
+            throw error
+        }
+        self.socket = socket
+        portID = mnl_socket_get_portid(socket)
+        sequence = UInt32(truncatingIfNeeded: time(nil))
+    }
+
+    private var closed = false
+
+    deinit { if !closed { mnl_socket_close(socket) } }
+
+    /// Closes the socket now (a namespace with no mount, process, or open socket left is destroyed).
+    public func close() {
+        lock.locked {
+            if !closed { mnl_socket_close(socket) }
+            closed = true
+        }
+    }
+
+    public var fileDescriptor: Int32 { lock.locked { closed ? -1 : mnl_socket_get_fd(socket) } }
+
+    public func request(_ message: NetlinkMessage) throws -> [NetlinkReply] {
+        try lock.locked {
+            if closed { throw SystemError("send netlink request", "type \(message.type)", errno: EBADF) }
+            sequence &+= 1
+            var outgoing = message
+            outgoing.sequence = sequence
+            let isDump = outgoing.flags & NL.dump == NL.dump && outgoing.bytes.count >= 6
+            if !isDump { outgoing.flags |= NL.ack }
+            let sent = outgoing.bytes.withUnsafeBytes { mnl_socket_sendto(socket, $0.baseAddress, $0.count) }
+            if sent < 0 { throw SystemError.current("send netlink request", "type \(message.type)") }
+
+            var replies: [NetlinkReply] = []
+            while true {
+                let count = receiveBuffer.withUnsafeMutableBytes { mnl_socket_recvfrom(socket, $0.baseAddress, $0.count) }
+                if count < 0 {
+                    if Errno.current == EINTR { continue }
+                    throw SystemError.current("receive netlink reply", "type \(message.type)")
+                }
+                for reply in splitMessages(Array(receiveBuffer[0..<count])) where reply.sequence == sequence {
+                    switch reply.type {
+                    case NL.error:
+                        let code: Int32 = reply.payload.count >= 4 ? readLE(reply.payload, at: 0) : -EPROTO
+                        if code == 0 { return replies }
+                        throw NetlinkKernelError(code: -code)
+                    case NL.done:
+                        return replies
+                    case NL.noop:
+                        continue
+                    default:
+                        replies.append(reply)
+                        if !isDump && reply.flags & NL.multi == 0 && outgoing.flags & NL.ack == 0 { return replies }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs a netlink request and turns a kernel refusal into `SystemError` naming the operation and object.
+func perform<T>(_ operation: String, _ object: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as NetlinkKernelError {
+        throw SystemError(operation, object, errno: error.code)
+    } catch let error as SystemError {
+        throw SystemError(operation, object, errno: error.errno, detail: error.errno == 0 ? error.description : nil)
+    }
+}
+
+/// A pthread mutex (the Netlink module avoids Foundation).
+final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}

@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemShims
+import HotspotSystem
+
+/// Runs work on a dedicated, short-lived OS thread. Namespace changes (`unshare`, `setns`) happen only
+/// there, never on a Swift concurrency thread; the thread ends when the work returns.
+public enum DedicatedThread {
+    private final class Box: @unchecked Sendable {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    /// Runs `body` on a new pthread and blocks until it finishes.
+    public static func run<T>(_ body: @escaping () throws -> T) throws -> T {
+        var result: Result<T, any Error>?
+        let box = Box {
+            result = Result { try body() }
+        }
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, Unmanaged.passRetained(box).toOpaque())
+        if created != 0 {
+            Unmanaged.passUnretained(box).release()
+            throw SystemError("start namespace thread", "", errno: created)
+        }
+        pthread_join(thread, nil)
+        return try result!.get()
+    }
+}
+
+/// A named network namespace compatible with iproute2: bind-mounted at `/run/netns/NAME`, so
+/// `ip netns exec NAME` and `nsenter --net=/run/netns/NAME` work on it. Holds an open descriptor of the
+/// namespace and an rtnetlink socket opened inside it (usable from any thread).
+public final class NetworkNamespace: @unchecked Sendable {
+    public static let directory = "/run/netns"
+
+    public let name: String
+    public let path: String
+    private let descriptor: Int32
+    private let socket: MNLSocket
+    /// rtnetlink operations inside this namespace.
+    public let route: RouteNetlink
+    private let lock = Lock()
+    private var released = false
+
+    init(name: String, descriptor: Int32, socket: MNLSocket) {
+        self.name = name
+        path = NetworkNamespace.directory + "/" + name
+        self.descriptor = descriptor
+        self.socket = socket
+        route = RouteNetlink(socket: socket)
+    }
+
+    deinit { release() }
+
+    /// The namespace's descriptor (for IFLA_NET_NS_FD, SET_WIPHY_NETNS, setns).
+    public var fileDescriptor: Int32 { descriptor }
+
+    /// Creates one namespace with `lo` up.
+    public static func create(_ name: String) throws -> NetworkNamespace {
+        try createMany([name])[0]
+    }
+
+    /// Creates several namespaces on one dedicated thread (each `unshare(CLONE_NEWNET)` + bind mount of
+    /// `/proc/thread-self/ns/net`), each with `lo` up. On failure, the ones created by this call are removed.
+    public static func createMany(_ names: [String]) throws -> [NetworkNamespace] {
+        for name in names { try validate(name) }
+        try prepareDirectory()
+        return try DedicatedThread.run {
+            var created: [NetworkNamespace] = []
+            do {
+                for name in names {
+                    created.append(try createOnThisThread(name))
+                }
+                return created
+            } catch {
+                for namespace in created { try? namespace.delete() }
+                throw error
+            }
+        }
+    }
+
+    /// Opens an existing named namespace (ours or made by `ip netns add`).
+    public static func open(_ name: String) throws -> NetworkNamespace {
+        try validate(name)
+        let path = directory + "/" + name
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw SystemError.current("open netns", name) }
+        do {
+            let socket = try DedicatedThread.run { () throws -> MNLSocket in
+                if hsl_setns(fd, hsl_clone_newnet()) != 0 { throw SystemError.current("enter netns", name) }
+                return try MNLSocket()
+            }
+            return NetworkNamespace(name: name, descriptor: fd, socket: socket)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Removes a named namespace's mount point (the namespace dies when nothing else holds it).
+    /// A missing name is not an error when `missingOK`.
+    public static func delete(_ name: String, missingOK: Bool = true) throws {
+        try validate(name)
+        let path = directory + "/" + name
+        if hsl_umount_detach(path) != 0 {
+            let code = Errno.current
+            if code == ENOENT && missingOK { return }
+            if code != EINVAL { throw SystemError("delete netns", name, errno: code) }
+        }
+        if unlink(path) != 0 {
+            let code = Errno.current
+            if !(code == ENOENT && missingOK) { throw SystemError("delete netns", name, errno: code) }
+        }
+    }
+
+    /// Names under /run/netns.
+    public static func list() -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
+                let bytes = raw.prefix(while: { $0 != 0 })
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Runs `body` on a dedicated thread that has entered this namespace (sockets made there stay in it).
+    /// Never enters the namespace on the calling thread.
+    public func runInside<T>(_ body: @escaping () throws -> T) throws -> T {
+        let fd = descriptor
+        let name = name
+        return try DedicatedThread.run {
+            if hsl_setns(fd, hsl_clone_newnet()) != 0 { throw SystemError.current("enter netns", name) }
+            return try body()
+        }
+    }
+
+    /// Unmounts and unlinks this namespace and releases our descriptor and socket.
+    public func delete() throws {
+        release()
+        try NetworkNamespace.delete(name)
+    }
+
+    /// Closes the descriptor and socket (the mount keeps the namespace alive).
+    public func release() {
+        lock.locked {
+            if released { return }
+            released = true
+            socket.close()
+            close(descriptor)
+        }
+    }
+
+    // MARK: internals
+
+    static func validate(_ name: String) throws {
+        if name.isEmpty || name.contains("/") || name == "." || name == ".." || name.utf8.count > 200 {
+            throw SystemError("use netns name", "'\(name)'", reason: "expected a non-empty name without '/'")
+        }
+    }
+
+    private static let directoryReady = Lock()
+    nonisolated(unsafe) private static var directoryPrepared = false
+
+    /// Like iproute2: /run/netns exists and is a shared mount, so the bind mounts propagate to other mount
+    /// namespaces.
+    static func prepareDirectory() throws {
+        try directoryReady.locked {
+            if directoryPrepared { return }
+            if mkdir("/run", 0o755) != 0 && Errno.current != EEXIST { throw SystemError.current("create directory", "/run") }
+            if mkdir(directory, 0o755) != 0 && Errno.current != EEXIST { throw SystemError.current("create directory", directory) }
+            var madeMount = false
+            while hsl_make_shared_rec(directory) != 0 {
+                let code = Errno.current
+                if code != EINVAL || madeMount { throw SystemError("make shared mount", directory, errno: code) }
+                if hsl_make_self_bind(directory) != 0 { throw SystemError.current("bind mount", directory) }
+                madeMount = true
+            }
+            directoryPrepared = true
+        }
+    }
+
+    /// Must run on a dedicated thread: moves the thread into a fresh namespace and pins it by name.
+    private static func createOnThisThread(_ name: String) throws -> NetworkNamespace {
+        let path = directory + "/" + name
+        let placeholder = Glibc.open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0)
+        if placeholder < 0 { throw SystemError.current("create netns", name) }
+        close(placeholder)
+        do {
+            if hsl_unshare(hsl_clone_newnet()) != 0 { throw SystemError.current("create netns", name) }
+            if hsl_bind_mount("/proc/thread-self/ns/net", path) != 0 { throw SystemError.current("create netns", name) }
+        } catch {
+            unlink(path)
+            throw error
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let error = SystemError.current("open netns", name)
+            try? delete(name)
+            throw error
+        }
+        let socket: MNLSocket
+        do {
+            socket = try MNLSocket()
+        } catch {
+            close(fd)
+            try? delete(name)
+            throw error
+        }
+        let namespace = NetworkNamespace(name: name, descriptor: fd, socket: socket)
+        do {
+            try namespace.route.setUp("lo")
+        } catch {
+            try? namespace.delete()
+            throw error
+        }
+        return namespace
+    }
+}

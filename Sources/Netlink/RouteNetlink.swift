@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotSystem
+
+/// A link as the kernel reports it.
+public struct LinkInfo: Sendable, Equatable {
+    public var index: Int32
+    public var name: String
+    public var flags: UInt32
+    public var mtu: UInt32?
+    public var mac: MACAddress?
+    public var master: Int32?
+    public var kind: String?
+
+    public var isUp: Bool { flags & interfaceUp != 0 }
+
+    init?(_ reply: NetlinkReply) {
+        guard reply.type == RTM.newLink, reply.payload.count >= 16 else { return nil }
+        index = readLE(reply.payload, at: 4)
+        flags = readLE(reply.payload, at: 8)
+        let attributes = NetlinkAttributes(reply.payload, offset: 16)
+        name = attributes.string(IFLA.ifname) ?? ""
+        mtu = attributes.u32(IFLA.mtu)
+        mac = attributes[IFLA.address].flatMap { MACAddress(bytes: $0) }
+        master = attributes.u32(IFLA.master).map { Int32(bitPattern: $0) }
+        kind = attributes.nested(IFLA.linkinfo)?.string(IFLA.infoKind)
+    }
+}
+
+/// An address assigned to a link.
+public struct AddressInfo: Sendable, Equatable {
+    public var index: Int32
+    public var prefix: IPPrefix
+
+    init?(_ reply: NetlinkReply) {
+        guard reply.type == RTM.newAddress, reply.payload.count >= 8 else { return nil }
+        let length = reply.payload[1]
+        index = Int32(bitPattern: readLE(reply.payload, at: 4))
+        let attributes = NetlinkAttributes(reply.payload, offset: 8)
+        guard let bytes = attributes[IFA.local] ?? attributes[IFA.address], let address = IPAddress(bytes: bytes) else {
+            return nil
+        }
+        prefix = IPPrefix(address, length: length)
+    }
+}
+
+/// rtnetlink operations on one namespace's socket. Every error names the operation, the object and the
+/// errno text, e.g. `create veth lab7-ap0 <-> lab7-sta0: File exists (EEXIST)`.
+public struct RouteNetlink: Sendable {
+    public let socket: any NetlinkSocket
+
+    public init(socket: any NetlinkSocket) { self.socket = socket }
+
+    /// A socket in the calling thread's namespace (the host's root namespace unless on a namespace thread).
+    public static func current() throws -> RouteNetlink { RouteNetlink(socket: try MNLSocket()) }
+
+    // MARK: links
+
+    /// Creates a veth pair; the peer is created directly in `peerNamespace` when given.
+    public func createVeth(_ name: String, peer: String, peerNamespace: NetworkNamespace? = nil) throws {
+        try perform("create veth", "\(name) <-> \(peer)") {
+            _ = try socket.request(RouteMessages.newVeth(name, peer: peer, peerNamespaceFD: peerNamespace?.fileDescriptor))
+        }
+    }
+
+    public func createBridge(_ name: String) throws {
+        try perform("create bridge", name) { _ = try socket.request(RouteMessages.newBridge(name)) }
+    }
+
+    public func deleteLink(_ name: String) throws {
+        try perform("delete link", name) { _ = try socket.request(RouteMessages.deleteLink(name)) }
+    }
+
+    public func setUp(_ name: String, _ up: Bool = true) throws {
+        try perform(up ? "set link up" : "set link down", name) {
+            _ = try socket.request(RouteMessages.setLink(name, up: up))
+        }
+    }
+
+    public func setMTU(_ name: String, _ mtu: UInt32) throws {
+        try perform("set mtu \(mtu) on", name) { _ = try socket.request(RouteMessages.setLink(name, mtu: mtu)) }
+    }
+
+    public func setMAC(_ name: String, _ mac: MACAddress) throws {
+        try perform("set mac \(mac) on", name) { _ = try socket.request(RouteMessages.setLink(name, mac: mac)) }
+    }
+
+    /// Enslaves `name` to `bridge` (nil: releases it).
+    public func setMaster(_ name: String, bridge: String?) throws {
+        let master = try bridge.map { try index(of: $0) } ?? 0
+        try perform("set master \(bridge ?? "none") of", name) {
+            _ = try socket.request(RouteMessages.setLink(name, master: master))
+        }
+    }
+
+    /// Moves a link into another namespace (it goes down and loses its addresses).
+    public func move(_ name: String, to namespace: NetworkNamespace) throws {
+        try perform("move link", "\(name) to netns \(namespace.name)") {
+            _ = try socket.request(RouteMessages.setLink(name, namespaceFD: namespace.fileDescriptor))
+        }
+    }
+
+    public func link(_ name: String) throws -> LinkInfo {
+        try perform("get link", name) {
+            guard let info = try socket.request(RouteMessages.getLink(name)).compactMap(LinkInfo.init).first else {
+                throw NetlinkKernelError(code: ENODEV)
+            }
+            return info
+        }
+    }
+
+    public func index(of name: String) throws -> Int32 { try link(name).index }
+
+    public func links() throws -> [LinkInfo] {
+        try perform("list links", "") { try socket.request(RouteMessages.dumpLinks()).compactMap(LinkInfo.init) }
+    }
+
+    // MARK: addresses
+
+    public func addAddress(_ prefix: IPPrefix, to name: String) throws {
+        let index = try index(of: name)
+        try perform("add address \(prefix) to", name) {
+            _ = try socket.request(RouteMessages.newAddress(prefix, index: index))
+        }
+    }
+
+    public func deleteAddress(_ prefix: IPPrefix, from name: String) throws {
+        let index = try index(of: name)
+        try perform("delete address \(prefix) from", name) {
+            _ = try socket.request(RouteMessages.deleteAddress(prefix, index: index))
+        }
+    }
+
+    public func addresses() throws -> [AddressInfo] {
+        try perform("list addresses", "") { try socket.request(RouteMessages.dumpAddresses()).compactMap(AddressInfo.init) }
+    }
+
+    // MARK: routes and rules
+
+    public func addRoute(_ route: Route) throws {
+        try perform("add route", route.description) { _ = try socket.request(RouteMessages.newRoute(route)) }
+    }
+
+    public func deleteRoute(_ route: Route) throws {
+        try perform("delete route", route.description) { _ = try socket.request(RouteMessages.deleteRoute(route)) }
+    }
+
+    public func addRule(_ rule: RoutingRule) throws {
+        try perform("add rule", rule.description) { _ = try socket.request(RouteMessages.newRule(rule)) }
+    }
+
+    public func deleteRule(_ rule: RoutingRule) throws {
+        try perform("delete rule", rule.description) { _ = try socket.request(RouteMessages.deleteRule(rule)) }
+    }
+
+    /// Number of rules of a family (for tests and doctor).
+    public func ruleCount(ipv6: Bool = false) throws -> Int {
+        try perform("list rules", "") { try socket.request(RouteMessages.dumpRules(ipv6: ipv6)).count }
+    }
+}
