@@ -1,0 +1,374 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What to run inside the VM: a program from the host's file system (seen read-only over 9p, with a
+/// throw-away writable overlay), its arguments, working directory and environment.
+public struct VMJob: Sendable, Equatable {
+    public var executable: String
+    public var arguments: [String]
+    public var workingDirectory: String
+    public var environment: [String: String]
+
+    public init(executable: String, arguments: [String], workingDirectory: String = "/", environment: [String: String] = [:]) {
+        self.executable = executable
+        self.arguments = arguments
+        self.workingDirectory = workingDirectory
+        self.environment = environment
+    }
+
+    /// This process's own binary (`/proc/self/exe`) with `arguments`, the current directory and the
+    /// environment variables that matter (`VMJob.passedEnvironment`).
+    public static func currentProcess(arguments: [String]) -> VMJob {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return VMJob(
+            executable: exe, arguments: arguments,
+            workingDirectory: FileManager.default.currentDirectoryPath,
+            environment: passedEnvironment()
+        )
+    }
+
+    /// The variables passed into the VM: PATH, HOME, USER, LOGNAME, TERM, TZ, LANG, LC_*, NO_COLOR, CI,
+    /// GITHUB_ACTIONS, SWIFT_BACKTRACE and every HOTSPOT_LAB_*. The runner adds HOTSPOT_LAB_IN_VM=1 and
+    /// HOTSPOT_LAB_VM_RESULTS.
+    public static func passedEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+        let exact: Set<String> = ["PATH", "HOME", "USER", "LOGNAME", "TERM", "TZ", "LANG", "NO_COLOR", "CI", "GITHUB_ACTIONS", "SWIFT_BACKTRACE"]
+        return environment.filter { key, _ in
+            exact.contains(key) || key.hasPrefix("LC_") || key.hasPrefix("HOTSPOT_LAB_")
+        }
+    }
+
+    /// The `/bin/sh` script the VM's init runs in the chroot.
+    public func script(resultsMount: String = VMInit.resultsMount) -> String {
+        var env = environment
+        env["HOTSPOT_LAB_IN_VM"] = "1"
+        env["HOTSPOT_LAB_VM_RESULTS"] = resultsMount
+        if env["PATH"] == nil { env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
+        let assignments = env.keys.sorted().map { Self.quote("\($0)=\(env[$0]!)") }
+        let wd = Self.quote(workingDirectory)
+        return """
+            cd \(wd) 2>/dev/null || { echo "hotspot-lab vm: working directory "\(wd)" is not visible in the VM (/tmp and /run are fresh tmpfs there); using /" >&2; cd /; }
+            exec /usr/bin/env -i \(assignments.joined(separator: " ")) \(([executable] + arguments).map(Self.quote).joined(separator: " "))
+
+            """
+    }
+
+    /// Single-quotes `text` for /bin/sh.
+    public static func quote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// Which qemu accelerator to use.
+public enum VMAccelerator: String, Sendable, CaseIterable {
+    /// KVM when a short probe boot succeeds, else TCG.
+    case auto
+    case kvm
+    case tcg
+}
+
+/// How to boot.
+public struct VMOptions: Sendable {
+    /// nil: the newest `/boot/vmlinuz-*` with mac80211_hwsim.
+    public var kernelPath: String?
+    /// Seconds from qemu start until the inner command must have finished.
+    public var timeout: Double
+    /// Seconds from qemu start until the inner command must have started.
+    public var bootTimeout: Double
+    public var memoryMB: Int
+    public var cpus: Int
+    public var accelerator: VMAccelerator
+    /// Stop the VM on SIGINT/SIGTERM (the CLI); tests leave it off.
+    public var handleInterrupts: Bool
+    /// Where the initramfs, the extracted kernel and the KVM probe result are cached.
+    public var cacheRoot: String
+    /// A host directory to use as the writable results share (`HOTSPOT_LAB_VM_RESULTS` inside), kept
+    /// after the run so the caller can read what the inner command left there. nil: a temporary one.
+    public var resultsDirectory: String?
+
+    public init(
+        kernelPath: String? = nil, timeout: Double = 900, bootTimeout: Double = 60,
+        memoryMB: Int = 1024, cpus: Int = 2, accelerator: VMAccelerator? = nil,
+        handleInterrupts: Bool = false, cacheRoot: String = VMCache.root(), resultsDirectory: String? = nil
+    ) {
+        self.resultsDirectory = resultsDirectory
+        self.kernelPath = kernelPath
+        self.timeout = timeout
+        self.bootTimeout = bootTimeout
+        self.memoryMB = memoryMB
+        self.cpus = cpus
+        self.accelerator = accelerator ?? ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_ACCEL"].flatMap(VMAccelerator.init(rawValue:)) ?? .auto
+        self.handleInterrupts = handleInterrupts
+        self.cacheRoot = cacheRoot
+    }
+}
+
+/// Which stream a chunk of the inner command's output came from.
+public enum VMOutputStream: Sendable { case stdout, stderr }
+
+/// How a VM run went.
+public struct VMRunResult: Sendable {
+    /// The inner command's exit status (128+N when killed by signal N).
+    public var exitCode: Int32
+    /// `kvm` or `tcg`.
+    public var accelerator: VMAccelerator
+    public var kernelVersion: String
+    /// Seconds since `run` was called: initramfs ready, qemu started, inner command started (seen by
+    /// the host), qemu ended.
+    public var prepared: Double
+    public var qemuStarted: Double
+    public var innerStarted: Double?
+    public var finished: Double
+    /// Guest uptime when the inner command started and ended (from the guest's own clock).
+    public var guestStartUptime: Double?
+    public var guestEndUptime: Double?
+    public var initramfsCached: Bool
+    /// The last lines of the kernel console.
+    public var consoleTail: String
+}
+
+/// Boots the distribution kernel under qemu with the host root shared read-only over virtio-9p
+/// (plus a tmpfs overlay), no network device (`-nic none`), and runs one `VMJob` inside. The inner
+/// stdout/stderr arrive over two virtio serial ports (the kernel console stays on ttyS0, in a log),
+/// the exit code over a second, writable 9p share.
+public final class VMRunner: @unchecked Sendable {
+    public let options: VMOptions
+
+    public init(options: VMOptions = VMOptions()) {
+        self.options = options
+    }
+
+    /// `qemu-system-x86_64` from PATH.
+    public static func qemuPath() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") + ["/usr/bin"] {
+            let candidate = "\(dir)/qemu-system-x86_64"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw VMError.toolMissing(tool: "qemu-system-x86_64", package: "qemu-system-x86")
+    }
+
+    /// Runs `job` in a fresh VM; `output` receives the inner command's stdout/stderr as it arrives
+    /// (on reader threads). Blocks until the VM is gone.
+    public func run(_ job: VMJob, output: @escaping @Sendable (VMOutputStream, Data) -> Void) throws -> VMRunResult {
+        let t0 = Date()
+        func elapsed() -> Double { Date().timeIntervalSince(t0) }
+        let qemu = try Self.qemuPath()
+        let kernel = try VMKernel.locate(options.kernelPath)
+        let builder = InitramfsBuilder(kernel: kernel, cacheRoot: options.cacheRoot)
+        let initramfs = try builder.build()
+        let bootImage = kernel.extractedELF(cacheDirectory: builder.cacheDirectory) ?? kernel.imagePath
+        let accel = try resolveAccelerator(qemu: qemu, kernel: bootImage, initramfs: initramfs.path, cacheDirectory: builder.cacheDirectory)
+        let prepared = elapsed()
+
+        var template = Array("/tmp/hotspot-lab-vm.XXXXXX".utf8CString)
+        guard let dirPointer = mkdtemp(&template) else { throw VMError.errno("create run directory", "/tmp/hotspot-lab-vm.XXXXXX") }
+        let runDir = String(cString: dirPointer)
+        let results = options.resultsDirectory ?? "\(runDir)/results"
+        for stale in ["job.sh", "started", "finished", "exit-code", "exit-code.tmp"] { unlink("\(results)/\(stale)") }
+        let console = "\(runDir)/console.log"
+        defer { try? FileManager.default.removeItem(atPath: runDir) }
+        try VMCache.makeDirectory(results)
+        guard FileManager.default.createFile(atPath: "\(results)/job.sh", contents: Data(job.script().utf8)) else {
+            throw VMError.errno("write", "\(results)/job.sh")
+        }
+
+        let args = Self.qemuArguments(
+            qemu: qemu, kernel: bootImage, initramfs: initramfs.path, accelerator: accel,
+            memoryMB: options.memoryMB, cpus: options.cpus, console: console, results: results, probe: false
+        )
+        var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw VMError.errno("create pipe for", "qemu") }
+        let interrupts = options.handleInterrupts ? VMInterruptWatcher() : nil
+        defer { interrupts?.cancel() }
+        let child: VMChild
+        do {
+            child = try VMChild.spawn(args, stdout: outPipe[1], stderr: errPipe[1])
+        } catch {
+            [outPipe[0], outPipe[1], errPipe[0], errPipe[1]].forEach { close($0) }
+            throw error
+        }
+        close(outPipe[1]); close(errPipe[1])
+        let qemuStarted = elapsed()
+        let outReader = VMPipeReader(fd: outPipe[0]) { output(.stdout, $0) }
+        let errReader = VMPipeReader(fd: errPipe[0]) { output(.stderr, $0) }
+
+        var innerStarted: Double?
+        var status: Int32?
+        var failure: VMError?
+        while status == nil {
+            if let s = child.poll() { status = s; break }
+            let now = elapsed() - qemuStarted
+            if innerStarted == nil, FileManager.default.fileExists(atPath: "\(results)/started") {
+                innerStarted = elapsed()
+            }
+            if interrupts?.fired == true {
+                failure = .interrupted
+            } else if innerStarted == nil && now > options.bootTimeout {
+                failure = .bootTimeout(seconds: options.bootTimeout, consoleTail: "")
+            } else if now > options.timeout {
+                failure = .runTimeout(seconds: options.timeout, consoleTail: "")
+            }
+            if failure != nil {
+                status = child.stop()
+                break
+            }
+            usleep(20_000)
+        }
+        if interrupts?.fired == true { failure = .interrupted }  // Ctrl-C also reaches qemu itself
+        outReader.finish()
+        errReader.finish()
+        let finished = elapsed()
+        let tail = Self.consoleTail(console)
+        switch failure {
+        case .bootTimeout(let s, _): throw VMError.bootTimeout(seconds: s, consoleTail: tail)
+        case .runTimeout(let s, _): throw VMError.runTimeout(seconds: s, consoleTail: tail)
+        case .some(let other): throw other
+        case .none: break
+        }
+        guard let codeText = try? String(contentsOfFile: "\(results)/exit-code", encoding: .utf8),
+              let code = Int32(codeText.trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            throw VMError.vmDied(qemuStatus: VMChild.describe(status: status ?? 0), consoleTail: tail)
+        }
+        func uptime(_ name: String) -> Double? {
+            (try? String(contentsOfFile: "\(results)/\(name)", encoding: .utf8)).flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        return VMRunResult(
+            exitCode: code, accelerator: accel, kernelVersion: kernel.version,
+            prepared: prepared, qemuStarted: qemuStarted, innerStarted: innerStarted, finished: finished,
+            guestStartUptime: uptime("started"), guestEndUptime: uptime("finished"),
+            initramfsCached: initramfs.cached, consoleTail: tail
+        )
+    }
+
+    /// `run` on a dedicated thread, for async callers (keeps the cooperative pool free).
+    public func run(_ job: VMJob, output: @escaping @Sendable (VMOutputStream, Data) -> Void) async throws -> VMRunResult {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { [self] in
+                do { continuation.resume(returning: try self.run(job, output: output)) } catch { continuation.resume(throwing: error) }
+            }.start()
+        }
+    }
+
+    /// The qemu command line (no network device at all: `-nic none`).
+    public static func qemuArguments(
+        qemu: String, kernel: String, initramfs: String, accelerator: VMAccelerator,
+        memoryMB: Int, cpus: Int, console: String, results: String?, probe: Bool
+    ) -> [String] {
+        var args = [qemu, "-name", "hotspot-lab-vm"]
+        switch accelerator {
+        case .kvm: args += ["-accel", "kvm", "-cpu", "host"]
+        case .tcg, .auto: args += ["-accel", "tcg,thread=multi", "-cpu", "max"]
+        }
+        args += [
+            "-m", "\(memoryMB)", "-smp", "\(cpus)",
+            "-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
+            "-kernel", kernel, "-initrd", initramfs,
+            "-append", "console=ttyS0 quiet panic=-1" + (probe ? " hsl.probe" : ""),
+            "-chardev", "file,id=con,path=\(console)", "-serial", "chardev:con",
+        ]
+        if !probe {
+            args += [
+                "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+                "-device", "virtio-9p-pci,fsdev=root,mount_tag=host",
+                "-device", "virtio-serial-pci",
+                "-chardev", "file,id=out,path=/proc/self/fd/1", "-device", "virtserialport,chardev=out,name=out",
+                "-chardev", "file,id=err,path=/proc/self/fd/2", "-device", "virtserialport,chardev=err,name=err",
+            ]
+            if let results {
+                args += [
+                    "-fsdev", "local,id=results,path=\(results),security_model=none",
+                    "-device", "virtio-9p-pci,fsdev=results,mount_tag=results",
+                ]
+            }
+        }
+        return args
+    }
+
+    static func consoleTail(_ path: String, lines: Int = 40) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "(no console output)" }
+        let text = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
+        let all = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let tail = all.suffix(lines + 1).joined(separator: "\n").trimmingCharacters(in: .newlines)
+        return tail.isEmpty ? "(console empty)" : tail
+    }
+
+    /// KVM when requested or when the probe boot (cached per host kernel and qemu binary) shows it works.
+    func resolveAccelerator(qemu: String, kernel: String, initramfs: String, cacheDirectory: String) throws -> VMAccelerator {
+        switch options.accelerator {
+        case .kvm, .tcg: return options.accelerator
+        case .auto: break
+        }
+        guard access("/dev/kvm", R_OK | W_OK) == 0 else { return .tcg }
+        var uts = utsname()
+        uname(&uts)
+        let release = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let attrs = try? FileManager.default.attributesOfItem(atPath: qemu)
+        let stamp = "\(release) \(qemu) \((attrs?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0) \(kernel)"
+        let cacheFile = "\(cacheDirectory)/accel-probe"
+        if let cached = try? String(contentsOfFile: cacheFile, encoding: .utf8) {
+            let parts = cached.split(separator: "\n", maxSplits: 1).map(String.init)
+            if parts.count == 2, parts[1] == stamp, let accel = VMAccelerator(rawValue: parts[0]) { return accel }
+        }
+        let accel: VMAccelerator = Self.probeKVM(qemu: qemu, kernel: kernel, initramfs: initramfs) ? .kvm : .tcg
+        try? "\(accel.rawValue)\n\(stamp)".write(toFile: cacheFile, atomically: true, encoding: .utf8)
+        return accel
+    }
+
+    /// Boots with `-accel kvm -cpu host` and `hsl.probe` (init prints PROBE-OK and powers off) with a
+    /// short timeout. On these machines `-cpu host` aborts (`failed to set MSR 0x10a`) or hangs.
+    public static func probeKVM(qemu: String, kernel: String, initramfs: String, timeout: Double = 6) -> Bool {
+        var template = Array("/tmp/hotspot-lab-kvm-probe.XXXXXX".utf8CString)
+        guard let dirPointer = mkdtemp(&template) else { return false }
+        let dir = String(cString: dirPointer)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let console = "\(dir)/console.log"
+        let args = qemuArguments(qemu: qemu, kernel: kernel, initramfs: initramfs, accelerator: .kvm, memoryMB: 256, cpus: 1, console: console, results: nil, probe: true)
+        let null = open("/dev/null", O_WRONLY)
+        defer { close(null) }
+        guard let child = try? VMChild.spawn(args, stdout: null, stderr: null) else { return false }
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32?
+        while Date() < deadline {
+            if let s = child.poll() { status = s; break }
+            usleep(20_000)
+        }
+        if status == nil { child.stop(grace: 1) }
+        let text = (try? String(contentsOfFile: console, encoding: .utf8)) ?? ""
+        return status == 0 && text.contains("hotspot-lab-vm: PROBE-OK")
+    }
+}
+
+/// Turns SIGINT/SIGTERM into a flag while a VM runs (the run loop then stops qemu and cleans up).
+final class VMInterruptWatcher: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _fired = false
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                self.lock.lock(); self._fired = true; self.lock.unlock()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    var fired: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return _fired
+    }
+
+    func cancel() {
+        sources.forEach { $0.cancel() }
+        sources = []
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}

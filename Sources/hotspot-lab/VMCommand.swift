@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import LabKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension LabPlacement: ExpressibleByArgument {}
+extension VMAccelerator: ExpressibleByArgument {}
+
+/// `hotspot-lab vm [--kernel PATH] [--timeout S] -- <hotspot-lab arguments>`: runs this same binary
+/// inside a VM whose kernel has mac80211_hwsim, streams its output and exits with its exit code.
+struct VMCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vm",
+        abstract: "Run hotspot-lab inside a small sealed VM (a distribution kernel with mac80211_hwsim).",
+        discussion: """
+            Boots /boot/vmlinuz-<version> under qemu (KVM when a probe shows it works, else TCG) with the host root
+            shared read-only over virtio-9p (plus a throw-away tmpfs overlay) and no network device at all, then runs
+            `hotspot-lab <arguments>` inside with the same working directory and environment. Exits with its exit code.
+            Example: hotspot-lab vm -- selftest hwsim
+            """
+    )
+
+    @OptionGroup var vm: VMOptionsGroup
+
+    @Argument(parsing: .captureForPassthrough, help: "The hotspot-lab arguments to run inside the VM (after --).")
+    var arguments: [String] = []
+
+    func run() async throws {
+        var args = arguments
+        if args.first == "--" { args.removeFirst() }
+        guard !args.isEmpty else {
+            throw ValidationError("give the hotspot-lab arguments to run inside the VM after --, e.g. hotspot-lab vm -- selftest hwsim")
+        }
+        let code = try await VMRelay.run(arguments: args, options: vm.options())
+        throw ExitCode(code)
+    }
+}
+
+/// The VM options shared by `vm`, `bench vm` and `--where vm`.
+struct VMOptionsGroup: ParsableArguments {
+    @Option(help: "Kernel image to boot (/boot/vmlinuz-<version>; its /lib/modules/<version> is used). Default: the newest one with mac80211_hwsim.")
+    var kernel: String?
+
+    @Option(help: "Seconds before the VM is stopped.")
+    var timeout: Double = 900
+
+    @Option(help: "auto (KVM if a short probe boot works, else TCG), kvm or tcg. Env: HOTSPOT_LAB_VM_ACCEL.")
+    var accel: VMAccelerator?
+
+    @Option(help: "VM memory in MiB.")
+    var memory: Int = 1024
+
+    func options() -> VMOptions {
+        VMOptions(kernelPath: kernel, timeout: timeout, memoryMB: memory, accelerator: accel, handleInterrupts: true)
+    }
+}
+
+/// `--where host|vm|auto` for every lab command. Call `relayIfNeeded()` first thing in `run()`:
+/// it returns when the command should run here, or runs the same command line in the VM (saying so
+/// in one line on stderr) and exits with the inner exit code.
+struct Placement: ParsableArguments {
+    @Option(name: .customLong("where"), help: "host (this kernel), vm (the hotspot-lab VM) or auto (host when it has mac80211_hwsim, else vm).")
+    var location: LabPlacement = .auto
+
+    /// Where this command will run and why (for `doctor`).
+    func resolve() -> (placement: LabPlacement, reason: String) {
+        HwsimSupport.resolve(location)
+    }
+
+    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true)) async throws {
+        let (placement, reason) = resolve()
+        guard placement == .vm else { return }
+        FileHandle.standardError.write(Data("hotspot-lab: running in the VM (\(reason)); --where host to force the host kernel\n".utf8))
+        // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged.
+        let code = try await VMRelay.run(arguments: Array(CommandLine.arguments.dropFirst()), options: vm)
+        throw ExitCode(code)
+    }
+}
+
+/// Runs this binary with `arguments` in the VM, streaming its output to ours.
+enum VMRelay {
+    static func run(arguments: [String], options: VMOptions) async throws -> Int32 {
+        let runner = VMRunner(options: options)
+        do {
+            let result = try await runner.run(VMJob.currentProcess(arguments: arguments)) { stream, data in
+                data.withUnsafeBytes { buffer in
+                    var offset = 0
+                    while offset < buffer.count {
+                        let n = write(stream == .stdout ? 1 : 2, buffer.baseAddress! + offset, buffer.count - offset)
+                        if n <= 0 { if errno == EINTR { continue }; break }
+                        offset += n
+                    }
+                }
+            }
+            return result.exitCode
+        } catch VMError.interrupted {
+            FileHandle.standardError.write(Data("hotspot-lab vm: interrupted, VM stopped\n".utf8))
+            return 130
+        }
+    }
+}

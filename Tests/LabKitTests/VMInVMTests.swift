@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+@testable import LabKit
+
+/// Runs inside the VM (VMSuiteTests boots it once and runs every `InVM*` suite), or on a host whose
+/// kernel has mac80211_hwsim. Elsewhere it is reported as skipped.
+@Suite("InVM: mac80211_hwsim radios (root)", .serialized, .enabled(if: InVM.hwsimAvailable, "needs mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+struct InVMHwsimTests {
+    @Test("root: two hwsim radios in two namespaces; hostapd (open, ch 6) and wpa_supplicant associate; dnsmasq leases with option 114")
+    func associateAndLease() throws {
+        try #require(getuid() == 0, "needs root")
+        let selftest = HwsimSelftest()
+        let report = try selftest.run { print($0) }
+        #expect(report.radios.count == 2)
+        #expect(Set(report.radios.map(\.phy)).count == 2)
+        #expect(report.hwsimReady > 0 && report.hwsimReady <= report.radiosReady)
+        #expect(report.apEnabled > report.radiosReady)
+        #expect(report.associated > report.apEnabled)
+        #expect(report.leased >= report.associated)
+        let octets = report.leaseAddress.split(separator: ".").compactMap { Int($0) }
+        #expect(octets.count == 4 && octets[0...2] == [192, 0, 2] && (10...50).contains(octets[3]), "lease \(report.leaseAddress) outside 192.0.2.10-50")
+        #expect(report.leaseOption114 == selftest.portalAPI)
+        #expect(report.pinged >= report.leased)
+    }
+}
