@@ -155,7 +155,8 @@ public struct HotspotMachine: Sendable {
 
         case .foreground(let helper):
             foregroundHelper = helper
-            if state == .presentingUI, let helper, helper == bestHelper, outstandingCommand(of: helper) == nil {
+            if state == .presentingUI, let helper, helper == bestHelper, isRegistered(helper),
+               outstandingCommand(of: helper) == nil {
                 send(.presentUI, to: helper, &effects)
             }
 
@@ -400,7 +401,7 @@ public struct HotspotMachine: Sendable {
 
     // MARK: filterScanList
 
-    private struct ScanRound: Sendable {
+    private struct ScanRound: Sendable, Equatable {
         var id: Int
         var list: [AnnotatedNetwork]
         var outstanding: [CommandID]
@@ -457,8 +458,8 @@ public struct HotspotMachine: Sendable {
 
 /// The last few hundred commands that stopped being outstanding, to tell a late answer from a
 /// duplicate, a withdrawn command or one never sent. Fixed size: no allocation after creation.
-struct ResolvedRing: Sendable {
-    enum Disposition: Sendable { case answered, expired, withdrawn }
+struct ResolvedRing: Sendable, Equatable {
+    enum Disposition: Sendable, Equatable { case answered, expired, withdrawn }
     private var ids: [CommandID]
     private var helpers: [HelperID]
     private var dispositions: [Disposition]
@@ -488,5 +489,23 @@ struct ResolvedRing: Sendable {
         case .expired: return .lateResponse(id, from: helper)
         case .withdrawn: return .withdrawnCommand(id, from: helper)
         }
+    }
+}
+
+extension HotspotMachine: Equatable {
+    /// Two machines are equal when every piece of their state is, the private bookkeeping included
+    /// (outstanding commands, evaluation answers, resolved commands, scan rounds, the next ids).
+    /// Tests use it to prove that a rejected message changes nothing.
+    public static func == (lhs: HotspotMachine, rhs: HotspotMachine) -> Bool {
+        lhs.state == rhs.state && lhs.timing == rhs.timing && lhs.association == rhs.association
+            && lhs.hasIP == rhs.hasIP && lhs.bestHelper == rhs.bestHelper && lhs.excludeList == rhs.excludeList
+            && lhs.cache == rhs.cache && lhs.autoJoinDisabled == rhs.autoJoinDisabled
+            && lhs.helpers.elementsEqual(rhs.helpers, by: { $0.id == $1.id && $0.displayName == $1.displayName })
+            && lhs.foregroundHelper == rhs.foregroundHelper && lhs.ipReleased == rhs.ipReleased
+            && lhs.maintainTimerArmed == rhs.maintainTimerArmed && lhs.pending == rhs.pending
+            && lhs.nextCommandID == rhs.nextCommandID
+            && lhs.answers.elementsEqual(rhs.answers, by: { $0.helper == $1.helper && $0.confidence == $1.confidence })
+            && lhs.resolved == rhs.resolved && lhs.scanRounds == rhs.scanRounds && lhs.nextRoundID == rhs.nextRoundID
+            && lhs.maintainingOnJoin == rhs.maintainingOnJoin
     }
 }

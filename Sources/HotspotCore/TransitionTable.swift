@@ -204,6 +204,12 @@ public enum TransitionTable {
         "presentUI is sent at once on entering PresentingUI when best_helper is already in the foreground.",
         "A join the user chose by hand (didAutoJoin false) enables auto-join again for that network.",
         "filterScanList: networks not in the presented list are ignored and reported; where two helpers claim a network, the first answer annotates it.",
+        "A helper that goes away with a command outstanding gave no answer: it counts at once, without waiting for the deadline.",
+        "A response from a helper that is not registered is rejected; a deadline for a command no longer outstanding is a stale timer and is ignored.",
+        "logoff(network) is accepted only in the Authenticated state, not while Maintaining.",
+        "In PresentingUI, presentUI waits with no time limit until best_helper is registered and in the foreground; it is sent once.",
+        "IP up on a network cached as \"not captive\" evaluates again: only a cache entry naming a helper skips Evaluating.",
+        "A failed maintain goes to Evaluating without dropping the cache entry; the new evaluation overwrites it.",
     ]
 
     /// Lookup: state index * trigger count + trigger index -> row index, -1 for none.
