@@ -9,6 +9,7 @@ struct HotspotLabCommand: AsyncParsableCommand {
             SpecCommand.self,
             BenchCommand.self,
             VMCommand.self, SelftestCommand.self,
+            DoctorCommand.self, CleanCommand.self,
         ]
     )
 }

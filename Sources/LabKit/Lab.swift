@@ -1,0 +1,293 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotSystem
+import Netlink
+
+/// A sealed lab: owns every namespace, link, radio and process it creates and tears them down in reverse
+/// order (also when setup fails halfway).
+///
+/// Every name starts with the lab's prefix `hsl` + a 4-hex-digit run id (e.g. `hsl3fa2ap`), so interface
+/// names stay within 15 characters. Before creating anything the lab writes its intent to
+/// `/run/hotspot-lab/<prefix>/journal` and its owner to `/run/hotspot-lab/<prefix>/owner` (pid and start
+/// time), so `LabCleanup` can remove what a crashed run left behind. Labs are sealed: links only join lab
+/// namespaces to each other, addresses come from the documentation/benchmarking ranges, nothing is added
+/// to the host's root namespace except radios while they are being created.
+public final class Lab: @unchecked Sendable {
+    /// Every lab name starts with this.
+    public static let namePrefix = "hsl"
+    /// Interface names must fit IFNAMSIZ - 1.
+    public static let maximumNameLength = 15
+
+    public let runID: String
+    /// `hsl` + run id: the prefix of every name this lab creates.
+    public let prefix: String
+    public let stateDirectory: String
+
+    private let lock = LabLock()
+    private var resources: [LabResource] = []
+    private var namespaces: [String: NetworkNamespace] = [:]
+    private var hwsim: Hwsim?
+    private var tornDown = false
+
+    /// What the lab owns, in creation order.
+    enum LabResource {
+        case namespace(String)
+        case process(ChildProcess)
+        case radio(String)
+        case rootLink(String)
+    }
+
+    /// Starts a lab: removes what dead runs left (`LabCleanup.cleanDeadRuns`), picks a free run id,
+    /// writes the owner file. `runID` may be given (4 lowercase hex digits) for reproducible names.
+    public static func start(runID requested: String? = nil, cleanDeadRuns: Bool = true) throws -> Lab {
+        if cleanDeadRuns { _ = LabCleanup.cleanDeadRuns() }
+        try LabState.makeRoot()
+        for _ in 0..<64 {
+            let id = requested ?? String(format4Hex(UInt16.random(in: 0...UInt16.max)))
+            let prefix = namePrefix + id
+            let directory = LabState.root + "/" + prefix
+            if mkdir(directory, 0o755) == 0 {
+                let lab = Lab(runID: id, prefix: prefix, stateDirectory: directory)
+                try LabState.writeOwner(directory)
+                return lab
+            }
+            let code = Errno.current
+            if code != EEXIST || requested != nil { throw SystemError("create lab state", directory, errno: code) }
+        }
+        throw SystemError("create lab state", LabState.root, reason: "no free run id after 64 tries")
+    }
+
+    init(runID: String, prefix: String, stateDirectory: String) {
+        self.runID = runID
+        self.prefix = prefix
+        self.stateDirectory = stateDirectory
+    }
+
+    deinit { _ = teardown() }
+
+    /// `prefix + suffix`, checked against the 15-character interface name limit.
+    public func name(_ suffix: String) throws -> String {
+        let name = prefix + suffix
+        guard name.utf8.count <= Lab.maximumNameLength, !suffix.contains("/"), !suffix.contains(" ") else {
+            throw SystemError("name lab object", "'\(name)'",
+                              reason: "expected at most \(Lab.maximumNameLength) characters without '/' or spaces (suffix at most \(Lab.maximumNameLength - prefix.count))")
+        }
+        return name
+    }
+
+    // MARK: namespaces and links
+
+    /// Creates namespaces named `prefix + suffix`, each with `lo` up.
+    @discardableResult
+    public func createNamespaces(_ suffixes: [String]) throws -> [NetworkNamespace] {
+        let names = try suffixes.map { try name($0) }
+        try lock.locked {
+            try checkOpen()
+            for name in names {
+                try journal("netns \(name)")
+                resources.append(.namespace(name))
+            }
+        }
+        let created = try NetworkNamespace.createMany(names)
+        lock.locked { for ns in created { namespaces[ns.name] = ns } }
+        return created
+    }
+
+    @discardableResult
+    public func createNamespace(_ suffix: String) throws -> NetworkNamespace {
+        try createNamespaces([suffix])[0]
+    }
+
+    /// A namespace this lab created, by suffix.
+    public func namespace(_ suffix: String) -> NetworkNamespace? {
+        lock.locked { namespaces[prefix + suffix] }
+    }
+
+    /// Joins two lab namespaces with a veth pair (`prefix + nameA` in `a`, `prefix + nameB` in `b`, the
+    /// peer created directly in `b`), assigns the addresses and brings both ends up. Addresses must come
+    /// from the lab ranges (see `LabAddressPolicy`).
+    public func connect(
+        _ a: NetworkNamespace, _ nameA: String, addresses addressesA: [IPPrefix] = [],
+        to b: NetworkNamespace, _ nameB: String, addresses addressesB: [IPPrefix] = []
+    ) throws {
+        let linkA = try name(nameA)
+        let linkB = try name(nameB)
+        for prefix in addressesA + addressesB { try LabAddressPolicy.check(prefix) }
+        try checkOwned(a)
+        try checkOwned(b)
+        // Links inside lab namespaces vanish with them; nothing to journal beyond the namespaces.
+        try a.route.createVeth(linkA, peer: linkB, peerNamespace: b)
+        for address in addressesA { try a.route.addAddress(address, to: linkA) }
+        for address in addressesB { try b.route.addAddress(address, to: linkB) }
+        try a.route.setUp(linkA)
+        try b.route.setUp(linkB)
+    }
+
+    /// Creates a bridge inside a lab namespace.
+    public func createBridge(in namespace: NetworkNamespace, _ suffix: String) throws {
+        try checkOwned(namespace)
+        try namespace.route.createBridge(try name(suffix))
+        try namespace.route.setUp(try name(suffix))
+    }
+
+    // MARK: radios
+
+    /// Creates a mac80211_hwsim radio named `prefix + suffix` from the lab's root namespace (netgroup rule),
+    /// brings its interfaces down, and moves its wiphy into `namespace`. Returns the radio and the names of
+    /// its interfaces (now inside `namespace`).
+    public func createRadio(_ suffix: String, in namespace: NetworkNamespace, channels: UInt32 = 1) throws
+        -> (radio: SimulatedRadio, interfaces: [String])
+    {
+        let radioName = try name(suffix)
+        try checkOwned(namespace)
+        let hwsim = try lock.locked { () throws -> Hwsim in
+            try checkOpen()
+            try journal("radio \(radioName)")
+            resources.append(.radio(radioName))
+            if let hwsim = self.hwsim { return hwsim }
+            let created = try Hwsim()
+            self.hwsim = created
+            return created
+        }
+        let seed = UInt32(UInt16(runID, radix: 16) ?? 0)
+        let index = UInt8(truncatingIfNeeded: lock.locked { resources.count })
+        let radio = try hwsim.createRadio(name: radioName, channels: channels, permanentAddress: MACAddress.local(seed, index),
+                                          destroyOnClose: true)
+        let nl80211 = try Nl80211()
+        let wiphy = try nl80211.wiphy(named: radioName)
+        let interfaces = try nl80211.interfaces(ofWiphy: wiphy)
+        let root = try RouteNetlink.current()
+        for interface in interfaces { try root.setUp(interface.name, false) }
+        try nl80211.moveWiphy(wiphy, to: namespace)
+        return (radio, interfaces.map(\.name))
+    }
+
+    // MARK: processes
+
+    /// Starts a process (inside `namespace` through hotspot-nsexec when given) and records its pid and
+    /// start time so a later `clean` can stop it if this run dies.
+    @discardableResult
+    public func spawn(_ configuration: ProcessConfiguration, in namespace: NetworkNamespace? = nil) throws -> ChildProcess {
+        var config = configuration
+        if let namespace {
+            try checkOwned(namespace)
+            config = try configuration.inNetworkNamespace(namespace.name)
+        }
+        return try lock.locked {
+            try checkOpen()
+            let child = try ChildProcess.spawn(config)
+            let start = processStartTime(child.pid) ?? 0
+            resources.append(.process(child))
+            try journal("process \(child.pid) \(start)")
+            return child
+        }
+    }
+
+    // MARK: teardown
+
+    /// Tears down everything in reverse order: processes (SIGTERM, then SIGKILL), radios, namespaces, then
+    /// the state directory. Returns the errors met (teardown continues past them). Idempotent.
+    @discardableResult
+    public func teardown() -> [any Error] {
+        let (items, hwsim, namespaces) = lock.locked { () -> ([LabResource], Hwsim?, [String: NetworkNamespace]) in
+            if tornDown { return ([], nil, [:]) }
+            tornDown = true
+            let result = (resources, self.hwsim, self.namespaces)
+            resources = []
+            self.hwsim = nil
+            self.namespaces = [:]
+            return result
+        }
+        var errors: [any Error] = []
+        for item in items.reversed() {
+            do {
+                switch item {
+                case .process(let child):
+                    try child.terminate(grace: .seconds(2))
+                case .radio(let name):
+                    if let hwsim {
+                        do { try hwsim.deleteRadio(name: name) } catch let error as SystemError where error.errno == ENODEV || error.errno == ENOENT {}
+                    }
+                case .namespace(let name):
+                    namespaces[name]?.release()
+                    try NetworkNamespace.delete(name)
+                case .rootLink(let name):
+                    do { try RouteNetlink.current().deleteLink(name) } catch let error as SystemError where error.errno == ENODEV {}
+                }
+            } catch {
+                errors.append(error)
+            }
+        }
+        hwsim?.socket.close()
+        if errors.isEmpty { LabState.removeDirectory(stateDirectory) }
+        return errors
+    }
+
+    /// True when no link with this lab's prefix exists in the host's root namespace (sealed).
+    public func isSealed() throws -> Bool {
+        try !RouteNetlink.current().links().contains { $0.name.hasPrefix(prefix) }
+    }
+
+    // MARK: internals
+
+    private func checkOpen() throws {
+        if tornDown { throw SystemError("use lab", prefix, reason: "already torn down") }
+    }
+
+    private func checkOwned(_ namespace: NetworkNamespace) throws {
+        guard namespace.name.hasPrefix(prefix) else {
+            throw SystemError("use namespace", namespace.name, reason: "not created by lab \(prefix); labs only join their own namespaces")
+        }
+    }
+
+    private func journal(_ line: String) throws {
+        try LabState.append(line + "\n", to: stateDirectory + "/journal")
+    }
+}
+
+/// Lab addresses come only from 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 198.18.0.0/15 and
+/// 2001:db8::/32.
+public enum LabAddressPolicy {
+    public static let allowed: [IPPrefix] = ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "198.18.0.0/15", "2001:db8::/32"]
+        .map { IPPrefix($0)! }
+
+    public static func contains(_ prefix: IPPrefix) -> Bool {
+        allowed.contains { range in
+            range.address.isIPv6 == prefix.address.isIPv6 && prefix.length >= range.length
+                && IPPrefix(prefix.address, length: range.length).network == range.address
+        }
+    }
+
+    public static func check(_ prefix: IPPrefix) throws {
+        guard contains(prefix) else {
+            throw SystemError("assign lab address", prefix.description,
+                              reason: "expected an address inside 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 198.18.0.0/15 or 2001:db8::/32 (labs are sealed)")
+        }
+    }
+}
+
+func format4Hex(_ value: UInt16) -> String {
+    let text = String(value, radix: 16)
+    return String(repeating: "0", count: 4 - text.count) + text
+}
+
+final class LabLock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    init() {
+        mutex = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+    }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
