@@ -96,7 +96,7 @@ let package = Package(
         ),
         .target(
             name: "Portals",
-            dependencies: [.product(name: "FlyingFox", package: "FlyingFox")],
+            dependencies: [.product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox")],
             path: "portals",
             swiftSettings: strict
         ),

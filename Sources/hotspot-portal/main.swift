@@ -1,1 +1,84 @@
-print("not implemented yet")
+// hotspot-portal: the lab's captive portal server (one portal kind) or, with --internet, the lab's
+// "internet" (probe endpoints and a plain web site). Runs inside a hotspot (or the internet) namespace.
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Portals
+
+@main
+struct HotspotPortalCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hotspot-portal",
+        abstract: "Serve a captive portal kind, or the lab internet's probe endpoints.",
+        discussion: "Kinds: \(PortalRegistry.names.joined(separator: ", "))"
+    )
+
+    @Option(help: "Portal kind (see below).")
+    var kind: String?
+
+    @Flag(help: "Serve the lab internet (probe endpoints, plain web site) instead of a portal.")
+    var internet = false
+
+    @Option(help: "IPv4 address and port to listen on, e.g. 198.51.100.1:8080.")
+    var listen: String
+
+    @Option(help: "The gate's nftables set as FAMILY/TABLE/SET.")
+    var gateTable = "inet/hotspot/authenticated"
+
+    @Option(help: "Session length in seconds (the gate set's element timeout).")
+    var sessionSeconds = 3600
+
+    @Option(help: "The portal's public URL (default: http://LISTEN/).")
+    var portalURL: String?
+
+    @Option(name: .customLong("setting"), help: "Kind setting KEY=VALUE (repeatable): username, password, voucher, delay-seconds, ...")
+    var settings: [String] = []
+
+    @Option(help: "Write this file once the server listens (readiness for the lab).")
+    var readyFile: String?
+
+    func validate() throws {
+        if internet == (kind != nil) { throw ValidationError("give exactly one of --kind KIND or --internet") }
+        if let kind, !PortalRegistry.names.contains(kind) {
+            throw ValidationError("--kind: unknown portal kind `\(kind)`; expected one of \(PortalRegistry.names.joined(separator: ", "))")
+        }
+        guard parseListen() != nil else { throw ValidationError("--listen: expected IPV4:PORT, found `\(listen)`") }
+        for setting in settings where !setting.contains("=") {
+            throw ValidationError("--setting: expected KEY=VALUE, found `\(setting)`")
+        }
+    }
+
+    func parseListen() -> (String, UInt16)? {
+        let parts = listen.split(separator: ":")
+        guard parts.count == 2, let port = UInt16(parts[1]), parts[0].split(separator: ".").count == 4 else { return nil }
+        return (String(parts[0]), port)
+    }
+
+    func run() async throws {
+        let (ip, port) = parseListen()!
+        let ready = readyFile
+        let onListening: @Sendable () -> Void = {
+            logLine("listening on \(ip):\(port)")
+            if let ready { FileManager.default.createFile(atPath: ready, contents: Data("\(getpid())\n".utf8)) }
+        }
+        if internet {
+            try await InternetServer.run(ip: ip, port: port, onListening: onListening)
+            return
+        }
+        var values: [String: String] = [:]
+        for setting in settings {
+            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            values[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        let portalKind = try PortalRegistry.make(kind!, settings: values)
+        let sessions = PortalSessions(
+            portalURL: portalURL ?? "http://\(ip):\(port)/", sessionSeconds: sessionSeconds,
+            gate: try NFTGate(spec: gateTable), neighbours: ProcNeighbourTable())
+        let server = PortalServer(kind: portalKind, context: sessions, portalHost: ip)
+        logLine("portal \(kind!) session \(sessionSeconds)s gate \(gateTable)")
+        try await server.run(ip: ip, port: port, onListening: onListening)
+    }
+}
+

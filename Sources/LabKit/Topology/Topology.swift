@@ -1,0 +1,223 @@
+/// A lab topology: hotspots (radio + gateway + portal), the shared "internet" and the stations.
+/// Parsed and validated by `TopologyParser`; nothing is created from a topology that failed validation.
+/// The schema is documented in docs/TOPOLOGY.md.
+public struct Topology: Sendable, Equatable {
+    /// Short name (from the file's `name:`); used in namespace and log names.
+    public var name: String
+    /// The file it came from (for messages).
+    public var file: String
+    public var internet: Internet
+    public var hotspots: [Hotspot]
+    public var stations: [Station]
+
+    public init(name: String, file: String, internet: Internet, hotspots: [Hotspot], stations: [Station]) {
+        self.name = name
+        self.file = file
+        self.internet = internet
+        self.hotspots = hotspots
+        self.stations = stations
+    }
+}
+
+/// The shared upstream namespace: probe endpoints and a plain web server.
+public struct Internet: Sendable, Equatable {
+    /// Where the probe and web servers listen (inside 198.18.0.0/15).
+    public var address: IPv4Address
+    /// Carved into one /30 per hotspot for the hotspot <-> internet links.
+    public var uplinks: IPv4Subnet
+    /// Host names that resolve to `address` inside the lab (probe hosts and general sites).
+    public var names: [String]
+    public var port: Int
+
+    public static let defaultNames = [
+        "captive.apple.com", "www.apple.com", "connectivitycheck.gstatic.com",
+        "clients3.google.com", "connectivitycheck.android.com", "detectportal.firefox.com",
+        "www.msftconnecttest.com", "example.com", "www.example.com",
+    ]
+
+    public init(address: IPv4Address, uplinks: IPv4Subnet, names: [String], port: Int = 80) {
+        self.address = address
+        self.uplinks = uplinks
+        self.names = names
+        self.port = port
+    }
+
+    /// The /30 for hotspot number `index`: (internet side, hotspot side).
+    public func uplink(_ index: Int) -> (internet: IPv4Address, hotspot: IPv4Address) {
+        let base = uplinks.network.value &+ UInt32(index * 4)
+        return (IPv4Address(value: base + 1), IPv4Address(value: base + 2))
+    }
+}
+
+public enum EAPMethod: String, Sendable, Equatable, CaseIterable {
+    /// EAP-pwd: password-only, no certificates.
+    case pwd
+    /// PEAP/MSCHAPv2: the lab generates a throwaway CA and server certificate.
+    case peap
+}
+
+public struct EAPUser: Sendable, Equatable {
+    public var identity: String
+    public var password: String
+    public init(identity: String, password: String) {
+        self.identity = identity
+        self.password = password
+    }
+}
+
+public enum Security: Sendable, Equatable {
+    case open
+    case wpa2PSK(passphrase: String)
+    /// WPA2-Enterprise served by hostapd's internal EAP server.
+    case wpa2Enterprise(method: EAPMethod, users: [EAPUser])
+
+    public var kindName: String {
+        switch self {
+        case .open: return "open"
+        case .wpa2PSK: return "wpa2-psk"
+        case .wpa2Enterprise: return "wpa2-enterprise"
+        }
+    }
+
+    public var isSecure: Bool { self != .open }
+}
+
+/// The captive portal a gateway runs. `kind` is one of `PortalCatalog.kinds`.
+public struct PortalSettings: Sendable, Equatable {
+    public var kind: String
+    /// TCP port of the portal server on the gateway address.
+    public var port: Int
+    /// Kind-specific settings (username, password, voucher, delay-seconds, ...), as strings.
+    public var settings: [String: String]
+
+    public init(kind: String, port: Int = 8080, settings: [String: String] = [:]) {
+        self.kind = kind
+        self.port = port
+        self.settings = settings
+    }
+}
+
+public enum CaptiveAPI: Sendable, Equatable {
+    /// No DHCP option 114.
+    case none
+    /// Option 114 carries this URI (RFC 8910).
+    case uri(String)
+}
+
+public struct Gateway: Sendable, Equatable {
+    public var subnet: IPv4Subnet
+    public var address: IPv4Address
+    public var dhcpStart: IPv4Address
+    public var dhcpEnd: IPv4Address
+    /// DNS servers handed out by DHCP (the gateway's dnsmasq by default).
+    public var dns: [IPv4Address]
+    public var captiveAPI: CaptiveAPI
+    /// nil: not captive (clients are let through at once).
+    public var portal: PortalSettings?
+    /// How long a login lasts (the gate's set timeout).
+    public var sessionSeconds: Int
+    public var leaseSeconds: Int
+
+    public init(
+        subnet: IPv4Subnet, address: IPv4Address, dhcpStart: IPv4Address, dhcpEnd: IPv4Address,
+        dns: [IPv4Address], captiveAPI: CaptiveAPI, portal: PortalSettings?, sessionSeconds: Int,
+        leaseSeconds: Int = 3600
+    ) {
+        self.subnet = subnet
+        self.address = address
+        self.dhcpStart = dhcpStart
+        self.dhcpEnd = dhcpEnd
+        self.dns = dns
+        self.captiveAPI = captiveAPI
+        self.portal = portal
+        self.sessionSeconds = sessionSeconds
+        self.leaseSeconds = leaseSeconds
+    }
+
+    public var portalURL: String? {
+        portal.map { "http://\(address):\($0.port)/" }
+    }
+}
+
+/// Per-hotspot faults. Parsed and validated now; applied by the scenario runner (later issue).
+public struct Faults: Sendable, Equatable {
+    /// The uplink to the internet is down (the gateway has no route out).
+    public var uplinkDown: Bool = false
+    /// dnsmasq answers no queries for internet names.
+    public var dnsDown: Bool = false
+    /// Extra latency on the uplink, milliseconds.
+    public var latencyMS: Int = 0
+    /// Packet loss on the uplink, percent.
+    public var lossPercent: Int = 0
+    public init() {}
+}
+
+public struct Hotspot: Sendable, Equatable {
+    /// Short identifier (letters, digits, '-'), unique in the topology.
+    public var name: String
+    public var ssid: String
+    public var bssid: MACAddressText
+    public var channel: Int
+    public var hidden: Bool
+    public var security: Security
+    public var gateway: Gateway
+    public var faults: Faults
+
+    public init(
+        name: String, ssid: String, bssid: MACAddressText, channel: Int, hidden: Bool,
+        security: Security, gateway: Gateway, faults: Faults = Faults()
+    ) {
+        self.name = name
+        self.ssid = ssid
+        self.bssid = bssid
+        self.channel = channel
+        self.hidden = hidden
+        self.security = security
+        self.gateway = gateway
+        self.faults = faults
+    }
+
+    /// Frequency in MHz of the 2.4 GHz (1-14) or 5 GHz channel.
+    public var frequency: Int {
+        if channel == 14 { return 2484 }
+        if channel <= 13 { return 2407 + 5 * channel }
+        return 5000 + 5 * channel
+    }
+}
+
+public struct KnownNetwork: Sendable, Equatable {
+    public var ssid: String
+    public var psk: String?
+    public var identity: String?
+    public var password: String?
+    public var autoJoin: Bool
+    public init(ssid: String, psk: String? = nil, identity: String? = nil, password: String? = nil, autoJoin: Bool = true) {
+        self.ssid = ssid
+        self.psk = psk
+        self.identity = identity
+        self.password = password
+        self.autoJoin = autoJoin
+    }
+}
+
+public struct Station: Sendable, Equatable {
+    public var name: String
+    /// Helper executables (product names such as `hotspot-helper-portal`) the station runs.
+    public var helpers: [String]
+    public var knownNetworks: [KnownNetwork]
+    public init(name: String, helpers: [String], knownNetworks: [KnownNetwork]) {
+        self.name = name
+        self.helpers = helpers
+        self.knownNetworks = knownNetworks
+    }
+}
+
+/// The portal kinds the `Portals` target implements (kept in step by a test).
+public enum PortalCatalog {
+    public static let kinds: [String] = [
+        "click-through", "form-login", "voucher", "wispr", "captive-api",
+        "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty",
+    ]
+    /// Kinds a person (or helper) can log into.
+    public static let loginKinds: Set<String> = ["click-through", "form-login", "voucher", "wispr", "captive-api"]
+}

@@ -1,0 +1,518 @@
+import Foundation
+import Yams
+
+/// A topology file that cannot be used: where, which field, and what was expected.
+public struct TopologyError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    /// Dotted path of the field, e.g. `hotspots[0].security.psk`.
+    public var field: String
+    public var message: String
+
+    public init(file: String, line: Int, column: Int, field: String, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        "\(file):\(line):\(column): \(field.isEmpty ? "(document)" : field): \(message)"
+    }
+}
+
+/// Parses and validates topology YAML, keeping node marks so every error names `file:line:column`.
+public enum TopologyParser {
+    /// Reads and parses a file.
+    public static func load(path: String) throws -> Topology {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let code = errno
+            throw TopologyError(file: path, line: 0, column: 0, field: "",
+                                message: "cannot read the file: \(String(cString: strerror(code)))")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), file: path)
+    }
+
+    /// Parses YAML text; `file` is used in messages only.
+    public static func parse(_ yaml: String, file: String) throws -> Topology {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw convert(error, file: file)
+        }
+        guard let root else {
+            throw TopologyError(file: file, line: 1, column: 1, field: "", message: "the file is empty; expected a mapping with `hotspots:`")
+        }
+        let reader = Reader(file: file)
+        let topology = try reader.topology(Field(node: root, path: "", file: file))
+        try Validator(file: file).validate(topology, reader.marks)
+        return topology
+    }
+
+    static func convert(_ error: YamlError, file: String) -> TopologyError {
+        switch error {
+        case .scanner(let context, let problem, let mark, _):
+            return TopologyError(file: file, line: mark.line, column: mark.column, field: "",
+                                 message: "YAML syntax: \(problem)\(context.map { " \($0.text)" } ?? "")")
+        case .parser(let context, let problem, let mark, _):
+            return TopologyError(file: file, line: mark.line, column: mark.column, field: "",
+                                 message: "YAML syntax: \(problem)\(context.map { " \($0.text)" } ?? "")")
+        case .composer(let context, let problem, let mark, _):
+            return TopologyError(file: file, line: mark.line, column: mark.column, field: "",
+                                 message: "YAML: \(problem)\(context.map { " \($0.text)" } ?? "")")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let names = duplicates.joined(separator: ", ")
+            let mark = context.mark
+            return TopologyError(file: file, line: mark.line, column: mark.column, field: names,
+                                 message: "duplicate key; each key may appear once in a mapping")
+        default:
+            return TopologyError(file: file, line: 1, column: 1, field: "", message: "YAML: \(error)")
+        }
+    }
+}
+
+/// A line and column, counted from 1.
+struct Position: Sendable, Equatable {
+    var line: Int
+    var column: Int
+}
+
+/// A node with its dotted path.
+struct Field {
+    let node: Node
+    let path: String
+    let file: String
+
+    var mark: Position { node.mark.map { Position(line: $0.line, column: $0.column) } ?? Position(line: 1, column: 1) }
+
+    func error(_ message: String) -> TopologyError {
+        TopologyError(file: file, line: mark.line, column: mark.column, field: path, message: message)
+    }
+
+    func child(_ key: String, _ node: Node) -> Field {
+        Field(node: node, path: path.isEmpty ? key : "\(path).\(key)", file: file)
+    }
+
+    var kindName: String {
+        switch node {
+        case .scalar(let s):
+            if s.style == .plain && s.string.isEmpty || s.string == "~" || s.string == "null" { return "null" }
+            return "scalar `\(s.string)`"
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        }
+    }
+
+    /// The mapping's entries, rejecting keys not in `allowed`.
+    func mapping(allowed: [String], required: [String] = []) throws -> [String: Field] {
+        guard case .mapping(let mapping) = node else {
+            throw error("expected a mapping with keys \(allowed.joined(separator: ", ")), found \(kindName)")
+        }
+        var result: [String: Field] = [:]
+        for (key, value) in mapping {
+            guard let name = key.string else {
+                throw Field(node: key, path: path, file: file).error("expected a string key")
+            }
+            guard allowed.contains(name) else {
+                throw Field(node: key, path: path.isEmpty ? name : "\(path).\(name)", file: file)
+                    .error("unknown key `\(name)`; expected one of: \(allowed.joined(separator: ", "))")
+            }
+            result[name] = child(name, value)
+        }
+        for name in required where result[name] == nil {
+            throw error("missing key `\(name)`")
+        }
+        return result
+    }
+
+    func list() throws -> [Field] {
+        guard case .sequence(let sequence) = node else {
+            throw error("expected a list, found \(kindName)")
+        }
+        return sequence.enumerated().map { Field(node: $0.element, path: "\(path)[\($0.offset)]", file: file) }
+    }
+
+    func string() throws -> String {
+        guard case .scalar(let scalar) = node, kindName != "null" else {
+            throw error("expected a string, found \(kindName)")
+        }
+        return scalar.string
+    }
+
+    func nonEmptyString() throws -> String {
+        let value = try string()
+        guard !value.isEmpty else { throw error("expected a non-empty string") }
+        return value
+    }
+
+    func int(in range: ClosedRange<Int>) throws -> Int {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
+            throw error("expected an integer in \(range.lowerBound)...\(range.upperBound), found \(kindName)")
+        }
+        guard range.contains(value) else {
+            throw error("expected an integer in \(range.lowerBound)...\(range.upperBound), found \(value)")
+        }
+        return value
+    }
+
+    func bool() throws -> Bool {
+        guard case .scalar(let scalar) = node, scalar.style == .plain else {
+            throw error("expected true or false, found \(kindName)")
+        }
+        switch scalar.string {
+        case "true", "yes": return true
+        case "false", "no": return false
+        default: throw error("expected true or false, found \(kindName)")
+        }
+    }
+
+    func ipv4() throws -> IPv4Address {
+        let text = try string()
+        guard let address = IPv4Address(text) else { throw error("expected an IPv4 address such as 198.51.100.1, found `\(text)`") }
+        guard IPv4Subnet.isLabAddress(address) else {
+            throw error("address \(text) is outside the lab ranges; expected one in 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 or 198.18.0.0/15")
+        }
+        return address
+    }
+
+    func subnet(minLength: Int = 8, maxLength: Int = 30) throws -> IPv4Subnet {
+        let text = try string()
+        guard let subnet = IPv4Subnet(text), text.contains("/") else {
+            throw error("expected a subnet in CIDR form such as 198.51.100.0/24, found `\(text)`")
+        }
+        guard subnet.network.description == text.split(separator: "/")[0] else {
+            throw error("expected the network address \(subnet), found `\(text)` (host bits set)")
+        }
+        guard (minLength...maxLength).contains(subnet.length) else {
+            throw error("expected a prefix length in /\(minLength)...\(maxLength), found /\(subnet.length)")
+        }
+        guard IPv4Subnet.isLabSubnet(subnet) else {
+            throw error("subnet \(text) is outside the lab ranges; expected one inside 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 or 198.18.0.0/15")
+        }
+        return subnet
+    }
+}
+
+/// Builds the model; remembers marks of fields the validator refers to.
+final class Reader {
+    let file: String
+    var marks: [String: Position] = [:]
+
+    init(file: String) { self.file = file }
+
+    func remember(_ field: Field) { marks[field.path] = field.mark }
+
+    func topology(_ root: Field) throws -> Topology {
+        let keys = try root.mapping(allowed: ["name", "description", "internet", "hotspots", "stations"], required: ["hotspots"])
+        let name = try keys["name"].map { try identifier($0) } ?? "lab"
+        _ = try keys["description"]?.string()
+        let internet = try keys["internet"].map(internet) ?? Internet(
+            address: IPv4Address("198.18.0.1")!, uplinks: IPv4Subnet("203.0.113.0/24")!, names: Internet.defaultNames)
+        guard let hotspotsField = keys["hotspots"] else { throw root.error("missing key `hotspots`") }
+        let hotspotFields = try hotspotsField.list()
+        guard !hotspotFields.isEmpty else { throw hotspotsField.error("expected at least one hotspot") }
+        let hotspots = try hotspotFields.map(hotspot)
+        let stations = try keys["stations"].map { try $0.list().map(station) } ?? []
+        return Topology(name: name, file: file, internet: internet, hotspots: hotspots, stations: stations)
+    }
+
+    func identifier(_ field: Field) throws -> String {
+        let text = try field.nonEmptyString()
+        let ok = text.count <= 12 && text.unicodeScalars.allSatisfy {
+            ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-"
+        } && text.first!.isLetter
+        guard ok else {
+            throw field.error("expected a short name: lower-case letters, digits and '-', starting with a letter, at most 12 characters; found `\(text)`")
+        }
+        return text
+    }
+
+    func internet(_ field: Field) throws -> Internet {
+        let keys = try field.mapping(allowed: ["address", "uplinks", "names", "port"])
+        let address = try keys["address"]?.ipv4() ?? IPv4Address("198.18.0.1")!
+        let uplinks = try keys["uplinks"]?.subnet(maxLength: 30) ?? IPv4Subnet("203.0.113.0/24")!
+        if let f = keys["uplinks"] { remember(f) }
+        if let f = keys["address"] { remember(f) }
+        let names = try keys["names"].map { try $0.list().map { try $0.nonEmptyString() } } ?? Internet.defaultNames
+        let port = try keys["port"]?.int(in: 1...65535) ?? 80
+        if uplinks.contains(address) {
+            throw (keys["address"] ?? field).error("the internet address \(address) lies inside the uplink range \(uplinks); expected an address outside it")
+        }
+        return Internet(address: address, uplinks: uplinks, names: names, port: port)
+    }
+
+    func hotspot(_ field: Field) throws -> Hotspot {
+        let keys = try field.mapping(
+            allowed: ["name", "ssid", "bssid", "channel", "hidden", "security", "gateway", "faults"],
+            required: ["name", "ssid", "bssid", "gateway"])
+        let name = try identifier(keys["name"]!)
+        remember(keys["name"]!)
+        let ssidField = keys["ssid"]!
+        let ssid = try ssidField.nonEmptyString()
+        guard ssid.utf8.count <= 32 else { throw ssidField.error("expected an SSID of at most 32 bytes, found \(ssid.utf8.count)") }
+        let bssidField = keys["bssid"]!
+        remember(bssidField)
+        let bssidText = try bssidField.string()
+        guard let bssid = MACAddressText(bssidText), !bssid.isMulticast else {
+            throw bssidField.error("expected a unicast MAC address such as 02:00:00:00:01:00, found `\(bssidText)`")
+        }
+        let channel = try keys["channel"]?.int(in: 1...13) ?? 6
+        let hidden = try keys["hidden"]?.bool() ?? false
+        let security = try keys["security"].map(security) ?? .open
+        let gateway = try self.gateway(keys["gateway"]!)
+        let faults = try keys["faults"].map(faults) ?? Faults()
+        return Hotspot(name: name, ssid: ssid, bssid: bssid, channel: channel, hidden: hidden,
+                       security: security, gateway: gateway, faults: faults)
+    }
+
+    func security(_ field: Field) throws -> Security {
+        if case .scalar = field.node {
+            let kind = try field.string()
+            guard kind == "open" else {
+                throw field.error("`\(kind)` needs settings; expected `open`, or a mapping with `kind:` open, wpa2-psk or wpa2-enterprise")
+            }
+            return .open
+        }
+        let keys = try field.mapping(allowed: ["kind", "psk", "eap-method", "users"], required: ["kind"])
+        let kindField = keys["kind"]!
+        switch try kindField.string() {
+        case "open":
+            for extra in ["psk", "eap-method", "users"] where keys[extra] != nil {
+                throw keys[extra]!.error("`\(extra)` does not apply to an open network")
+            }
+            return .open
+        case "wpa2-psk":
+            guard let pskField = keys["psk"] else { throw field.error("missing key `psk` (8 to 63 characters) for wpa2-psk") }
+            let psk = try pskField.string()
+            guard psk.count >= 8 else { throw pskField.error("expected a PSK of 8 to 63 characters, found \(psk.count)") }
+            guard psk.count <= 63, psk.allSatisfy({ $0.isASCII && !$0.isNewline }) else {
+                throw pskField.error("expected a PSK of 8 to 63 printable ASCII characters")
+            }
+            return .wpa2PSK(passphrase: psk)
+        case "wpa2-enterprise":
+            let method: EAPMethod
+            if let f = keys["eap-method"] {
+                let text = try f.string()
+                guard let m = EAPMethod(rawValue: text) else {
+                    throw f.error("unknown EAP method `\(text)`; expected one of: \(EAPMethod.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                method = m
+            } else {
+                method = .peap
+            }
+            guard let usersField = keys["users"] else { throw field.error("missing key `users` (identity/password list) for wpa2-enterprise") }
+            let users = try usersField.list().map { userField -> EAPUser in
+                let u = try userField.mapping(allowed: ["identity", "password"], required: ["identity", "password"])
+                return EAPUser(identity: try u["identity"]!.nonEmptyString(), password: try u["password"]!.nonEmptyString())
+            }
+            guard !users.isEmpty else { throw usersField.error("expected at least one user") }
+            return .wpa2Enterprise(method: method, users: users)
+        case let other:
+            throw kindField.error("unknown security kind `\(other)`; expected one of: open, wpa2-psk, wpa2-enterprise")
+        }
+    }
+
+    func gateway(_ field: Field) throws -> Gateway {
+        let keys = try field.mapping(
+            allowed: ["subnet", "address", "dhcp-range", "dns", "captive-api", "portal", "session-seconds", "lease-seconds"],
+            required: ["subnet"])
+        let subnetField = keys["subnet"]!
+        let subnet = try subnetField.subnet(maxLength: 29)
+        remember(subnetField)
+        let address = try keys["address"]?.ipv4() ?? IPv4Address(value: subnet.network.value + 1)
+        if let f = keys["address"], !subnet.contains(address) || address == subnet.first || address == subnet.last {
+            throw f.error("expected a host address inside \(subnet), found \(address)")
+        }
+        var start = IPv4Address(value: subnet.network.value + 10)
+        var end = IPv4Address(value: subnet.last.value - 1)
+        if subnet.length > 27 { start = IPv4Address(value: address.value + 1) }
+        if let f = keys["dhcp-range"] {
+            let items = try f.list()
+            guard items.count == 2 else { throw f.error("expected a list of two addresses [first, last], found \(items.count) items") }
+            start = try items[0].ipv4()
+            end = try items[1].ipv4()
+            for (item, a) in [(items[0], start), (items[1], end)] where !subnet.contains(a) || a == subnet.first || a == subnet.last {
+                throw item.error("expected a host address inside \(subnet), found \(a)")
+            }
+            guard start <= end else { throw f.error("expected first <= last, found \(start) > \(end)") }
+            if (start...end).contains(address) {
+                throw f.error("the range \(start)-\(end) contains the gateway address \(address); expected a range without it")
+            }
+        }
+        let dns = try keys["dns"].map { f -> [IPv4Address] in
+            if case .sequence = f.node { return try f.list().map { try $0.ipv4() } }
+            return [try f.ipv4()]
+        } ?? [address]
+        var portal: PortalSettings?
+        if let f = keys["portal"] { portal = try self.portal(f) }
+        var captiveAPI = CaptiveAPI.none
+        if let f = keys["captive-api"] {
+            let text = try f.string()
+            switch text {
+            case "none": captiveAPI = .none
+            case "auto":
+                guard let portal else { throw f.error("`auto` needs a `portal:`; expected `none` or a URI") }
+                captiveAPI = .uri("http://\(address):\(portal.port)/captive-api")
+            default:
+                guard text.hasPrefix("http://") || text.hasPrefix("https://"), text.count > 8 else {
+                    throw f.error("expected `none`, `auto` or an http(s) URI for DHCP option 114, found `\(text)`")
+                }
+                captiveAPI = .uri(text)
+            }
+        }
+        let session = try keys["session-seconds"]?.int(in: 1...604_800) ?? 3600
+        let lease = try keys["lease-seconds"]?.int(in: 120...604_800) ?? 3600
+        return Gateway(subnet: subnet, address: address, dhcpStart: start, dhcpEnd: end, dns: dns,
+                       captiveAPI: captiveAPI, portal: portal, sessionSeconds: session, leaseSeconds: lease)
+    }
+
+    func portal(_ field: Field) throws -> PortalSettings {
+        guard case .mapping(let mapping) = field.node else {
+            throw field.error("expected a mapping with `kind:` (one of \(PortalCatalog.kinds.joined(separator: ", "))), found \(field.kindName)")
+        }
+        var kind: String?
+        var port = 8080
+        var settings: [String: String] = [:]
+        let allowedSettings = ["username", "password", "voucher", "delay-seconds", "terms", "can-extend-session", "venue-info-url"]
+        for (key, value) in mapping {
+            guard let name = key.string else { throw Field(node: key, path: field.path, file: field.file).error("expected a string key") }
+            let f = field.child(name, value)
+            switch name {
+            case "kind":
+                let text = try f.string()
+                guard PortalCatalog.kinds.contains(text) else {
+                    throw f.error("unknown portal kind `\(text)`; expected one of: \(PortalCatalog.kinds.joined(separator: ", "))")
+                }
+                kind = text
+            case "port":
+                port = try f.int(in: 1...65535)
+                guard port != 53 && port != 67 else { throw f.error("port \(port) is used by dnsmasq; expected another port") }
+            case _ where allowedSettings.contains(name):
+                if case .scalar = value { settings[name] = try f.string() } else { throw f.error("expected a scalar, found \(f.kindName)") }
+            default:
+                throw Field(node: key, path: f.path, file: field.file)
+                    .error("unknown key `\(name)`; expected one of: kind, port, \(allowedSettings.joined(separator: ", "))")
+            }
+        }
+        guard let kind else { throw field.error("missing key `kind`") }
+        if kind == "form-login" {
+            for key in ["username", "password"] where settings[key] == nil {
+                throw field.error("missing key `\(key)` for the form-login portal")
+            }
+        }
+        if kind == "voucher", settings["voucher"] == nil { throw field.error("missing key `voucher` for the voucher portal") }
+        if kind == "wispr" {
+            for key in ["username", "password"] where settings[key] == nil {
+                throw field.error("missing key `\(key)` for the wispr portal")
+            }
+        }
+        if let delay = settings["delay-seconds"], Int(delay) == nil {
+            throw field.child("delay-seconds", .scalar(.init(delay))).error("expected an integer number of seconds")
+        }
+        return PortalSettings(kind: kind, port: port, settings: settings)
+    }
+
+    func faults(_ field: Field) throws -> Faults {
+        let keys = try field.mapping(allowed: ["uplink-down", "dns-down", "latency-ms", "loss-percent"])
+        var faults = Faults()
+        faults.uplinkDown = try keys["uplink-down"]?.bool() ?? false
+        faults.dnsDown = try keys["dns-down"]?.bool() ?? false
+        faults.latencyMS = try keys["latency-ms"]?.int(in: 0...10_000) ?? 0
+        faults.lossPercent = try keys["loss-percent"]?.int(in: 0...100) ?? 0
+        return faults
+    }
+
+    func station(_ field: Field) throws -> Station {
+        let keys = try field.mapping(allowed: ["name", "helpers", "known-networks"], required: ["name"])
+        let name = try identifier(keys["name"]!)
+        remember(keys["name"]!)
+        let helpers = try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } } ?? []
+        let known = try keys["known-networks"].map { f in
+            try f.list().map { item -> KnownNetwork in
+                remember(item)
+                let k = try item.mapping(allowed: ["ssid", "psk", "identity", "password", "auto-join"], required: ["ssid"])
+                if let p = k["psk"] {
+                    let psk = try p.string()
+                    guard (8...63).contains(psk.count) else { throw p.error("expected a PSK of 8 to 63 characters, found \(psk.count)") }
+                }
+                return KnownNetwork(
+                    ssid: try k["ssid"]!.nonEmptyString(), psk: try k["psk"]?.string(),
+                    identity: try k["identity"]?.string(), password: try k["password"]?.string(),
+                    autoJoin: try k["auto-join"]?.bool() ?? true)
+            }
+        } ?? []
+        return Station(name: name, helpers: helpers, knownNetworks: known)
+    }
+}
+
+/// Cross-field checks (duplicates, overlaps, references), with the marks the reader kept.
+struct Validator {
+    let file: String
+
+    func error(_ marks: [String: Position], _ path: String, _ message: String) -> TopologyError {
+        let mark = marks[path] ?? Position(line: 1, column: 1)
+        return TopologyError(file: file, line: mark.line, column: mark.column, field: path, message: message)
+    }
+
+    func validate(_ topology: Topology, _ marks: [String: Position]) throws {
+        var names: [String: Int] = [:]
+        var bssids: [String: Int] = [:]
+        for (index, hotspot) in topology.hotspots.enumerated() {
+            if let first = names[hotspot.name] {
+                throw error(marks, "hotspots[\(index)].name", "duplicate hotspot name `\(hotspot.name)` (first used by hotspots[\(first)]); expected a unique name")
+            }
+            names[hotspot.name] = index
+            if let first = bssids[hotspot.bssid.text] {
+                throw error(marks, "hotspots[\(index)].bssid", "duplicate BSSID \(hotspot.bssid) (first used by hotspots[\(first)]); expected a unique BSSID")
+            }
+            bssids[hotspot.bssid.text] = index
+        }
+        let count = topology.hotspots.count
+        if count * 4 > 1 << (32 - topology.internet.uplinks.length) {
+            throw error(marks, "internet.uplinks", "\(topology.internet.uplinks) holds \((1 << (32 - topology.internet.uplinks.length)) / 4) uplink /30s; expected room for \(count)")
+        }
+        let uplinkRange = IPv4Subnet(network: topology.internet.uplinks.network,
+                                     length: max(topology.internet.uplinks.length, 32 - bitsFor(count * 4)))
+        for (index, hotspot) in topology.hotspots.enumerated() {
+            let subnet = hotspot.gateway.subnet
+            for other in 0..<index where topology.hotspots[other].gateway.subnet.overlaps(subnet) {
+                throw error(marks, "hotspots[\(index)].gateway.subnet", "subnet \(subnet) overlaps hotspots[\(other)].gateway.subnet \(topology.hotspots[other].gateway.subnet); expected disjoint subnets")
+            }
+            if subnet.overlaps(uplinkRange) || subnet.overlaps(topology.internet.uplinks) {
+                throw error(marks, "hotspots[\(index)].gateway.subnet", "subnet \(subnet) overlaps internet.uplinks \(topology.internet.uplinks); expected disjoint subnets")
+            }
+            if subnet.contains(topology.internet.address) {
+                throw error(marks, "hotspots[\(index)].gateway.subnet", "subnet \(subnet) contains the internet address \(topology.internet.address); expected disjoint subnets")
+            }
+        }
+        var stationNames: Set<String> = []
+        for (index, station) in topology.stations.enumerated() {
+            guard stationNames.insert(station.name).inserted else {
+                throw error(marks, "stations[\(index)].name", "duplicate station name `\(station.name)`; expected a unique name")
+            }
+            for (k, known) in station.knownNetworks.enumerated() {
+                let path = "stations[\(index)].known-networks[\(k)]"
+                guard let hotspot = topology.hotspots.first(where: { $0.ssid == known.ssid }) else {
+                    continue // a network the station remembers but that is not on the air: allowed
+                }
+                switch hotspot.security {
+                case .wpa2PSK where known.psk == nil:
+                    throw error(marks, path, "`\(known.ssid)` is wpa2-psk; expected `psk:` (8 to 63 characters)")
+                case .wpa2Enterprise where known.identity == nil || known.password == nil:
+                    throw error(marks, path, "`\(known.ssid)` is wpa2-enterprise; expected `identity:` and `password:`")
+                default: break
+                }
+            }
+        }
+    }
+
+    private func bitsFor(_ n: Int) -> Int {
+        var bits = 0
+        while (1 << bits) < n { bits += 1 }
+        return bits
+    }
+}

@@ -1,0 +1,125 @@
+import Testing
+import LabKit
+@testable import Portals
+
+/// Portal kinds answer as documented, without a network: a recording gate stands in for nftables.
+actor RecordingGate: PortalGate {
+    var allowed: [String] = []
+    var revoked: [String] = []
+    func allow(mac: String, ip: String, seconds: Int) async throws { allowed.append("\(mac) \(ip) \(seconds)") }
+    func revoke(mac: String, ip: String) async throws { revoked.append("\(mac) \(ip)") }
+}
+
+struct FixedNeighbours: NeighbourLookup {
+    func mac(for ip: String) -> String? { ip == "198.51.100.10" ? "02:00:00:00:00:0a" : nil }
+}
+
+final class FakeClock: @unchecked Sendable {
+    var now: Double = 1000
+}
+
+@Suite struct PortalKindTests {
+    let gate = RecordingGate()
+    let clock = FakeClock()
+    var sessions: PortalSessions {
+        let clock = self.clock
+        return PortalSessions(portalURL: "http://198.51.100.1:8080/", sessionSeconds: 30, gate: gate,
+                              neighbours: FixedNeighbours(), now: { clock.now })
+    }
+
+    func req(_ method: String, _ path: String, form: [String: String] = [:], intercepted: Bool = false) -> PortalRequest {
+        PortalRequest(method: method, path: path, form: form, clientIP: "198.51.100.10", intercepted: intercepted)
+    }
+
+    @Test func catalogMatchesRegistry() {
+        #expect(PortalRegistry.names == PortalCatalog.kinds)
+    }
+
+    @Test func formLoginRightAndWrong() async throws {
+        let kind = try FormLoginPortal(settings: ["username": "guest", "password": "croissant"])
+        let s = sessions
+        let redirect = await kind.respond(to: req("GET", "/hotspot-detect.html", intercepted: true), context: s)
+        #expect(redirect.status == 302 && redirect.headers["Location"] == "http://198.51.100.1:8080/")
+        let wrong = await kind.respond(to: req("POST", "/login", form: ["username": "guest", "password": "nope"]), context: s)
+        #expect(wrong.status == 401)
+        #expect(await gate.allowed.isEmpty)
+        let right = await kind.respond(to: req("POST", "/login", form: ["username": "guest", "password": "croissant"]), context: s)
+        #expect(right.status == 200)
+        #expect(await gate.allowed == ["02:00:00:00:00:0a 198.51.100.10 30"])
+        let off = await kind.respond(to: req("GET", "/logoff"), context: s)
+        #expect(off.status == 200)
+        #expect(await gate.revoked == ["02:00:00:00:00:0a 198.51.100.10"])
+        #expect(throws: PortalSettingError.self) { try FormLoginPortal(settings: ["username": "x"]) }
+    }
+
+    @Test func voucherAndClickThrough() async throws {
+        let s = sessions
+        let voucher = try VoucherPortal(settings: ["voucher": "ROOM-1"])
+        #expect(await voucher.respond(to: req("POST", "/voucher", form: ["code": "ROOM-2"]), context: s).status == 403)
+        #expect(await voucher.respond(to: req("POST", "/voucher", form: ["code": " room-1 "]), context: s).status == 200)
+        let click = try ClickThroughPortal(settings: [:])
+        #expect(await click.respond(to: req("POST", "/accept"), context: s).status == 400)
+        #expect(await click.respond(to: req("POST", "/accept", form: ["accept": "yes"]), context: s).status == 200)
+        #expect(await gate.allowed.count == 2)
+    }
+
+    @Test func wisprCodes() async throws {
+        let s = sessions
+        let kind = try WISPrPortal(settings: ["username": "member", "password": "pw"])
+        let redirect = await kind.respond(to: req("GET", "/hotspot-detect.html", intercepted: true), context: s)
+        #expect(redirect.body.contains("<!--<?xml"))
+        #expect(redirect.body.contains("<LoginURL>http://198.51.100.1:8080/wispr/login</LoginURL>"))
+        #expect(redirect.body.contains("<MessageType>100</MessageType>"))
+        let failed = await kind.respond(to: req("POST", "/wispr/login", form: ["UserName": "member", "Password": "x"]), context: s)
+        #expect(failed.body.contains("<ResponseCode>100</ResponseCode>"))
+        let ok = await kind.respond(to: req("POST", "/wispr/login", form: ["UserName": "member", "Password": "pw"]), context: s)
+        #expect(ok.body.contains("<MessageType>120</MessageType>") && ok.body.contains("<ResponseCode>50</ResponseCode>"))
+        #expect(ok.body.contains("<LogoffURL>http://198.51.100.1:8080/wispr/logoff</LogoffURL>"))
+        let off = await kind.respond(to: req("GET", "/wispr/logoff"), context: s)
+        #expect(off.body.contains("<MessageType>130</MessageType>") && off.body.contains("<ResponseCode>150</ResponseCode>"))
+    }
+
+    @Test func captiveAPIAndExpiry() async throws {
+        let s = sessions
+        let kind = try CaptiveAPIPortal(settings: ["can-extend-session": "true"])
+        let before = await kind.respond(to: req("GET", "/captive-api"), context: s)
+        #expect(before.headers["Content-Type"] == "application/captive+json")
+        #expect(before.body == #"{"captive":true,"user-portal-url":"http:\/\/198.51.100.1:8080\/"}"#)
+        _ = await kind.respond(to: req("POST", "/accept"), context: s)
+        clock.now += 10
+        let after = await kind.respond(to: req("GET", "/captive-api"), context: s)
+        #expect(after.body.contains(#""captive":false"#) && after.body.contains(#""seconds-remaining":20"#))
+        #expect(after.body.contains(#""can-extend-session":true"#))
+        clock.now += 25
+        let expired = await kind.respond(to: req("GET", "/captive-api"), context: s)
+        #expect(expired.body.contains(#""captive":true"#))
+    }
+
+    @Test func brokenKinds() async throws {
+        let s = sessions
+        let slow = await (try BrokenSlowPortal(settings: [:])).respond(to: req("GET", "/", intercepted: true), context: s)
+        #expect(slow.delaySeconds == 60)
+        #expect(await (try Broken500Portal(settings: [:])).respond(to: req("GET", "/"), context: s).status == 500)
+        let loop = await (try BrokenRedirectLoopPortal(settings: [:])).respond(to: req("GET", "/loop/a"), context: s)
+        #expect(loop.status == 302 && loop.headers["Location"] == "http://198.51.100.1:8080/loop/b")
+        let empty = await (try BrokenEmptyPortal(settings: [:])).respond(to: req("GET", "/", intercepted: true), context: s)
+        #expect(empty.status == 200 && empty.body.isEmpty)
+    }
+
+    @Test func internetProbes() {
+        #expect(InternetServer.respond(path: "/hotspot-detect.html", host: "captive.apple.com").body
+                == "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>")
+        #expect(InternetServer.respond(path: "/generate_204", host: nil).status == 204)
+    }
+
+    @Test func neighbourTableParse() {
+        let text = """
+            IP address       HW type     Flags       HW address            Mask     Device
+            198.51.100.11    0x1         0x0         00:00:00:00:00:00     *        lan0
+            198.51.100.10    0x1         0x2         02:AA:00:00:00:0a     *        lan0
+            """
+        #expect(ProcNeighbourTable.parse(text, ip: "198.51.100.10") == "02:aa:00:00:00:0a")
+        #expect(ProcNeighbourTable.parse(text, ip: "198.51.100.11") == nil)
+        #expect(parseForm("a=1&b=two+words&c=%41") == ["a": "1", "b": "two words", "c": "A"])
+    }
+}

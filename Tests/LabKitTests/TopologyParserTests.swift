@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import LabKit
+
+/// The shipped topologies parse, and each bad input fails with file:line:column, the field and what was expected.
+@Suite struct TopologyParserTests {
+    static let root: String = {
+        var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
+            dir.deleteLastPathComponent()
+        }
+        return dir.path
+    }()
+
+    @Test(arguments: ["captive", "open", "ui-required", "multi-hotspot", "enterprise"])
+    func shippedTopologiesParse(_ name: String) throws {
+        let topology = try TopologyParser.load(path: "\(Self.root)/topologies/\(name).yaml")
+        #expect(!topology.hotspots.isEmpty)
+        for hotspot in topology.hotspots {
+            #expect(IPv4Subnet.isLabSubnet(hotspot.gateway.subnet))
+            #expect(hotspot.gateway.subnet.contains(hotspot.gateway.dhcpStart))
+        }
+    }
+
+    @Test func captiveIsTheCafeWithFormLogin() throws {
+        let t = try TopologyParser.load(path: "\(Self.root)/topologies/captive.yaml")
+        #expect(t.name == "captive")
+        #expect(t.hotspots.count == 1)
+        let cafe = t.hotspots[0]
+        #expect(cafe.ssid == "Cafe Lumiere")
+        #expect(cafe.bssid.text == "02:00:00:00:01:00")
+        #expect(cafe.security == .open)
+        #expect(cafe.gateway.portal?.kind == "form-login")
+        #expect(cafe.gateway.portal?.settings["password"] == "croissant")
+        #expect(cafe.gateway.address.description == "198.51.100.1")
+        #expect(cafe.gateway.captiveAPI == .none)
+        #expect(t.internet.address.description == "198.18.0.1")
+        #expect(t.stations.first?.helpers == ["hotspot-helper-portal"])
+    }
+
+    @Test func multiHotspotHasSecureAndOpenAndTwoHelpers() throws {
+        let t = try TopologyParser.load(path: "\(Self.root)/topologies/multi-hotspot.yaml")
+        #expect(t.hotspots.count == 4)
+        #expect(t.hotspots.contains { $0.security.isSecure })
+        #expect(t.hotspots.contains { !$0.security.isSecure })
+        #expect(t.hotspots.contains { $0.hidden })
+        #expect(t.stations[0].helpers.count == 2)
+        let airport = try #require(t.hotspots.first { $0.name == "airport" })
+        #expect(airport.gateway.captiveAPI == .uri("http://198.51.100.65:8080/captive-api"))
+        #expect(t.stations[0].knownNetworks.first { $0.ssid == "Lounge WISPr" }?.autoJoin == false)
+    }
+
+    @Test func enterpriseUsesInternalEAPServer() throws {
+        let t = try TopologyParser.load(path: "\(Self.root)/topologies/enterprise.yaml")
+        guard case .wpa2Enterprise(let method, let users) = t.hotspots[0].security else {
+            Issue.record("expected wpa2-enterprise, got \(t.hotspots[0].security)")
+            return
+        }
+        #expect(method == .peap)
+        #expect(users.map(\.identity) == ["alice", "bob"])
+    }
+
+    static let base = """
+        name: t
+        hotspots:
+          - name: cafe
+            ssid: Cafe
+            bssid: "02:00:00:00:01:00"
+            security: open
+            gateway:
+              subnet: 198.51.100.0/24
+              portal:
+                kind: form-login
+                username: u
+                password: p
+        """
+
+    func failure(_ yaml: String) -> TopologyError? {
+        do {
+            _ = try TopologyParser.parse(yaml, file: "bad.yaml")
+            return nil
+        } catch let error as TopologyError {
+            return error
+        } catch {
+            Issue.record("unexpected error type: \(error)")
+            return nil
+        }
+    }
+
+    @Test func baseIsValid() throws {
+        let t = try TopologyParser.parse(Self.base, file: "base.yaml")
+        #expect(t.hotspots[0].gateway.dhcpStart.description == "198.51.100.10")
+        #expect(t.hotspots[0].gateway.dhcpEnd.description == "198.51.100.254")
+    }
+
+    @Test func unknownKey() throws {
+        let yaml = Self.base.replacingOccurrences(of: "    security: open", with: "    security: open\n    colour: blue")
+        let error = try #require(failure(yaml))
+        #expect(error.line == 7 && error.column == 5)
+        #expect(error.field == "hotspots[0].colour")
+        #expect(error.description.hasPrefix("bad.yaml:7:5: hotspots[0].colour: unknown key `colour`; expected one of: name, ssid"))
+    }
+
+    @Test func wrongType() throws {
+        let yaml = Self.base + "\n    channel: six"
+        let error = try #require(failure(yaml))
+        #expect(error.field == "hotspots[0].channel")
+        #expect(error.line == 13 && error.column == 14)
+        #expect(error.message == "expected an integer in 1...13, found scalar `six`")
+        let listError = try #require(failure(Self.base.replacingOccurrences(of: "ssid: Cafe", with: "ssid: [a, b]")))
+        #expect(listError.field == "hotspots[0].ssid")
+        #expect(listError.message == "expected a string, found a list")
+        #expect(listError.line == 4 && listError.column == 11)
+    }
+
+    @Test func duplicateBSSID() throws {
+        let yaml = Self.base + """
+
+              - name: bar
+                ssid: Bar
+                bssid: "02:00:00:00:01:00"
+                gateway:
+                  subnet: 192.0.2.0/24
+            """
+        let error = try #require(failure(yaml))
+        #expect(error.field == "hotspots[1].bssid")
+        #expect(error.line == 15 && error.column == 12)
+        #expect(error.message.contains("duplicate BSSID 02:00:00:00:01:00 (first used by hotspots[0])"))
+    }
+
+    @Test func unknownPortalKind() throws {
+        let error = try #require(failure(Self.base.replacingOccurrences(of: "kind: form-login", with: "kind: telepathy")))
+        #expect(error.field == "hotspots[0].gateway.portal.kind")
+        #expect(error.line == 10 && error.column == 15)
+        #expect(error.message.hasPrefix("unknown portal kind `telepathy`; expected one of: click-through, form-login"))
+    }
+
+    @Test func overlappingSubnets() throws {
+        let yaml = Self.base + """
+
+              - name: bar
+                ssid: Bar
+                bssid: "02:00:00:00:02:00"
+                gateway:
+                  subnet: 198.51.100.128/25
+            """
+        let error = try #require(failure(yaml))
+        #expect(error.field == "hotspots[1].gateway.subnet")
+        #expect(error.line == 17 && error.column == 15)
+        #expect(error.message.contains("198.51.100.128/25 overlaps hotspots[0].gateway.subnet 198.51.100.0/24"))
+    }
+
+    @Test func shortPSK() throws {
+        let yaml = Self.base.replacingOccurrences(of: "    security: open", with: "    security:\n      kind: wpa2-psk\n      psk: short")
+        let error = try #require(failure(yaml))
+        #expect(error.field == "hotspots[0].security.psk")
+        #expect(error.line == 8 && error.column == 12)
+        #expect(error.message == "expected a PSK of 8 to 63 characters, found 5")
+    }
+
+    @Test func addressesOutsideLabRanges() throws {
+        let error = try #require(failure(Self.base.replacingOccurrences(of: "198.51.100.0/24", with: "10.0.0.0/24")))
+        #expect(error.field == "hotspots[0].gateway.subnet")
+        #expect(error.message.contains("outside the lab ranges"))
+    }
+
+    @Test func missingKeyAndYAMLSyntax() throws {
+        let missing = try #require(failure(Self.base.replacingOccurrences(of: "    ssid: Cafe\n", with: "")))
+        #expect(missing.field == "hotspots[0]")
+        #expect(missing.message == "missing key `ssid`")
+        #expect(missing.line == 3 && missing.column == 5)
+        let syntax = try #require(failure("hotspots:\n  - name: [unclosed\n"))
+        #expect(syntax.line >= 2)
+        #expect(syntax.message.hasPrefix("YAML"))
+        let unreadable = #expect(throws: TopologyError.self) { try TopologyParser.load(path: "/nonexistent/x.yaml") }
+        #expect(unreadable?.message.contains("No such file or directory") == true)
+    }
+
+    @Test func stationNeedsPSKForSecureNetwork() throws {
+        let yaml = Self.base.replacingOccurrences(of: "    security: open", with: "    security:\n      kind: wpa2-psk\n      psk: longenough") + """
+
+            stations:
+              - name: phone
+                known-networks:
+                  - ssid: Cafe
+            """
+        let error = try #require(failure(yaml))
+        #expect(error.field == "stations[0].known-networks[0]")
+        #expect(error.message.contains("expected `psk:`"))
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// RFC 8908: the API at `/captive-api` (announced through DHCP option 114) answers
+/// `application/captive+json`; the user portal is a click-through page.
+public struct CaptiveAPIPortal: PortalKind {
+    public static let name = "captive-api"
+    let canExtend: Bool
+    let venueInfoURL: String?
+
+    public init(settings: [String: String]) throws {
+        canExtend = (settings["can-extend-session"] ?? "false") == "true"
+        venueInfoURL = settings["venue-info-url"]
+    }
+
+    public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {
+        if request.intercepted { return .redirect(context.portalURL) }
+        if let response = await handleLogoff(request, context: context) { return response }
+        switch (request.method, request.path) {
+        case ("GET", "/captive-api"):
+            let remaining = await context.secondsRemaining(clientIP: request.clientIP)
+            var object: [String: Any] = ["captive": remaining == nil, "user-portal-url": context.portalURL]
+            if let remaining {
+                object["seconds-remaining"] = remaining
+                object["can-extend-session"] = canExtend
+            }
+            if let venueInfoURL { object["venue-info-url"] = venueInfoURL }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            return PortalResponse(status: 200, headers: ["Content-Type": "application/captive+json", "Cache-Control": "private"],
+                                  body: String(decoding: data, as: UTF8.self))
+        case ("POST", "/accept"):
+            do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
+            return .html(200, "You are online", "<p><a href=\"/logoff\">Sign out</a></p>")
+        default:
+            return .html(200, "Welcome", """
+                <form method="post" action="/accept"><button type="submit">Connect</button></form>
+                """)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// Accept the terms, get online.
+public struct ClickThroughPortal: PortalKind {
+    public static let name = "click-through"
+    let terms: String
+
+    public init(settings: [String: String]) throws {
+        terms = settings["terms"] ?? "Be nice. No warranty."
+    }
+
+    public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {
+        if request.intercepted { return .redirect(context.portalURL) }
+        if let response = await handleLogoff(request, context: context) { return response }
+        switch (request.method, request.path) {
+        case ("POST", "/accept"):
+            guard request.field("accept") == "yes" else {
+                return .html(400, "Terms not accepted", "<p>Tick the box to accept the terms.</p>")
+            }
+            do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
+            return .html(200, "You are online", "<p>Enjoy. <a href=\"/logoff\">Sign out</a></p>")
+        default:
+            return .html(200, "Welcome", """
+                <p>\(escape(terms))</p>
+                <form method="post" action="/accept">
+                <label><input type="checkbox" name="accept" value="yes"> I accept the terms</label>
+                <button type="submit">Connect</button></form>
+                """)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// Username and password form.
+public struct FormLoginPortal: PortalKind {
+    public static let name = "form-login"
+    let username: String
+    let password: String
+
+    public init(settings: [String: String]) throws {
+        username = try Self.required(settings, "username")
+        password = try Self.required(settings, "password")
+    }
+
+    public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {
+        if request.intercepted { return .redirect(context.portalURL) }
+        if let response = await handleLogoff(request, context: context) { return response }
+        switch (request.method, request.path) {
+        case ("POST", "/login"):
+            guard request.field("username") == username, request.field("password") == password else {
+                return .html(401, "Sign-in refused", "<p>Wrong username or password.</p><p><a href=\"/\">Try again</a></p>")
+            }
+            do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
+            return .html(200, "You are online", "<p>Welcome, \(escape(username)). <a href=\"/logoff\">Sign out</a></p>")
+        default:
+            return .html(200, "Sign in", """
+                <form method="post" action="/login">
+                <input name="username" placeholder="Username"> <input name="password" type="password" placeholder="Password">
+                <button type="submit">Sign in</button></form>
+                """)
+        }
+    }
+}

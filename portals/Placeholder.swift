@@ -1,1 +1,0 @@
-// Placeholder: portal kinds live here, one file per kind.

@@ -1,0 +1,143 @@
+import Foundation
+
+/// A request as a portal kind sees it (decoupled from the HTTP server so kinds are unit-testable).
+public struct PortalRequest: Sendable {
+    public var method: String
+    public var path: String
+    /// The Host header without the port (nil when absent).
+    public var host: String?
+    public var query: [String: String]
+    /// URL-encoded form fields of a POST body.
+    public var form: [String: String]
+    /// The client's IPv4 address (the TCP peer).
+    public var clientIP: String
+    /// True when the request was not addressed to the portal (a redirected probe or general HTTP).
+    public var intercepted: Bool
+
+    public init(method: String, path: String, host: String? = nil, query: [String: String] = [:],
+                form: [String: String] = [:], clientIP: String, intercepted: Bool) {
+        self.method = method
+        self.path = path
+        self.host = host
+        self.query = query
+        self.form = form
+        self.clientIP = clientIP
+        self.intercepted = intercepted
+    }
+
+    /// A form field from the body, else the query.
+    public func field(_ name: String) -> String? { form[name] ?? query[name] }
+}
+
+public struct PortalResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: String
+    /// Wait this long before answering (the broken-slow kind).
+    public var delaySeconds: Int
+
+    public init(status: Int, headers: [String: String] = [:], body: String = "", delaySeconds: Int = 0) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.delaySeconds = delaySeconds
+    }
+
+    public static func html(_ status: Int, _ title: String, _ content: String) -> PortalResponse {
+        PortalResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+                       body: "<!DOCTYPE html>\n<html><head><title>\(title)</title></head><body><h1>\(title)</h1>\n\(content)\n</body></html>\n")
+    }
+
+    public static func redirect(_ location: String, body: String? = nil) -> PortalResponse {
+        PortalResponse(status: 302, headers: ["Location": location, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"],
+                       body: body ?? "<html><body><a href=\"\(location)\">Sign in to the network</a></body></html>\n")
+    }
+}
+
+/// What a kind may do besides answering: log a client in or out.
+public protocol PortalContext: Sendable {
+    /// The portal's own base URL, e.g. `http://198.51.100.1:8080/`.
+    var portalURL: String { get }
+    var sessionSeconds: Int { get }
+    /// Lets the client through the gate for the session length. Throws when the gate refuses.
+    func login(clientIP: String) async throws
+    /// Removes the client from the gate.
+    func logoff(clientIP: String) async throws
+    /// Seconds left in the client's session; nil when not logged in.
+    func secondsRemaining(clientIP: String) async -> Int?
+}
+
+/// One kind of captive portal. Each kind lives in its own file in `portals/`.
+public protocol PortalKind: Sendable {
+    /// The name used in topologies and on the command line (`form-login`).
+    static var name: String { get }
+    /// `settings` are the topology's kind-specific strings (username, password, voucher, ...).
+    init(settings: [String: String]) throws
+    /// Answers one request (intercepted or addressed to the portal).
+    func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse
+}
+
+public struct PortalSettingError: Error, CustomStringConvertible {
+    public var kind: String
+    public var setting: String
+    public var message: String
+    public var description: String { "portal kind \(kind): setting `\(setting)`: \(message)" }
+}
+
+extension PortalKind {
+    static func required(_ settings: [String: String], _ key: String) throws -> String {
+        guard let value = settings[key], !value.isEmpty else {
+            throw PortalSettingError(kind: name, setting: key, message: "missing; expected a non-empty value")
+        }
+        return value
+    }
+
+    /// The shared logoff endpoint (`/logoff`) every login kind offers.
+    func handleLogoff(_ request: PortalRequest, context: any PortalContext) async -> PortalResponse? {
+        guard request.path == "/logoff" else { return nil }
+        do {
+            try await context.logoff(clientIP: request.clientIP)
+            return .html(200, "Signed out", "<p>You are signed out.</p><p><a href=\"\(context.portalURL)\">Sign in again</a></p>")
+        } catch {
+            return .html(500, "Sign-out failed", "<p>\(escape("\(error)"))</p>")
+        }
+    }
+
+    func loginFailed(_ error: any Error) -> PortalResponse {
+        .html(500, "Gateway error", "<p>\(escape("\(error)"))</p>")
+    }
+}
+
+/// Every portal kind, by name.
+public enum PortalRegistry {
+    public static let kinds: [any PortalKind.Type] = [
+        ClickThroughPortal.self, FormLoginPortal.self, VoucherPortal.self, WISPrPortal.self, CaptiveAPIPortal.self,
+        BrokenSlowPortal.self, Broken500Portal.self, BrokenRedirectLoopPortal.self, BrokenEmptyPortal.self,
+    ]
+
+    public static var names: [String] { kinds.map { $0.name } }
+
+    public static func make(_ name: String, settings: [String: String]) throws -> any PortalKind {
+        guard let type = kinds.first(where: { $0.name == name }) else {
+            throw PortalSettingError(kind: name, setting: "kind", message: "unknown; expected one of \(names.joined(separator: ", "))")
+        }
+        return try type.init(settings: settings)
+    }
+}
+
+func escape(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+}
+
+/// Parses `a=1&b=two+words` (application/x-www-form-urlencoded).
+public func parseForm(_ text: String) -> [String: String] {
+    var result: [String: String] = [:]
+    for pair in text.split(separator: "&") {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let decode = { (s: Substring) in String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+        guard let key = parts.first else { continue }
+        result[decode(key)] = parts.count > 1 ? decode(parts[1]) : ""
+    }
+    return result
+}
