@@ -73,6 +73,16 @@ public struct HotspotMachine: Sendable {
         pending.first { $0.helper == helper && $0.type != .filterScanList }
     }
 
+    // MARK: forgetting a network
+
+    /// The user removed `network` from the known networks: drop its cache entry and re-enable auto-join.
+    /// The state machine is untouched (an association in progress goes on). Appends `.uncache` and
+    /// `.enableAutoJoin` effects for what it changed, so the driver persists it like any other change.
+    public mutating func forget(_ network: NetworkIdentity, into effects: inout [Effect]) {
+        if cache.removeValue(forKey: network) != nil { effects.append(.uncache(network)) }
+        if autoJoinDisabled.remove(network) != nil { effects.append(.enableAutoJoin(network)) }
+    }
+
     // MARK: the transition
 
     /// Handles one event, returning its effects.
@@ -177,12 +187,11 @@ public struct HotspotMachine: Sendable {
             effects.append(.rejected(resolved.rejection(for: response.command, from: helper, nextID: nextCommandID)))
             return
         }
-        let command = pending[index]
-        guard command.helper == helper else {
-            effects.append(.rejected(.notYourCommand(command.id, from: helper, sentTo: command.helper)))
+        guard pending[index].helper == helper else {
+            effects.append(.rejected(.notYourCommand(response.command, from: helper, sentTo: pending[index].helper)))
             return
         }
-        pending.remove(at: index)
+        let command = pending.remove(at: index)
         resolved.record(command.id, helper: helper, .answered)
 
         switch command.type {
@@ -263,8 +272,8 @@ public struct HotspotMachine: Sendable {
     private mutating func fire(_ trigger: Trigger, _ effects: inout [Effect]) {
         let rowIndex = TransitionTable.lookupIndex(from: state, on: trigger)
         guard rowIndex >= 0 else { return }
-        let row = TransitionTable.rows[rowIndex]
-        for action in row.actions {
+        let to = TransitionTable.rowTargets[rowIndex]
+        for action in TransitionTable.rowActions[rowIndex] {
             perform(action, &effects)
         }
         let from = state
@@ -274,10 +283,10 @@ public struct HotspotMachine: Sendable {
             maintainTimerArmed = false
             effects.append(.cancelMaintainTimer)
         }
-        maintainingOnJoin = (from == .inactive && row.to == .maintaining)
-        state = row.to
-        effects.append(.transition(from: from, to: row.to))
-        for action in TransitionTable.entryActions[row.to] ?? [] {
+        maintainingOnJoin = (from == .inactive && to == .maintaining)
+        state = to
+        effects.append(.transition(from: from, to: to))
+        for action in TransitionTable.entryActionsByState[to.index] {
             perform(action, &effects)
         }
     }
@@ -289,8 +298,8 @@ public struct HotspotMachine: Sendable {
         }
         switch action {
         case .cacheBestHelper:
-            if let best = bestHelper, cache[network] != .helper(best) {
-                cache[network] = .helper(best)
+            // One hash: updateValue tells whether the entry changed.
+            if let best = bestHelper, cache.updateValue(.helper(best), forKey: network) != .helper(best) {
                 effects.append(.cache(network, .helper(best)))
             }
         case .cacheNotCaptive:
@@ -299,8 +308,8 @@ public struct HotspotMachine: Sendable {
         case .excludeBestHelper:
             if let best = bestHelper, !excludeList.contains(best) { excludeList.append(best) }
         case .uncacheBestHelper:
-            if let best = bestHelper, cache[network] == .helper(best) {
-                cache[network] = nil
+            if let best = bestHelper, let i = cache.index(forKey: network), cache.values[i] == .helper(best) {
+                cache.remove(at: i)
                 effects.append(.uncache(network))
             }
         case .disableAutoJoin:
@@ -364,12 +373,11 @@ public struct HotspotMachine: Sendable {
     private mutating func withdrawStateCommands(_ effects: inout [Effect]) {
         var i = 0
         while i < pending.count {
-            let command = pending[i]
-            if command.type == .filterScanList {
+            if pending[i].type == .filterScanList {
                 i += 1
                 continue
             }
-            pending.remove(at: i)
+            let command = pending.remove(at: i)
             resolved.record(command.id, helper: command.helper, .withdrawn)
             effects.append(.cancel(command.id, helper: command.helper))
         }

@@ -60,7 +60,9 @@ public struct Timing: Sendable, Hashable, Codable {
         case .maintain: raw = maintainDeadline
         case .logoff: raw = logoffDeadline
         }
-        return raw.map(scaled)
+        // Not `raw.map(scaled)`: a method reference as a closure allocates its context on every call.
+        guard let raw else { return nil }
+        return scaled(raw)
     }
 
     public var scaledMaintainInterval: Duration { scaled(maintainInterval) }

@@ -212,6 +212,13 @@ public enum TransitionTable {
         "A failed maintain goes to Evaluating without dropping the cache entry; the new evaluation overwrites it.",
     ]
 
+    /// `entryActions` as an array indexed by `HotspotState.index` (no hashing on the hot path).
+    static let entryActionsByState: [[EntryAction]] = HotspotState.allCases.map { entryActions[$0] ?? [] }
+
+    /// The rows' targets and actions as flat arrays, so a transition copies no row.
+    static let rowTargets: [HotspotState] = rows.map(\.to)
+    static let rowActions: [[TransitionAction]] = rows.map(\.actions)
+
     /// Lookup: state index * trigger count + trigger index -> row index, -1 for none.
     static let lookup: [Int] = {
         let states = HotspotState.allCases
@@ -240,6 +247,9 @@ public enum TransitionTable {
 }
 
 extension HotspotState {
+    /// Hashes the case, not the raw value string: the machine keys tables by state on its hot path.
+    public func hash(into hasher: inout Hasher) { hasher.combine(index) }
+
     @inline(__always)
     var index: Int {
         switch self {

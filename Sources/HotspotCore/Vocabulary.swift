@@ -107,6 +107,15 @@ public enum SecurityType: String, Sendable, Hashable, Codable, CaseIterable {
     case wpa2Enterprise = "wpa2-enterprise"
 
     public var isSecure: Bool { self != .open }
+
+    /// Hashes the case, not the raw value string: part of every cache key.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .open: hasher.combine(0 as UInt8)
+        case .wpa2Personal: hasher.combine(1 as UInt8)
+        case .wpa2Enterprise: hasher.combine(2 as UInt8)
+        }
+    }
 }
 
 /// The states of the authentication state machine.
@@ -179,7 +188,24 @@ public struct HotspotNetwork: Sendable, Hashable, Codable {
 
     /// Two networks are "the same entry of a scan list" when SSID and BSSID match.
     public func sameEntry(as other: HotspotNetwork) -> Bool {
-        ssid == other.ssid && bssid.lowercased() == other.bssid.lowercased()
+        ssid == other.ssid && Self.sameBSSID(bssid, other.bssid)
+    }
+
+    /// BSSIDs compare without regard to ASCII case ("02:AB:..." is "02:ab:..."), without allocating
+    /// (`lowercased()` would make two new strings on every comparison).
+    static func sameBSSID(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var i = a.utf8.makeIterator(), j = b.utf8.makeIterator()
+        while true {
+            switch (i.next(), j.next()) {
+            case (nil, nil): return true
+            case (let x?, let y?):
+                let lx = (x >= 0x41 && x <= 0x5A) ? x | 0x20 : x
+                let ly = (y >= 0x41 && y <= 0x5A) ? y | 0x20 : y
+                if lx != ly { return false }
+            default: return false
+            }
+        }
     }
 }
 

@@ -8,6 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Run a benchmark and print its results (see bench/README.md for recorded runs).",
         subcommands: [
             // Add each bench area here, one line each.
+            BenchCore.self,
             BenchLab.self,
         ]
     )

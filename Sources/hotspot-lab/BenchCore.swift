@@ -1,0 +1,251 @@
+import ArgumentParser
+import Foundation
+import HotspotCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `hotspot-lab bench core`: the pure state machine's speed and allocations.
+///
+/// Replays the guide's four sequences (captive, not captive, captive with UI, captive cached) on one
+/// machine, `--iterations` times, on one thread, the way a driver does: each event goes through
+/// `handle(_:into:)` with a reused effects array, and each answer is built from the `send` effect of
+/// the command it answers. Every iteration ends back in Inactive; the first iteration's states and
+/// effect counts are checked against the guide, later ones against the first.
+///
+/// Allocations are counted two ways:
+/// - in process, `mallinfo2()` before and after the timed run: the heap must not grow;
+/// - exactly, under valgrind (when installed): the process is run twice with different iteration
+///   counts; the difference in malloc calls divided by the difference in events is the number of
+///   allocations per steady-state event (start-up and the first iteration's warm-up cancel out).
+struct BenchCore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "core",
+        abstract: "Events per second and allocations per event of the pure state machine (the guide's four sequences)."
+    )
+
+    @Option(help: "How many times to replay the four sequences.")
+    var iterations = 1_000_000
+
+    @Flag(inversion: .prefixedNo, help: "Count allocations exactly by running this benchmark twice under valgrind.")
+    var valgrind = true
+
+    @Flag(help: .hidden)
+    var quiet = false
+
+    func run() throws {
+        var bench = CoreBench()
+        bench.warmUp()
+        let heapBefore = heapInUse()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let events = bench.replay(iterations)
+        let elapsed = clock.now - start
+        let heapAfter = heapInUse()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if quiet { return }
+        print("bench core: the guide's four sequences x \(iterations) (\(CoreBench.eventsPerIteration) events each)")
+        print("  events:           \(events)")
+        print("  time:             \(String(format: "%.3f", seconds)) s")
+        print("  events/s:         \(String(format: "%.2f", Double(events) / seconds / 1e6)) M (one thread)")
+        print("  ns/event:         \(String(format: "%.1f", seconds * 1e9 / Double(events)))")
+        if let heapBefore, let heapAfter {
+            print("  heap growth:      \(heapAfter - heapBefore) bytes over the timed run (mallinfo2: uordblks + hblkhd)")
+        }
+        guard valgrind else { return }
+        guard let valgrindPath = findValgrind() else {
+            print("  allocations:      not counted (valgrind not installed; --no-valgrind to silence)")
+            return
+        }
+        let small = 200, large = 1_200
+        let a = try mallocCalls(valgrind: valgrindPath, iterations: small)
+        let b = try mallocCalls(valgrind: valgrindPath, iterations: large)
+        let perEvent = Double(b - a) / Double((large - small) * CoreBench.eventsPerIteration)
+        print("  allocations:      \(String(format: "%.4f", perEvent)) per event in steady state "
+              + "(valgrind: \(a) allocs for \(small) iterations, \(b) for \(large))")
+    }
+
+    /// Bytes the program holds from malloc (`mallinfo2().uordblks`). Glibc's Swift module does not
+    /// export <malloc.h>, so the function is looked up with dlsym. It returns a 10-word struct, which
+    /// the x86-64 SysV ABI returns through a caller-provided buffer passed as the first argument:
+    /// calling it as `(buffer) -> buffer` is the same call. Elsewhere: nil (not measured).
+    func heapInUse() -> Int? {
+        #if os(Linux) && arch(x86_64)
+        typealias MallInfo2 = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
+        let call = unsafeBitCast(symbol, to: MallInfo2.self)
+        var fields = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)  // arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost
+        withUnsafeMutableBytes(of: &fields) { _ = call($0.baseAddress!) }
+        return fields.7 + fields.4  // uordblks (arena chunks in use) + hblkhd (mmapped chunks)
+        #else
+        return nil
+        #endif
+    }
+
+    func findValgrind() -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/valgrind" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Runs this benchmark under valgrind for `iterations` and returns its "total heap usage" allocs.
+    func mallocCalls(valgrind: String, iterations: Int) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: valgrind)
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        var arguments = ["--tool=memcheck", "--leak-check=no", me]
+        // The subcommand path: everything up to and including "core".
+        let own = CommandLine.arguments.dropFirst()
+        if let core = own.firstIndex(of: "core") { arguments += own[...core] } else { arguments += ["bench", "core"] }
+        arguments += ["--iterations", "\(iterations)", "--no-valgrind", "--quiet"]
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ValidationError("valgrind \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(output)")
+        }
+        // "==123==   total heap usage: 1,234 allocs, 1,200 frees, 56,789 bytes allocated"
+        guard let line = output.split(separator: "\n").first(where: { $0.contains("total heap usage:") }),
+              let field = line.split(separator: ":").last?.split(separator: " ").first,
+              let count = Int(field.replacing(",", with: "")) else {
+            throw ValidationError("valgrind output has no \"total heap usage\" line:\n\(output)")
+        }
+        return count
+    }
+}
+
+/// The four sequences as a script a driver plays: plain events, and answers to the command last sent
+/// to a helper (the id comes from the `send` effect, as in a real driver).
+struct CoreBench {
+    enum Step {
+        case event(Event)
+        /// Helper index, the command answered, the result, the network answered with (evaluate: with its confidence).
+        case answer(Int, CommandType, HelperResult, HotspotNetwork?)
+        /// The user removes the network, so the next iteration evaluates it again.
+        case forget(NetworkIdentity)
+    }
+
+    static let helpers: [HelperID] = ["com.example.alpha", "com.example.beta"]
+    static let captive = HotspotNetwork(ssid: "CoffeeShop", bssid: "02:00:00:00:00:01", signalStrength: 0.8, didAutoJoin: true)
+    static let open = HotspotNetwork(ssid: "Library", bssid: "02:00:00:00:00:02", signalStrength: 0.7, didAutoJoin: true)
+    static let portal = HotspotNetwork(ssid: "Hotel", bssid: "02:00:00:00:00:03", signalStrength: 0.6, didAutoJoin: true)
+    static let cached = HotspotNetwork(ssid: "Airport", bssid: "02:00:00:00:00:04", signalStrength: 0.5, didAutoJoin: true)
+
+    /// Each sequence, then the states it must pass through (checked on the first iteration).
+    static func claim(_ network: HotspotNetwork, _ confidence: Confidence) -> HotspotNetwork {
+        var network = network
+        network.confidence = confidence
+        return network
+    }
+
+    static let script: [Step] = [
+        // Captive: evaluate (b none, a low), authenticate, Authenticated, timer, maintain, leave.
+        .event(.associated(captive)), .event(.ipUp),
+        .answer(1, .evaluate, .success, claim(captive, .none)), .answer(0, .evaluate, .success, claim(captive, .low)),
+        .answer(0, .authenticate, .success, nil),
+        .event(.maintainTimerFired), .answer(0, .maintain, .success, nil),
+        .event(.disassociated), .forget(captive.identity),
+        // Not captive: nobody claims it.
+        .event(.associated(open)), .event(.ipUp),
+        .answer(0, .evaluate, .success, claim(open, .none)), .answer(1, .evaluate, .success, claim(open, .none)),
+        .event(.disassociated),
+        // Captive with UI: b claims high at once (a's late answer is rejected), uiRequired, foreground, presentUI.
+        .event(.associated(portal)), .event(.ipUp),
+        .answer(1, .evaluate, .success, claim(portal, .high)), .answer(0, .evaluate, .success, claim(portal, .high)),
+        .answer(1, .authenticate, .uiRequired, nil),
+        .event(.foreground(helpers[1])), .answer(1, .presentUI, .success, nil), .event(.foreground(nil)),
+        .event(.disassociated), .forget(portal.identity),
+        // Captive (cached): Maintaining with didJustJoin, Authenticated, timer, maintain.
+        .event(.associated(cached)), .event(.ipUp),
+        .answer(0, .maintain, .success, nil),
+        .event(.maintainTimerFired), .answer(0, .maintain, .success, nil),
+        .event(.disassociated),
+    ]
+
+    static let expectedStates: [HotspotState] = [
+        .inactive, .evaluating, .evaluating, .authenticating, .authenticated, .maintaining, .authenticated, .inactive,
+        .inactive, .evaluating, .evaluating, .authenticated, .inactive,
+        .inactive, .evaluating, .authenticating, .authenticating, .presentingUI, .presentingUI, .authenticated, .authenticated, .inactive,
+        .inactive, .maintaining, .authenticated, .maintaining, .authenticated, .inactive,
+    ]
+
+    static let eventsPerIteration = script.reduce(0) { n, step in if case .forget = step { n } else { n + 1 } }
+
+    var machine: HotspotMachine
+    var effects: [Effect] = []
+    var side: [Effect] = []
+    /// The id and type of the last command sent to each helper (what a driver keeps to route answers).
+    var lastSent: [(id: CommandID, type: CommandType)] = [(0, .none), (0, .none)]
+    var effectsPerIteration = -1
+
+    init() {
+        machine = HotspotMachine(cache: [Self.cached.identity: .helper(Self.helpers[0])])
+        effects.reserveCapacity(64)
+        side.reserveCapacity(8)
+        for helper in Self.helpers {
+            machine.handle(.helperRegistered(helper, displayName: helper == Self.helpers[0] ? "Alpha" : "Beta"), into: &effects)
+        }
+        precondition(effects.isEmpty, "registration rejected: \(effects)")
+    }
+
+    /// One checked iteration: every state as the guide says; fills the caches and capacities.
+    mutating func warmUp() {
+        var states: [HotspotState] = []
+        var total = 0
+        for step in Self.script {
+            guard perform(step) else { continue }
+            states.append(machine.state)
+            total += effects.count
+        }
+        precondition(states == Self.expectedStates, "the sequences went wrong: \(states)")
+        effectsPerIteration = total
+        _ = replay(1)
+    }
+
+    /// Replays the script `iterations` times; returns the number of events handled.
+    mutating func replay(_ iterations: Int) -> Int {
+        var events = 0
+        for _ in 0..<iterations {
+            var total = 0
+            for step in Self.script where perform(step) {
+                events += 1
+                total &+= effects.count
+            }
+            if total != effectsPerIteration, effectsPerIteration >= 0 {
+                fatalError("iteration produced \(total) effects, the first produced \(effectsPerIteration)")
+            }
+        }
+        precondition(machine.state == .inactive)
+        return events
+    }
+
+    /// Performs one step; false when it was not an event.
+    @inline(__always)
+    mutating func perform(_ step: Step) -> Bool {
+        effects.removeAll(keepingCapacity: true)
+        switch step {
+        case .event(let event):
+            machine.handle(event, into: &effects)
+        case .forget(let network):
+            side.removeAll(keepingCapacity: true)
+            machine.forget(network, into: &side)
+            return false
+        case .answer(let index, let type, let result, let network):
+            let sent = lastSent[index]
+            guard sent.type == type else {
+                fatalError("no \(type) command sent to \(Self.helpers[index]) (state \(machine.state))")
+            }
+            machine.handle(.response(Response(helper: Self.helpers[index], command: sent.id, result: result, network: network)), into: &effects)
+        }
+        for effect in effects {
+            if case .send(let command) = effect {
+                lastSent[command.helper == Self.helpers[0] ? 0 : 1] = (command.id, command.type)
+            }
+        }
+        return true
+    }
+}
