@@ -305,33 +305,41 @@ public func readSmallFile(_ path: String, limit: Int = 1 << 20) -> String? {
 
 /// Locates the `hotspot-nsexec` helper binary.
 public enum NSExec {
-    /// `$HOTSPOT_NSEXEC`, then next to the running executable (and its parents' `.build*/debug`),
-    /// then `./.build/debug`.
+    /// `$HOTSPOT_NSEXEC`, then next to the running executable (and a few parent folders, for test
+    /// bundles), then `./.build/debug`.
     public static func path() throws -> String {
-        if let env = getenv("HOTSPOT_NSEXEC") {
+        try BuildProducts.locate("hotspot-nsexec", environmentKey: "HOTSPOT_NSEXEC")
+    }
+}
+
+/// Finds this package's built executables (hotspot-nsexec, hotspot-lab, hotspotd...).
+public enum BuildProducts {
+    /// `$environmentKey` if set, then next to the running executable and up to four parent folders (test
+    /// bundles live in `.build/debug/X.xctest/...`), then `./.build/debug` and `./.build/release`.
+    public static func locate(_ name: String, environmentKey: String? = nil) throws -> String {
+        if let environmentKey, let env = getenv(environmentKey) {
             let path = String(cString: env)
             if access(path, X_OK) == 0 { return path }
         }
         var candidates: [String] = []
         if let exe = executablePath() {
             var dir = parentDirectory(exe)
-            candidates.append(dir + "/hotspot-nsexec")
-            // Test bundles live in .build/debug/X.xctest/...; walk up a few levels.
+            candidates.append(dir + "/" + name)
             for _ in 0..<4 {
                 dir = parentDirectory(dir)
-                candidates.append(dir + "/hotspot-nsexec")
+                candidates.append(dir + "/" + name)
             }
         }
         if let cwd = currentDirectory() {
-            candidates.append(cwd + "/.build/debug/hotspot-nsexec")
-            candidates.append(cwd + "/.build/release/hotspot-nsexec")
+            candidates.append(cwd + "/.build/debug/" + name)
+            candidates.append(cwd + "/.build/release/" + name)
         }
         for candidate in candidates where access(candidate, X_OK) == 0 {
             return candidate
         }
         throw SystemError(
-            "locate", "hotspot-nsexec",
-            reason: "not found next to the executable or in .build/debug (run `swift build`, or set HOTSPOT_NSEXEC)"
+            "locate", name,
+            reason: "not found next to the executable or in .build/debug (run `swift build`\(environmentKey.map { ", or set " + $0 } ?? ""))"
         )
     }
 

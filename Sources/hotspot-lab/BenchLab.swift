@@ -68,6 +68,8 @@ struct BenchLab: ParsableCommand {
         var suffixes: [String] = []
         for index in 0..<pairs { suffixes += ["a\(index)", "b\(index)"] }
         let namespaces = try lab.createNamespaces(suffixes)
+        let namespacesReady = clock.now - start
+        if getenv("HSL_BENCH_DEBUG") != nil { print("  namespaces ready after \(namespacesReady)") }
         for index in 0..<pairs {
             let (left, right) = BenchLab.addresses(index)
             try lab.connect(namespaces[2 * index], "x\(index)", addresses: [left], to: namespaces[2 * index + 1], "y\(index)", addresses: [right])

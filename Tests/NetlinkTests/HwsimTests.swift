@@ -1,0 +1,91 @@
+import Glibc
+import HotspotSystem
+import Netlink
+import Testing
+
+/// Golden bytes of the generic netlink requests (no root, no radio needed).
+@Suite("generic netlink encoders (golden bytes)")
+struct GenericGoldenTests {
+    @Test func hwsimNewRadio() {
+        let message = HwsimMessages.newRadio(family: 0x1e, name: "hslr0", channels: 1, permanentAddress: MACAddress("02:00:00:00:00:01"))
+        // nlmsghdr len 56 type 0x1e REQUEST; genlmsghdr cmd NEW_RADIO(4) version 1;
+        // RADIO_NAME(17) "hslr0\0", CHANNELS(9) 1, PERM_ADDR(22) 02:00:00:00:00:01, DESTROY_RADIO_ON_CLOSE(16) flag
+        let expected = "38000000" + "1e00" + "0100" + "0000000000000000"
+            + "04010000"
+            + "0a001100" + "68736c7230000000"
+            + "08000900" + "01000000"
+            + "0a001600" + "020000000001" + "0000"
+            + "04001000"
+        #expect(message.hex == expected)
+    }
+
+    @Test func hwsimDeleteRadioByName() {
+        #expect(HwsimMessages.deleteRadio(family: 0x1e, name: "hslr0").hex
+            == "20000000" + "1e00" + "0100" + "0000000000000000" + "05010000" + "0a001100" + "68736c7230000000")
+    }
+
+    @Test func nl80211SetWiphyNetns() {
+        // cmd SET_WIPHY_NETNS(49) version 0; ATTR_WIPHY(1) 3; ATTR_NETNS_FD(219) 9
+        #expect(NL80211Messages.setWiphyNamespace(family: 0x1f, wiphy: 3, namespaceFD: 9).hex
+            == "24000000" + "1f00" + "0100" + "0000000000000000" + "31000000" + "08000100" + "03000000" + "0800db00" + "09000000")
+    }
+
+    @Test func nl80211WiphyDumpAsksForSplitDump() {
+        let message = NL80211Messages.dumpWiphys(family: 0x1f)
+        #expect(message.flags == 0x301)
+        #expect(message.hex.hasSuffix("01000000" + "0400ae00"))
+    }
+}
+
+let hwsimSkipReason: Comment = "mac80211_hwsim generic netlink family MAC80211_HWSIM is not present (this kernel has no wireless); these tests run inside the lab VM"
+
+/// Radios: only where mac80211_hwsim exists (inside the lab VM). Elsewhere they are reported as skipped.
+@Suite("mac80211_hwsim radios (root, VM)", .tags(.root), .enabled(if: getuid() == 0 && Hwsim.isAvailable(), hwsimSkipReason), .serialized)
+struct InVMHwsimRadioTests {
+    @Test func hwsimTwoRadiosNamedMovedVisibleDeleted() throws {
+        let prefix = testPrefix("w")
+        let hwsim = try Hwsim()
+        let nl80211 = try Nl80211()
+        let root = try RouteNetlink.current()
+        let namespaces = try NetworkNamespace.createMany([prefix + "a", prefix + "b"])
+        defer { for ns in namespaces { try? ns.delete() } }
+
+        var radios: [SimulatedRadio] = []
+        defer { for radio in radios { try? hwsim.deleteRadio(name: radio.name) } }
+        for (index, ns) in namespaces.enumerated() {
+            let radio = try hwsim.createRadio(name: prefix + "r\(index)", permanentAddress: MACAddress.local(0x5e1100, UInt8(index)))
+            radios.append(radio)
+            #expect(radio.id >= 0)
+            #expect(try hwsim.radio(id: radio.id)?.name == radio.name)
+            let wiphy = try nl80211.wiphy(named: radio.name)
+            let interfaces = try nl80211.interfaces(ofWiphy: wiphy)
+            #expect(!interfaces.isEmpty)
+            for interface in interfaces { try root.setUp(interface.name, false) }
+            try nl80211.moveWiphy(wiphy, to: ns)
+            // Gone from the root namespace, present in the lab namespace.
+            for interface in interfaces {
+                #expect(throws: SystemError.self) { try root.link(interface.name) }
+                #expect(try ns.route.link(interface.name).index > 0)
+            }
+        }
+        #expect(radios[0].id != radios[1].id)
+        for radio in radios { try hwsim.deleteRadio(name: radio.name) }
+        for radio in radios { #expect(try hwsim.radio(id: radio.id) == nil) }
+        radios.removeAll()
+    }
+
+    @Test func hwsimClosingCreatingSocketDestroysRadio() throws {
+        let prefix = testPrefix("d")
+        let creator = try Hwsim()
+        let radio = try creator.createRadio(name: prefix + "r0", destroyOnClose: true)
+        let observer = try Hwsim()
+        #expect(try observer.radio(id: radio.id)?.name == radio.name)
+        creator.socket.close()
+        var gone = false
+        for _ in 0..<50 {
+            if try observer.radio(id: radio.id) == nil { gone = true; break }
+            usleep(20_000)
+        }
+        #expect(gone)
+    }
+}
