@@ -94,6 +94,17 @@ public final class ControlClient: @unchecked Sendable {
         }
     }
 
+    /// The next trace record (after `subscribeTrace`), nil when `timeout` passes first.
+    public func nextTraceRecord(timeout: Duration) throws -> JSON? {
+        if !traceBacklog.isEmpty { return traceBacklog.removeFirst() }
+        let deadline = SystemMonotonicClock.read() + timeout
+        while true {
+            let left = deadline - SystemMonotonicClock.read()
+            guard left > .zero, let m = try readMessage(timeout: left) else { return nil }
+            if m["type"]?.stringValue == "trace", let r = m["record"] { return r }
+        }
+    }
+
     /// Takes the trace records received so far (after `subscribeTrace`), reading what is waiting.
     public func drainTrace(wait: Duration = .zero) throws -> [JSON] {
         while let m = try readMessage(timeout: wait) {

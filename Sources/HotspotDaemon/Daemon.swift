@@ -204,9 +204,10 @@ public final class Daemon: @unchecked Sendable {
             var f = conn.peerFields
             f["socket"] = .string(kind.rawValue)
             trace.record("connect", f)
-            loop.watch(s.fd) { [unowned self, unowned conn] readable, writable, hangup in
+            // The watch holds the connection; `close` unwatches it, which releases it.
+            loop.watch(s.fd) { [unowned self, conn] readable, writable, hangup in
                 if writable { self.flush(conn) }
-                if readable || hangup { self.readFrom(conn) }
+                if (readable || hangup) && !conn.closed { self.readFrom(conn) }
             }
         }
     }
@@ -358,7 +359,7 @@ public final class Daemon: @unchecked Sendable {
             handle(.response(response), source: ["helper": .string(helper)])
         case .logoff(let rid, let net):
             trace.record("logoffRequest", ["helper": .string(helper), "network": net.wire, "via": "helper"])
-            logoffReply = { [unowned self, unowned conn] accepted in
+            logoffReply = { [unowned self, conn] accepted in
                 self.send(conn, DaemonMessage.logoffResult(requestID: rid, accepted: accepted).framed)
             }
             handle(.logoffRequested(helper, network: net.identity), source: ["helper": .string(helper)])
@@ -482,7 +483,7 @@ public final class Daemon: @unchecked Sendable {
     private func rebuildSubscribers() {
         let subs = connections.values.filter { $0.subscribed && !$0.closed }
         trace.subscribers = subs.map { conn in
-            { [unowned self, unowned conn] record in
+            { [unowned self, conn] record in
                 var o = record.objectValue!
                 o = ["type": "trace", "record": .object(o)]
                 self.send(conn, frame(JSON.object(o).bytes))

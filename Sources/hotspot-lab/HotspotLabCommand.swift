@@ -8,6 +8,7 @@ struct HotspotLabCommand: AsyncParsableCommand {
         subcommands: [
             SpecCommand.self,
             BenchCommand.self,
+            CtlCommand.self,
             VMCommand.self, SelftestCommand.self,
             DoctorCommand.self, CleanCommand.self,
         ]

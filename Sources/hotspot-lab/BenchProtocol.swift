@@ -1,0 +1,231 @@
+import ArgumentParser
+import Foundation
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import HotspotSystem
+
+/// `hotspot-lab bench protocol`: hotspotd's command round trip and evaluate arbitration with 1, 10 and 100
+/// connected helpers. The daemon runs in this process on its own thread with its real sockets and trace file;
+/// the helpers are raw protocol peers answering at once from one thread. Timings come from the daemon's trace
+/// (monotonic clock).
+struct BenchProtocol: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "protocol",
+        abstract: "hotspotd command round trip p50/p99 with 1, 10, 100 helpers; evaluate arbitration with 100 helpers.")
+
+    @Option(help: "Helper counts to measure.") var helpers: [Int] = [1, 10, 100]
+    @Option(help: "Maintain round trips per helper count.") var roundTrips: Int = 2000
+    @Option(help: "filterScanList rounds per helper count (every helper answers each).") var scanRounds: Int = 200
+    @Option(help: "Evaluate arbitrations with the largest helper count.") var arbitrations: Int = 100
+
+    func run() throws {
+        print("hotspotd protocol benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+        print("helpers | maintain round trip p50 / p99 / max (us) | filterScanList per command p50 / p99 (us) | scan round p50 / p99 (us)")
+        for n in helpers {
+            let r = try measure(helpers: n, arbitrate: n == helpers.max())
+            print(String(format: "%7d | %10.0f / %6.0f / %7.0f | %10.0f / %6.0f | %10.0f / %6.0f",
+                         n, r.maintain.p(50), r.maintain.p(99), r.maintain.max, r.scanCommand.p(50), r.scanCommand.p(99),
+                         r.scanRound.p(50), r.scanRound.p(99)))
+            if let a = r.arbitration {
+                print(String(format: "evaluate arbitration with %d helpers (all answer low, so all answers are awaited): p50 %.0f us, p99 %.0f us, max %.0f us (%d runs)",
+                             n, a.p(50), a.p(99), a.max, a.values.count))
+            }
+        }
+    }
+
+    struct Sample {
+        var values: [Double]
+        init(_ v: [Double]) { values = v.sorted() }
+        func p(_ q: Double) -> Double {
+            guard !values.isEmpty else { return .nan }
+            return values[min(values.count - 1, Int((q / 100) * Double(values.count)))]
+        }
+        var max: Double { values.last ?? .nan }
+    }
+
+    struct Result {
+        var maintain: Sample
+        var scanCommand: Sample
+        var scanRound: Sample
+        var arbitration: Sample?
+    }
+
+    func measure(helpers n: Int, arbitrate: Bool) throws -> Result {
+        let dir = NSTemporaryDirectory() + "hsl-bench-protocol-\(getpid())-\(n)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = DaemonOptions(runDirectory: dir)
+        // Deadlines stay at 45 s (nothing should time out); the maintain timer fires after 1 ms so maintain
+        // round trips follow each other.
+        options.timing = Timing(maintainInterval: .milliseconds(1))
+        let daemon = try Daemon(options: options)
+        try daemon.start()
+        let thread = Thread { daemon.run() }
+        thread.stackSize = 1 << 22
+        thread.start()
+        defer { daemon.stop() }
+
+        let peers = try RawHelpers(path: options.helperSocket, count: n)
+        let control = try ControlClient.connect(path: options.controlSocket, timeout: .seconds(5))
+        try control.waitForStatus(timeout: .seconds(30), "\(n) helpers") { ($0["helpers"]?.arrayValue?.count ?? 0) == n }
+        peers.startAnswering()
+
+        // 1. Maintain round trips: join a network, the first high answer wins, then maintain every 1 ms.
+        peers.evaluateConfidence = 2
+        try control.request(.associate(HotspotNetwork(ssid: "bench", bssid: "02:00:00:00:00:01")))
+        try control.request(.ipUp)
+        let startSeq = peers.maintains.load()
+        while peers.maintains.load() < startSeq + roundTrips { usleep(2000) }
+        try control.request(.disassociate)
+
+        // 2. filterScanList rounds: every helper gets a command and answers.
+        let list = (0..<5).map { HotspotNetwork(ssid: "scan\($0)", bssid: "02:00:00:00:01:0\($0)") }
+        for _ in 0..<scanRounds {
+            let before = peers.scans.load()
+            try control.request(.showScanList(list, repeating: false))
+            while peers.scans.load() < before + n { usleep(100) }
+        }
+        usleep(20_000)
+
+        // 3. Evaluate arbitration: every helper answers low, so the daemon waits for all of them.
+        if arbitrate {
+            peers.evaluateConfidence = 1
+            for k in 0..<arbitrations {
+                let before = peers.authenticates.load()
+                try control.request(.associate(HotspotNetwork(ssid: "arb\(k)", bssid: "02:00:00:00:02:01")))
+                try control.request(.ipUp)
+                while peers.authenticates.load() <= before { usleep(200) }
+                try control.request(.disassociate)
+            }
+        }
+        usleep(20_000)
+
+        // Timings from the trace.
+        let text = try String(contentsOfFile: options.traceFile!, encoding: .utf8)
+        var maintain: [Double] = [], scanCommand: [Double] = [], scanRound: [Double] = [], arbitration: [Double] = []
+        var maintainSent: Double?
+        var scanShown: Double?
+        var evaluatingSince: Double?
+        for line in text.split(separator: "\n") {
+            guard let r = try? JSON.parse(Array(line.utf8)), let kind = r["kind"]?.stringValue, let t = r["t_ns"]?.doubleValue else { continue }
+            switch kind {
+            case "command" where r["commandType"]?.stringValue == "maintain":
+                maintainSent = t
+            case "transition":
+                let from = r["from"]?.stringValue, to = r["to"]?.stringValue
+                if from == "Maintaining", to == "Authenticated", let s = maintainSent {
+                    maintain.append((t - s) / 1000)
+                    maintainSent = nil
+                }
+                if to == "Evaluating" { evaluatingSince = t }
+                if from == "Evaluating", to == "Authenticating", let s = evaluatingSince, arbitrate {
+                    arbitration.append((t - s) / 1000)
+                    evaluatingSince = nil
+                }
+            case "response" where r["commandType"]?.stringValue == "filterScanList":
+                if let l = r["latency_us"]?.doubleValue { scanCommand.append(l) }
+            case "event" where r["event"]?.stringValue == "scanListShown":
+                scanShown = t
+            case "scanList":
+                if let s = scanShown { scanRound.append((t - s) / 1000) }
+                scanShown = nil
+            default:
+                break
+            }
+        }
+        // The first arbitration is the one that picked the maintain helper (first high answer): skip it.
+        if arbitrate, !arbitration.isEmpty { arbitration.removeFirst() }
+        peers.stop()
+        return Result(maintain: Sample(maintain), scanCommand: Sample(scanCommand), scanRound: Sample(scanRound),
+                      arbitration: arbitrate ? Sample(arbitration) : nil)
+    }
+}
+
+final class AtomicCounter: @unchecked Sendable {
+    private let lock = Mutex()
+    private var value = 0
+    func add() { lock.withLock { value += 1 } }
+    func load() -> Int { lock.withLock { value } }
+}
+
+/// N registered helper connections answered from one thread, at once.
+final class RawHelpers: @unchecked Sendable {
+    let sockets: [UnixSocket]
+    var decoders: [FrameDecoder]
+    let maintains = AtomicCounter()
+    let scans = AtomicCounter()
+    let authenticates = AtomicCounter()
+    private let confidenceLock = Mutex()
+    private var confidence = 2
+    var evaluateConfidence: Int {
+        get { confidenceLock.withLock { confidence } }
+        set { confidenceLock.withLock { confidence = newValue } }
+    }
+    private var running = true
+    private var thread: Thread?
+
+    init(path: String, count: Int) throws {
+        var s: [UnixSocket] = []
+        for i in 0..<count {
+            let sock = try UnixSocket.connect(path: path)
+            try sock.writeAll(HelperMessage.register(identifier: "bench.\(i)", displayName: "B\(i)", version: protocolVersion).framed)
+            s.append(sock)
+        }
+        sockets = s
+        decoders = Array(repeating: FrameDecoder(), count: count)
+    }
+
+    func startAnswering() {
+        let t = Thread { [self] in loop() }
+        t.stackSize = 1 << 22
+        thread = t
+        t.start()
+    }
+
+    func stop() {
+        running = false
+        for s in sockets { s.shutdownWrite() }
+    }
+
+    private func loop() {
+        var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while running {
+            let n = poll(&fds, nfds_t(fds.count), 100)
+            guard n > 0 else { continue }
+            for i in fds.indices where fds[i].revents != 0 {
+                let outcome = (try? buffer.withUnsafeMutableBytes { try sockets[i].read(into: $0) }) ?? .endOfFile
+                guard case .bytes(let k) = outcome else {
+                    if outcome == .endOfFile { fds[i].fd = -1 }
+                    continue
+                }
+                decoders[i].append(buffer[0..<k])
+                while let payload = try? decoders[i].nextFrame() {
+                    guard case .command(let c)? = try? DaemonMessage(bytes: payload) else { continue }
+                    answer(c, on: sockets[i])
+                }
+            }
+        }
+    }
+
+    private func answer(_ c: Command, on socket: UnixSocket) {
+        let reply: HelperMessage
+        switch c.type {
+        case .filterScanList:
+            reply = .response(command: c.id, result: .success, network: nil, networkList: [])
+        case .evaluate:
+            var n = c.network!
+            n.confidence = Confidence(rawValue: evaluateConfidence) ?? .none
+            reply = .response(command: c.id, result: .success, network: n, networkList: nil)
+        default:
+            reply = .response(command: c.id, result: .success, network: nil, networkList: nil)
+        }
+        try? socket.writeAll(reply.framed)
+        switch c.type {
+        case .maintain: maintains.add()
+        case .filterScanList: scans.add()
+        case .authenticate: authenticates.add()
+        default: break
+        }
+    }
+}

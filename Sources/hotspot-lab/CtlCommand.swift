@@ -1,0 +1,142 @@
+import ArgumentParser
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+
+/// `hotspot-lab ctl`: talk to a running hotspotd over its control socket (docs/PROTOCOL.md).
+struct CtlCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Drive a running hotspotd through its control socket.",
+        subcommands: [
+            CtlStatus.self, CtlAssociate.self, CtlDisassociate.self, CtlIPUp.self, CtlIPDown.self, CtlScan.self,
+            CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self,
+        ]
+    )
+}
+
+struct CtlSocket: ParsableArguments {
+    @Option(help: "hotspotd's control socket.")
+    var socket: String = "/run/hotspotd/control.sock"
+
+    func client() throws -> ControlClient {
+        do {
+            return try ControlClient(path: socket)
+        } catch {
+            throw ValidationError("cannot reach hotspotd: \(error)")
+        }
+    }
+
+    func send(_ request: ControlRequest) throws {
+        let reply = try client().request(request)
+        print(reply.text)
+    }
+}
+
+extension SecurityType: ExpressibleByArgument {}
+
+/// A network given as `SSID,BSSID[,SECURITY[,SIGNAL]]`.
+func parseNetwork(_ text: String) throws -> HotspotNetwork {
+    let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+    guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+        throw ValidationError("network \"\(text)\": expected SSID,BSSID[,SECURITY[,SIGNAL]]")
+    }
+    var n = HotspotNetwork(ssid: parts[0], bssid: parts[1])
+    if parts.count > 2 {
+        guard let s = SecurityType(rawValue: parts[2]) else {
+            throw ValidationError("network \"\(text)\": security \"\(parts[2])\" is not open, wpa2-psk or wpa2-enterprise")
+        }
+        n.security = s
+    }
+    if parts.count > 3 {
+        guard let d = Double(parts[3]), d >= 0, d <= 1 else {
+            throw ValidationError("network \"\(text)\": signal \"\(parts[3])\" is not a number from 0.0 to 1.0")
+        }
+        n.signalStrength = d
+    }
+    return n
+}
+
+struct CtlStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Print the state, best helper, exclude list, cache and auto-join list.")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.status) }
+}
+
+struct CtlAssociate: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "associate", abstract: "Report an association.")
+    @OptionGroup var socket: CtlSocket
+    @Argument(help: "SSID,BSSID[,SECURITY[,SIGNAL]]") var network: String
+    @Flag(help: "The network was joined automatically.") var autoJoin = false
+    func run() throws {
+        var n = try parseNetwork(network)
+        n.didAutoJoin = autoJoin
+        try socket.send(.associate(n))
+    }
+}
+
+struct CtlDisassociate: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "disassociate", abstract: "Report the loss of association.")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.disassociate) }
+}
+
+struct CtlIPUp: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ip-up", abstract: "Report IP connectivity.")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.ipUp) }
+}
+
+struct CtlIPDown: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ip-down", abstract: "Report the loss of IP connectivity.")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.ipDown) }
+}
+
+struct CtlScan: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "scan", abstract: "Show the scan list (sends filterScanList).")
+    @OptionGroup var socket: CtlSocket
+    @Argument(help: "Networks, each SSID,BSSID[,SECURITY[,SIGNAL]]") var networks: [String]
+    @Flag(help: "Refresh every scan-list interval until hide-scan.") var repeating = false
+    func run() throws { try socket.send(.showScanList(try networks.map(parseNetwork), repeating: repeating)) }
+}
+
+struct CtlHideScan: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "hide-scan", abstract: "The scan list is no longer shown.")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.hideScanList) }
+}
+
+struct CtlLogoff: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "logoff", abstract: "Call logoff(network) on behalf of a helper.")
+    @OptionGroup var socket: CtlSocket
+    @Option(help: "The helper's identifier.") var helper: String
+    @Option(help: "SSID (default: the current network).") var ssid: String?
+    @Option(help: "Security of --ssid.") var security: SecurityType = .open
+    func run() throws {
+        try socket.send(.logoff(helper: helper, network: ssid.map { NetworkIdentity(ssid: $0, security: security) }))
+    }
+}
+
+struct CtlForeground: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "foreground", abstract: "The user brought a helper to the foreground (none: omit --helper).")
+    @OptionGroup var socket: CtlSocket
+    @Option(help: "The helper's identifier.") var helper: String?
+    func run() throws { try socket.send(.foreground(helper: helper)) }
+}
+
+struct CtlTrace: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "trace", abstract: "Print trace records as they happen (one JSON object per line).")
+    @OptionGroup var socket: CtlSocket
+    @Option(help: "Stop after this many records (default: run until hotspotd stops).") var count: Int?
+    func run() throws {
+        let c = try socket.client()
+        try c.request(.subscribeTrace)
+        var printed = 0
+        while count.map({ printed < $0 }) ?? true {
+            guard let r = try c.nextTraceRecord(timeout: .seconds(1)) else { continue }
+            print(r.text)
+            printed += 1
+        }
+    }
+}

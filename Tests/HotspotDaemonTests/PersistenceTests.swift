@@ -1,0 +1,81 @@
+import Foundation
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import HotspotSystem
+import Testing
+
+@Suite("hotspotd persistence")
+struct PersistenceTests {
+    @Test("hotspotd killed with SIGKILL and restarted runs the cached sequence from the persisted cache")
+    func killNineAndRestart() throws {
+        let d = try DaemonUnderTest(name: "kill9")
+        try d.helper(.swift, id: "persist.helper")
+        try d.join(cafe)
+        try d.waitForState(.authenticated)
+        d.kill9()
+        for h in d.helpers { h.kill9() }
+        d.helpers.removeAll()
+        // Same run directory: the stale sockets are replaced, the state file read back.
+        try d.start()
+        let s0 = try d.control.status()
+        #expect(s0["state"]?.stringValue == "Inactive")
+        #expect(cacheEntry(s0, "Cafe")?["helper"]?.stringValue == "persist.helper")
+        try d.helper(.python, id: "persist.helper")
+        try d.join(cafe)
+        try d.waitForState(.authenticated)
+        let starts = d.trace().enumerated().filter { $0.element["kind"]?.stringValue == "start" }
+        #expect(starts.count == 2)
+        let afterRestart = d.trace().dropFirst(starts.last!.offset)
+        let types = afterRestart.filter { $0["kind"]?.stringValue == "command" }.compactMap { $0["commandType"]?.stringValue }
+        #expect(types == ["maintain"], "the cached join sends maintain only, got \(types)")
+        #expect(afterRestart.first { $0["kind"]?.stringValue == "command" }?["network"]?["didJustJoin"]?.boolValue == true)
+    }
+
+    @Test("a corrupt state file is moved aside with a warning and the daemon starts clean")
+    func corruptStateFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-hotspotd-corrupt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try UnixSocket.makeDirectory(dir, mode: 0o700)
+        try Data("{\"version\":1,\"cache\":[{\"ssid\":".utf8).write(to: URL(fileURLWithPath: dir + "/state.json"))
+        let d = try DaemonUnderTest(name: "corrupt", runDir: dir)
+        let s = try d.control.status()
+        #expect(s["state"]?.stringValue == "Inactive")
+        #expect(s["cache"]?.arrayValue?.isEmpty == true)
+        let warning = d.records("warning").first
+        #expect(warning?["message"]?.stringValue?.contains("corrupt") == true)
+        let moved = try #require(warning?["movedTo"]?.stringValue)
+        #expect(FileManager.default.fileExists(atPath: moved))
+        #expect(!FileManager.default.fileExists(atPath: d.stateFile))
+        // A wrong-shaped (valid JSON) file is corrupt too.
+        #expect(d.child.output.contains("corrupt"))
+    }
+
+    @Test("state file round trip and field errors")
+    func stateRoundTrip() throws {
+        let state = PersistentState(
+            cache: [cafe.identity: .helper("a.b"), cafeSecure.identity: .notCaptive],
+            autoJoinDisabled: [NetworkIdentity(ssid: "X", security: .open)])
+        let back = try PersistentState(json: JSON.parse(state.json.bytes), file: "f")
+        #expect(back == state)
+        #expect(throws: ProtocolError.self) { try PersistentState(json: ["version": 1, "cache": [["ssid": "A"]], "autoJoinDisabled": []], file: "f") }
+        do {
+            _ = try PersistentState(json: ["version": 1, "cache": [["ssid": "A"]], "autoJoinDisabled": []], file: "state.json")
+        } catch {
+            #expect(error.message.contains("state.json: cache[0]"))
+        }
+    }
+
+    @Test("atomic write replaces the file whole; the directory holds no temp file afterwards")
+    func atomicWrite() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-atomic-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try UnixSocket.makeDirectory(dir, mode: 0o700)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/f.json"
+        try AtomicFile.write(Array("one".utf8), to: path)
+        try AtomicFile.write(Array("two two".utf8), to: path)
+        #expect(try AtomicFile.read(path) == Array("two two".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["f.json"])
+        #expect(try AtomicFile.read(dir + "/missing") == nil)
+        #expect(throws: SystemError.self) { try AtomicFile.write([1], to: dir + "/no/such/dir/f") }
+    }
+}
