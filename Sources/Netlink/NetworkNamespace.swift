@@ -14,23 +14,37 @@ public enum DedicatedThread {
 
     /// Runs `body` on a new pthread and blocks until it finishes.
     public static func run<T>(_ body: @escaping () throws -> T) throws -> T {
-        var result: Result<T, any Error>?
-        let box = Box {
-            result = Result { try body() }
-        }
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            box.body()
-            return nil
-        }, Unmanaged.passRetained(box).toOpaque())
-        if created != 0 {
-            Unmanaged.passUnretained(box).release()
-            throw SystemError("start namespace thread", "", errno: created)
-        }
-        pthread_join(thread, nil)
-        return try result!.get()
+        try runAll([body])[0].get()
     }
+
+    /// Runs each body on its own new pthread, concurrently, and waits for all of them.
+    public static func runAll<T>(_ bodies: [() throws -> T]) throws -> [Result<T, any Error>] {
+        let slots = bodies.map { _ in ResultSlot<T>() }
+        var threads: [pthread_t] = []
+        var startError: SystemError?
+        for (body, slot) in zip(bodies, slots) {
+            let box = Box { slot.result = Result { try body() } }
+            var thread = pthread_t()
+            let created = pthread_create(&thread, nil, { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.body()
+                return nil
+            }, Unmanaged.passRetained(box).toOpaque())
+            if created != 0 {
+                Unmanaged.passUnretained(box).release()
+                startError = SystemError("start namespace thread", "", errno: created)
+                break
+            }
+            threads.append(thread)
+        }
+        for thread in threads { pthread_join(thread, nil) }
+        if let startError { throw startError }
+        return slots.map { $0.result! }
+    }
+}
+
+final class ResultSlot<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }
 
 /// A named network namespace compatible with iproute2: bind-mounted at `/run/netns/NAME`, so
@@ -71,18 +85,35 @@ public final class NetworkNamespace: @unchecked Sendable {
     public static func createMany(_ names: [String]) throws -> [NetworkNamespace] {
         for name in names { try validate(name) }
         try prepareDirectory()
-        return try DedicatedThread.run {
-            var created: [NetworkNamespace] = []
-            do {
-                for name in names {
-                    created.append(try createOnThisThread(name))
+        // Large batches use two threads (namespace setup is mostly per-namespace kernel work).
+        let threadCount = names.count >= 16 ? 2 : 1
+        let chunkSize = (names.count + threadCount - 1) / max(threadCount, 1)
+        let chunks = stride(from: 0, to: names.count, by: max(chunkSize, 1)).map { Array(names[$0..<min($0 + chunkSize, names.count)]) }
+        let results = try DedicatedThread.runAll(chunks.map { chunk in
+            { () throws -> [NetworkNamespace] in
+                var created: [NetworkNamespace] = []
+                do {
+                    for name in chunk { created.append(try createOnThisThread(name)) }
+                    return created
+                } catch {
+                    for namespace in created { try? namespace.delete() }
+                    throw error
                 }
-                return created
-            } catch {
-                for namespace in created { try? namespace.delete() }
-                throw error
+            }
+        })
+        var all: [NetworkNamespace] = []
+        var firstError: (any Error)?
+        for result in results {
+            switch result {
+            case .success(let namespaces): all += namespaces
+            case .failure(let error): if firstError == nil { firstError = error }
             }
         }
+        if let firstError {
+            for namespace in all { try? namespace.delete() }
+            throw firstError
+        }
+        return all
     }
 
     /// Opens an existing named namespace (ours or made by `ip netns add`).

@@ -131,6 +131,7 @@ public enum RouteMessages {
 
     /// Creates a veth pair `name` <-> `peer`. The link `name` lands in the socket's namespace, or in
     /// `namespaceFD` if given; the peer lands in `peerNamespaceFD` if given (created there directly).
+    /// (Creating it up does not work: the kernel opens the peer before pairing it, ENOTCONN.)
     public static func newVeth(_ name: String, peer: String, namespaceFD: Int32? = nil, peerNamespaceFD: Int32? = nil) -> NetlinkMessage {
         let builder = MessageBuilder(type: RTM.newLink, flags: create)
         builder.putFixed(ifinfo())

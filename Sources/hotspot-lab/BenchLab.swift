@@ -70,10 +70,17 @@ struct BenchLab: ParsableCommand {
         let namespaces = try lab.createNamespaces(suffixes)
         let namespacesReady = clock.now - start
         if getenv("HSL_BENCH_DEBUG") != nil { print("  namespaces ready after \(namespacesReady)") }
-        for index in 0..<pairs {
-            let (left, right) = BenchLab.addresses(index)
-            try lab.connect(namespaces[2 * index], "x\(index)", addresses: [left], to: namespaces[2 * index + 1], "y\(index)", addresses: [right])
-        }
+        // Two threads (the machine has two cores); each pair only touches its own two namespaces.
+        let halves = [Array(stride(from: 0, to: pairs, by: 2)), Array(stride(from: 1, to: pairs, by: 2))].filter { !$0.isEmpty }
+        let results = try DedicatedThread.runAll(halves.map { indices in
+            { () throws -> Void in
+                for index in indices {
+                    let (left, right) = BenchLab.addresses(index)
+                    try lab.connect(namespaces[2 * index], "x\(index)", addresses: [left], to: namespaces[2 * index + 1], "y\(index)", addresses: [right])
+                }
+            }
+        })
+        for result in results { try result.get() }
         let up = clock.now - start
         let prefix = lab.prefix
         let downStart = clock.now

@@ -1,5 +1,6 @@
 import Glibc
 import HotspotSystem
+import LabKit
 import Netlink
 import Testing
 
@@ -37,10 +38,19 @@ struct GenericGoldenTests {
     }
 }
 
+/// True when the MAC80211_HWSIM family answers. Inside the lab VM, loads the module first
+/// (`modprobe mac80211_hwsim radios=0`) if nothing loaded it yet.
+func hwsimReady() -> Bool {
+    if Hwsim.isAvailable() { return true }
+    guard getuid() == 0, InVM.isActive else { return false }
+    _ = try? ProcessRunner.run(ProcessConfiguration("modprobe", ["mac80211_hwsim", "radios=0"]), timeout: .seconds(30))
+    return Hwsim.isAvailable()
+}
+
 let hwsimSkipReason: Comment = "mac80211_hwsim generic netlink family MAC80211_HWSIM is not present (this kernel has no wireless); these tests run inside the lab VM"
 
 /// Radios: only where mac80211_hwsim exists (inside the lab VM). Elsewhere they are reported as skipped.
-@Suite("mac80211_hwsim radios (root, VM)", .tags(.root), .enabled(if: getuid() == 0 && Hwsim.isAvailable(), hwsimSkipReason), .serialized)
+@Suite("mac80211_hwsim radios (root, VM)", .tags(.root), .enabled(if: getuid() == 0 && hwsimReady(), hwsimSkipReason), .serialized)
 struct InVMHwsimRadioTests {
     @Test func hwsimTwoRadiosNamedMovedVisibleDeleted() throws {
         let prefix = testPrefix("w")
