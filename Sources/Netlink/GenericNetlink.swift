@@ -71,6 +71,8 @@ public final class GenericNetlinkSocket: @unchecked Sendable {
             guard let cb = nl_cb_alloc(NL_CB_DEFAULT) else { throw SystemError("allocate libnl callbacks", "", errno: ENOMEM) }
             defer { nl_cb_put(cb) }
             let arg = Unmanaged.passUnretained(state).toOpaque()
+            // Sequence numbers are checked in the callbacks below, not by libnl's strict-order check.
+            nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, { _, _ in Int32(NL_OK.rawValue) }, nil)
             nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, { msg, arg in
                 let state = Unmanaged<ReceiveState>.fromOpaque(arg!).takeUnretainedValue()
                 let header = nlmsg_hdr(msg)!

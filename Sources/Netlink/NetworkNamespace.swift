@@ -17,6 +17,27 @@ public enum DedicatedThread {
         try runAll([body])[0].get()
     }
 
+    /// Runs `body` on a new pthread without blocking the calling task's thread.
+    public static func runAsync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let box = Box { continuation.resume(with: Result { try body() }) }
+            var thread = pthread_t()
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+            defer { pthread_attr_destroy(&attributes) }
+            let created = pthread_create(&thread, &attributes, { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                box.body()
+                return nil
+            }, Unmanaged.passRetained(box).toOpaque())
+            if created != 0 {
+                Unmanaged.passUnretained(box).release()
+                continuation.resume(throwing: SystemError("start namespace thread", "", errno: created))
+            }
+        }
+    }
+
     /// Runs each body on its own new pthread, concurrently, and waits for all of them.
     public static func runAll<T>(_ bodies: [() throws -> T]) throws -> [Result<T, any Error>] {
         let slots = bodies.map { _ in ResultSlot<T>() }
@@ -41,6 +62,12 @@ public enum DedicatedThread {
         if let startError { throw startError }
         return slots.map { $0.result! }
     }
+}
+
+/// Carries a value across a `@Sendable` boundary (namespaces are `@unchecked Sendable` themselves).
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }
 
 final class ResultSlot<T>: @unchecked Sendable {
@@ -114,6 +141,15 @@ public final class NetworkNamespace: @unchecked Sendable {
             throw firstError
         }
         return all
+    }
+
+    /// `createMany` for async callers: the work runs on dedicated threads, the task's thread is not blocked.
+    public static func createManyAsync(_ names: [String]) async throws -> [NetworkNamespace] {
+        let list = names
+        let created = try await DedicatedThread.runAsync { () throws -> UncheckedBox<[NetworkNamespace]> in
+            UncheckedBox(try createMany(list) as [NetworkNamespace])
+        }
+        return created.value
     }
 
     /// Opens an existing named namespace (ours or made by `ip netns add`).

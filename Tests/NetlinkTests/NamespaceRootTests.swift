@@ -1,3 +1,4 @@
+import CSystemShims
 import Glibc
 import HotspotSystem
 import Netlink
@@ -179,3 +180,21 @@ struct NamespaceRootTests {
         }
     }
 }
+
+@Suite("Namespaces from async code (root)", .tags(.root), .enabled(if: getuid() == 0, "needs root"))
+struct AsyncNamespaceRootTests {
+    @Test func rootCreateFromAsyncTaskUsesDedicatedThreads() async throws {
+        let prefix = testPrefix("y")
+        let namespaces = try await NetworkNamespace.createManyAsync([prefix + "a", prefix + "b"])
+        defer { for ns in namespaces { try? ns.delete() } }
+        #expect(namespaces.map(\.name) == [prefix + "a", prefix + "b"])
+        // The task's own thread never changed namespace: the host's root view has no such link.
+        try namespaces[0].route.createVeth(prefix + "0", peer: prefix + "1", peerNamespace: namespaces[1])
+        #expect(throws: SystemError.self) { try RouteNetlink.current().link(prefix + "0") }
+        #expect(try namespaces[1].route.link(prefix + "1").name == prefix + "1")
+        let tid = try await DedicatedThread.runAsync { hslThreadID() }
+        #expect(tid != hslThreadID())
+    }
+}
+
+func hslThreadID() -> Int32 { hsl_gettid() }
