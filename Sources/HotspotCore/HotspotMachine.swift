@@ -18,7 +18,19 @@ public struct HotspotMachine: Sendable {
     /// Networks a failure disabled auto-join for. Persisted by the driver.
     public private(set) var autoJoinDisabled: Set<NetworkIdentity>
     /// Registered helpers in registration order, with their display names.
-    public private(set) var helpers: [(id: HelperID, displayName: String)] = []
+    public var helpers: [(id: HelperID, displayName: String)] { registered.map { ($0.id, $0.displayName) } }
+    /// The same, as structs: tuple arrays copy through the runtime's generic witnesses, slowly.
+    private var registered: [RegisteredHelper] = []
+
+    private struct RegisteredHelper: Sendable, Equatable {
+        var id: HelperID
+        var displayName: String
+    }
+
+    private struct EvaluationAnswer: Sendable, Equatable {
+        var helper: HelperID
+        var confidence: Confidence
+    }
     public private(set) var foregroundHelper: HelperID?
     /// Whether general traffic may use the interface.
     public private(set) var ipReleased = false
@@ -31,7 +43,7 @@ public struct HotspotMachine: Sendable {
 
     private var nextCommandID: CommandID = 1
     /// Evaluation answers in arrival order.
-    private var answers: [(helper: HelperID, confidence: Confidence)] = []
+    private var answers: [EvaluationAnswer] = []
     private var resolved = ResolvedRing()
     private var scanRounds: [ScanRound] = []
     private var nextRoundID = 1
@@ -53,11 +65,11 @@ public struct HotspotMachine: Sendable {
     // MARK: queries
 
     public func isRegistered(_ helper: HelperID) -> Bool {
-        helpers.contains { $0.id == helper }
+        registered.contains { $0.id == helper }
     }
 
     public func displayName(of helper: HelperID) -> String? {
-        helpers.first { $0.id == helper }?.displayName
+        registered.first { $0.id == helper }?.displayName
     }
 
     /// `supportedNetworkInterfaces()` as `helper` sees it: the current network, with isChosenHelper
@@ -131,12 +143,12 @@ public struct HotspotMachine: Sendable {
             } else if name.isEmpty || name.count > maximumDisplayNameLength {
                 effects.append(.rejected(.invalidDisplayName(id, name)))
             } else {
-                helpers.append((id, name))
+                registered.append(RegisteredHelper(id: id, displayName: name))
             }
 
         case .helperGone(let id):
-            guard let index = helpers.firstIndex(where: { $0.id == id }) else { return }
-            helpers.remove(at: index)
+            guard let index = registered.firstIndex(where: { $0.id == id }) else { return }
+            registered.remove(at: index)
             if foregroundHelper == id { foregroundHelper = nil }
             // A helper that went away mid-command gave no answer.
             while let command = pending.first(where: { $0.helper == id }) {
@@ -250,10 +262,10 @@ public struct HotspotMachine: Sendable {
             fire(.helperClaimed, &effects)
             return
         }
-        answers.append((helper, confidence))
+        answers.append(EvaluationAnswer(helper: helper, confidence: confidence))
         if pending.contains(where: { $0.type == .evaluate }) { return }
         // Everyone answered (or ran out of time): highest confidence, ties to the first answer.
-        var winner: (helper: HelperID, confidence: Confidence)?
+        var winner: EvaluationAnswer?
         for answer in answers where answer.confidence > (winner?.confidence ?? .none) {
             winner = answer
         }
@@ -273,8 +285,10 @@ public struct HotspotMachine: Sendable {
         let rowIndex = TransitionTable.lookupIndex(from: state, on: trigger)
         guard rowIndex >= 0 else { return }
         let to = TransitionTable.rowTargets[rowIndex]
-        for action in TransitionTable.rowActions[rowIndex] {
-            perform(action, &effects)
+        var actions = TransitionTable.rowActionMasks[rowIndex]
+        while actions != 0 {
+            perform(TransitionAction.allCases[actions.trailingZeroBitCount], &effects)
+            actions &= actions - 1
         }
         let from = state
         // Leaving a state withdraws what it was still waiting for (the other evaluations, say).
@@ -286,8 +300,10 @@ public struct HotspotMachine: Sendable {
         maintainingOnJoin = (from == .inactive && to == .maintaining)
         state = to
         effects.append(.transition(from: from, to: to))
-        for action in TransitionTable.entryActionsByState[to.index] {
-            perform(action, &effects)
+        var entry = TransitionTable.entryActionMasks[to.index]
+        while entry != 0 {
+            perform(EntryAction.allCases[entry.trailingZeroBitCount], &effects)
+            entry &= entry - 1
         }
     }
 
@@ -339,7 +355,7 @@ public struct HotspotMachine: Sendable {
         case .sendEvaluate:
             answers.removeAll(keepingCapacity: true)
             var sent = false
-            for helper in helpers where !excludeList.contains(helper.id) {
+            for helper in registered where !excludeList.contains(helper.id) {
                 send(.evaluate, to: helper.id, &effects)
                 sent = true
             }
@@ -418,7 +434,7 @@ public struct HotspotMachine: Sendable {
     private mutating func startScanRound(_ list: [HotspotNetwork], _ effects: inout [Effect]) {
         var round = ScanRound(id: nextRoundID, list: list.map { AnnotatedNetwork(network: $0) }, outstanding: [])
         nextRoundID += 1
-        for helper in helpers {
+        for helper in registered {
             let command = Command(
                 id: nextCommandID, type: .filterScanList, helper: helper.id, networkList: list,
                 deadline: timing.deadline(for: .filterScanList))
@@ -508,11 +524,11 @@ extension HotspotMachine: Equatable {
         lhs.state == rhs.state && lhs.timing == rhs.timing && lhs.association == rhs.association
             && lhs.hasIP == rhs.hasIP && lhs.bestHelper == rhs.bestHelper && lhs.excludeList == rhs.excludeList
             && lhs.cache == rhs.cache && lhs.autoJoinDisabled == rhs.autoJoinDisabled
-            && lhs.helpers.elementsEqual(rhs.helpers, by: { $0.id == $1.id && $0.displayName == $1.displayName })
+            && lhs.registered == rhs.registered
             && lhs.foregroundHelper == rhs.foregroundHelper && lhs.ipReleased == rhs.ipReleased
             && lhs.maintainTimerArmed == rhs.maintainTimerArmed && lhs.pending == rhs.pending
             && lhs.nextCommandID == rhs.nextCommandID
-            && lhs.answers.elementsEqual(rhs.answers, by: { $0.helper == $1.helper && $0.confidence == $1.confidence })
+            && lhs.answers == rhs.answers
             && lhs.resolved == rhs.resolved && lhs.scanRounds == rhs.scanRounds && lhs.nextRoundID == rhs.nextRoundID
             && lhs.maintainingOnJoin == rhs.maintainingOnJoin
     }

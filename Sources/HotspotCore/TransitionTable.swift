@@ -212,12 +212,22 @@ public enum TransitionTable {
         "A failed maintain goes to Evaluating without dropping the cache entry; the new evaluation overwrites it.",
     ]
 
-    /// `entryActions` as an array indexed by `HotspotState.index` (no hashing on the hot path).
-    static let entryActionsByState: [[EntryAction]] = HotspotState.allCases.map { entryActions[$0] ?? [] }
+    /// `entryActions` as bit sets indexed by `HotspotState.index`: no hashing and no array to retain on
+    /// the hot path. Bits are carried out in declaration order, which is each list's order (checked).
+    static let entryActionMasks: [UInt16] = HotspotState.allCases.map { state in
+        mask(entryActions[state] ?? [], all: EntryAction.allCases, what: "entry actions of \(state)")
+    }
 
-    /// The rows' targets and actions as flat arrays, so a transition copies no row.
+    /// The rows' targets and actions (as bit sets, see `entryActionMasks`), so a transition copies no row.
     static let rowTargets: [HotspotState] = rows.map(\.to)
-    static let rowActions: [[TransitionAction]] = rows.map(\.actions)
+    static let rowActionMasks: [UInt16] = rows.map { mask($0.actions, all: TransitionAction.allCases, what: $0.specRow) }
+
+    static func mask<A: Equatable>(_ actions: [A], all: [A], what: String) -> UInt16 {
+        precondition(all.count <= 16)
+        let bits = actions.map { all.firstIndex(of: $0)! }
+        precondition(bits == bits.sorted() && Set(bits).count == bits.count, "\(what): list actions in declaration order, once each")
+        return bits.reduce(0) { $0 | (1 << $1) }
+    }
 
     /// Lookup: state index * trigger count + trigger index -> row index, -1 for none.
     static let lookup: [Int] = {
