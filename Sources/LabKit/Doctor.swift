@@ -56,6 +56,39 @@ public enum Doctor {
         ("nft", "nftables"), ("qemu-system-x86_64", "qemu-system-x86"),
     ]
 
+    /// Creates two radios in a throwaway lab, moves them into two lab namespaces, checks their interfaces
+    /// are visible there, tears down and checks the radios are gone. Only where mac80211_hwsim exists
+    /// (`hotspot-lab vm -- doctor --radio-probe` elsewhere).
+    public static func radioProbe() -> DoctorCheck {
+        guard Hwsim.isAvailable() else {
+            return DoctorCheck(name: "radios", ok: false, detail: "not probed: no MAC80211_HWSIM generic netlink family here",
+                               fix: "hotspot-lab vm -- doctor --radio-probe")
+        }
+        do {
+            let lab = try Lab.start(cleanDeadRuns: false)
+            defer { lab.teardown() }
+            let namespaces = try lab.createNamespaces(["r0", "r1"])
+            var ids: [Int32] = []
+            var seen: [String] = []
+            for (index, namespace) in namespaces.enumerated() {
+                let (radio, interfaces) = try lab.createRadio("w\(index)", in: namespace)
+                ids.append(radio.id)
+                guard !interfaces.isEmpty else { throw SystemError("find interfaces of radio", radio.name, errno: ENODEV) }
+                for name in interfaces { _ = try namespace.route.link(name) }
+                seen.append("\(radio.name) (id \(radio.id)) -> \(namespace.name): \(interfaces.joined(separator: ","))")
+            }
+            let errors = lab.teardown()
+            if let error = errors.first { throw error }
+            let observer = try Hwsim()
+            for id in ids where try observer.radio(id: id) != nil {
+                throw SystemError("delete radio", "#\(id)", reason: "still present after teardown")
+            }
+            return DoctorCheck(name: "radios", ok: true, detail: seen.joined(separator: "; ") + "; deleted", fix: nil)
+        } catch {
+            return DoctorCheck(name: "radios", ok: false, detail: "\(error)", fix: nil)
+        }
+    }
+
     public static func run(probeKVM: Bool = true) -> DoctorReport {
         var checks: [DoctorCheck] = []
         let root = getuid() == 0

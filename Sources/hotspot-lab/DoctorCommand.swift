@@ -12,9 +12,13 @@ struct DoctorCommand: ParsableCommand {
     @Flag(help: "Skip the short qemu boot that checks whether KVM really works.")
     var noKVMProbe = false
 
+    @Flag(help: "Also create two radios, move them into two lab namespaces and delete them (needs mac80211_hwsim: run it as `hotspot-lab vm -- doctor --radio-probe` here).")
+    var radioProbe = false
+
     func run() throws {
-        let report = Doctor.run(probeKVM: !noKVMProbe)
+        var report = Doctor.run(probeKVM: !noKVMProbe)
+        if radioProbe { report.checks.append(Doctor.radioProbe()) }
         print(report.text, terminator: "")
-        if !report.essentialOK { throw ExitCode(1) }
+        if !report.essentialOK || (radioProbe && report.checks.last?.ok != true) { throw ExitCode(1) }
     }
 }
