@@ -123,7 +123,18 @@ public enum LabCleanup {
         }
         for pid in victims { waitGone(pid) }
 
-        // 2. radios (DESTROY_RADIO_ON_CLOSE radios already vanished with their creator).
+        // 2. namespaces.
+        for name in namespaces.sorted() {
+            do {
+                try NetworkNamespace.delete(name)
+                report.namespaces.append(name)
+            } catch {
+                report.errors.append("\(error)")
+            }
+        }
+
+        // 3. radios left (DESTROY_RADIO_ON_CLOSE radios vanished with their creator; wiphys of deleted
+        // namespaces return to the root namespace, where DEL_RADIO can see them).
         let radios = journal.filter { $0.count == 2 && $0[0] == "radio" && $0[1].hasPrefix(prefix) }.map { $0[1] }
         if !radios.isEmpty, let hwsim = try? Hwsim() {
             for radio in radios {
@@ -134,16 +145,6 @@ public enum LabCleanup {
                 } catch {
                     report.errors.append("\(error)")
                 }
-            }
-        }
-
-        // 3. namespaces.
-        for name in namespaces.sorted() {
-            do {
-                try NetworkNamespace.delete(name)
-                report.namespaces.append(name)
-            } catch {
-                report.errors.append("\(error)")
             }
         }
 

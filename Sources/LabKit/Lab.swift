@@ -34,7 +34,7 @@ public final class Lab: @unchecked Sendable {
     enum LabResource {
         case namespace(String)
         case process(ChildProcess)
-        case radio(String)
+        case radio(String, namespace: String)
         case rootLink(String)
     }
 
@@ -144,7 +144,7 @@ public final class Lab: @unchecked Sendable {
         let hwsim = try lock.locked { () throws -> Hwsim in
             try checkOpen()
             try journal("radio \(radioName)")
-            resources.append(.radio(radioName))
+            resources.append(.radio(radioName, namespace: namespace.name))
             if let hwsim = self.hwsim { return hwsim }
             let created = try Hwsim()
             self.hwsim = created
@@ -205,8 +205,18 @@ public final class Lab: @unchecked Sendable {
                 switch item {
                 case .process(let child):
                     try child.terminate(grace: .seconds(2))
-                case .radio(let name):
-                    if let hwsim {
+                case .radio(let name, let namespaceName):
+                    // DEL_RADIO only matches radios in the requester's namespace: ask from where it was moved,
+                    // then (not moved after all) from the root namespace.
+                    var deleted = false
+                    if let namespace = namespaces[namespaceName], let inside = try? Hwsim.inside(namespace) {
+                        do {
+                            try inside.deleteRadio(name: name)
+                            deleted = true
+                        } catch let error as SystemError where error.errno == ENODEV || error.errno == ENOENT {}
+                        inside.socket.close()
+                    }
+                    if !deleted, let hwsim {
                         do { try hwsim.deleteRadio(name: name) } catch let error as SystemError where error.errno == ENODEV || error.errno == ENOENT {}
                     }
                 case .namespace(let name):

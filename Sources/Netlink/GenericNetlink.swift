@@ -205,6 +205,12 @@ public final class Hwsim: @unchecked Sendable {
         family = try socket.resolve(HWSIM.family)
     }
 
+    /// A socket opened inside `namespace`. mac80211_hwsim only answers GET_RADIO/DEL_RADIO for radios whose
+    /// wiphy is in the requester's namespace: after moving a radio, query or delete it from there.
+    public static func inside(_ namespace: NetworkNamespace) throws -> Hwsim {
+        try namespace.runInside { try Hwsim() }
+    }
+
     /// Whether the family exists here (module loaded or built in).
     public static func isAvailable() -> Bool {
         guard let socket = try? GenericNetlinkSocket() else { return false }
@@ -221,7 +227,7 @@ public final class Hwsim: @unchecked Sendable {
         return SimulatedRadio(id: result.ackValue, name: name)
     }
 
-    /// GET_RADIO by id; nil if it does not exist.
+    /// GET_RADIO by id; nil if it does not exist in this socket's namespace.
     public func radio(id: Int32) throws -> SimulatedRadio? {
         do {
             let result = try socket.request(HwsimMessages.getRadio(family: family, id: id))

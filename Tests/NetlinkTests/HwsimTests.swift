@@ -61,10 +61,12 @@ struct InVMHwsimRadioTests {
         defer { for ns in namespaces { try? ns.delete() } }
 
         var radios: [SimulatedRadio] = []
-        defer { for radio in radios { try? hwsim.deleteRadio(name: radio.name) } }
+        var owners: [Hwsim] = []
+        defer { for (radio, owner) in zip(radios, owners) { try? owner.deleteRadio(name: radio.name) } }
         for (index, ns) in namespaces.enumerated() {
             let radio = try hwsim.createRadio(name: prefix + "r\(index)", permanentAddress: MACAddress.local(0x5e1100, UInt8(index)))
             radios.append(radio)
+            owners.append(hwsim)
             #expect(radio.id >= 0)
             #expect(try hwsim.radio(id: radio.id)?.name == radio.name)
             let wiphy = try nl80211.wiphy(named: radio.name)
@@ -72,15 +74,21 @@ struct InVMHwsimRadioTests {
             #expect(!interfaces.isEmpty)
             for interface in interfaces { try root.setUp(interface.name, false) }
             try nl80211.moveWiphy(wiphy, to: ns)
-            // Gone from the root namespace, present in the lab namespace.
+            // Gone from the root namespace, present in the lab namespace (hwsim answers per namespace).
+            let inside = try Hwsim.inside(ns)
+            owners[index] = inside
+            #expect(try hwsim.radio(id: radio.id) == nil)
+            #expect(try inside.radio(id: radio.id)?.name == radio.name)
             for interface in interfaces {
                 #expect(throws: SystemError.self) { try root.link(interface.name) }
                 #expect(try ns.route.link(interface.name).index > 0)
             }
         }
         #expect(radios[0].id != radios[1].id)
-        for radio in radios { try hwsim.deleteRadio(name: radio.name) }
-        for radio in radios { #expect(try hwsim.radio(id: radio.id) == nil) }
+        for (radio, owner) in zip(radios, owners) {
+            try owner.deleteRadio(name: radio.name)
+            #expect(try owner.radio(id: radio.id) == nil)
+        }
         radios.removeAll()
     }
 
