@@ -42,6 +42,7 @@ public final class Lab: @unchecked Sendable {
     /// writes the owner file. `runID` may be given (4 lowercase hex digits) for reproducible names.
     public static func start(runID requested: String? = nil, cleanDeadRuns: Bool = true) throws -> Lab {
         if cleanDeadRuns { _ = LabCleanup.cleanDeadRuns() }
+        LabKernelModules.preload()
         try LabState.makeRoot()
         for _ in 0..<64 {
             let id = requested ?? String(format4Hex(UInt16.random(in: 0...UInt16.max)))
@@ -273,6 +274,25 @@ public enum LabAddressPolicy {
         guard contains(prefix) else {
             throw SystemError("assign lab address", prefix.description,
                               reason: "expected an address inside 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 198.18.0.0/15 or 2001:db8::/32 (labs are sealed)")
+        }
+    }
+}
+
+/// On kernels with module support (the VM's distribution kernel), loads what labs use before the first
+/// request: the VM's kernel does not autoload veth or nf_tables on demand.
+enum LabKernelModules {
+    static let modules = ["veth", "bridge", "nf_tables"]
+    private static let once = LabLock()
+    nonisolated(unsafe) private static var done = false
+
+    static func preload() {
+        once.locked {
+            if done { return }
+            done = true
+            guard getuid() == 0, access("/proc/modules", F_OK) == 0 else { return }
+            let missing = modules.filter { access("/sys/module/\($0)", F_OK) != 0 }
+            guard !missing.isEmpty, let modprobe = Doctor.findExecutable("modprobe") else { return }
+            _ = try? ProcessRunner.run(ProcessConfiguration(modprobe, ["-a", "-q"] + missing), timeout: .seconds(30))
         }
     }
 }
