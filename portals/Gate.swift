@@ -48,8 +48,13 @@ public struct NFTGate: PortalGate {
         try run(["add", "element", family, table, set, "{ \(mac) . \(ip) timeout \(seconds)s }"])
     }
 
+    /// Removing an element the set already timed out is not an error (the gate forgot the client).
     public func revoke(mac: String, ip: String) async throws {
-        try run(["delete", "element", family, table, set, "{ \(mac) . \(ip) }"])
+        do {
+            try run(["delete", "element", family, table, set, "{ \(mac) . \(ip) }"])
+        } catch let error as GateError where error.cause.contains("No such file or directory") {
+            return
+        }
     }
 
     @discardableResult

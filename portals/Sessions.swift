@@ -22,14 +22,25 @@ public actor PortalSessions: PortalContext {
         guard let mac = neighbours.mac(for: clientIP) else {
             throw GateError(operation: "look up", object: "the MAC address of \(clientIP)", cause: "no entry in the neighbour table")
         }
-        try await gate.allow(mac: mac, ip: clientIP, seconds: sessionSeconds)
+        do {
+            try await gate.allow(mac: mac, ip: clientIP, seconds: sessionSeconds)
+        } catch {
+            logLine("login \(clientIP): \(error)")
+            throw error
+        }
         sessions[clientIP] = (mac, now() + Double(sessionSeconds))
+        logLine("login \(clientIP) \(mac) for \(sessionSeconds) s")
     }
 
     public func logoff(clientIP: String) async throws {
         guard let session = sessions.removeValue(forKey: clientIP) else { return }
         if session.expires <= now() { return } // the gate already forgot it
-        try await gate.revoke(mac: session.mac, ip: clientIP)
+        do {
+            try await gate.revoke(mac: session.mac, ip: clientIP)
+        } catch {
+            logLine("logoff \(clientIP): \(error)")
+            throw error
+        }
     }
 
     public func secondsRemaining(clientIP: String) async -> Int? {

@@ -70,7 +70,7 @@ import Testing
         let args = DnsmasqConfig.arguments(hotspot(.open, api: .uri("http://198.51.100.1:8080/captive-api")), internet: internet,
                                            interface: "wlan0", leaseFile: "/l/leases", logFile: "/l/dnsmasq.log")
         #expect(args.contains("--dhcp-range=198.51.100.10,198.51.100.200,255.255.255.0,3600"))
-        #expect(args.contains("--dhcp-option=114,\"http://198.51.100.1:8080/captive-api\""))
+        #expect(args.contains("--dhcp-option=114,http://198.51.100.1:8080/captive-api"))
         #expect(args.contains("--address=/captive.apple.com/198.18.0.1"))
         #expect(args.contains("--dhcp-option=option:router,198.51.100.1"))
         #expect(args.contains("--no-resolv") && args.contains("--conf-file=/dev/null") && args.contains("--interface=wlan0"))

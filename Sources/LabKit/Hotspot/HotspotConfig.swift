@@ -111,7 +111,7 @@ public enum DnsmasqConfig {
             "--log-queries",
         ]
         if case .uri(let uri) = gateway.captiveAPI {
-            args.append("--dhcp-option=114,\"\(uri)\"")
+            args.append("--dhcp-option=114,\(uri)")
         }
         if !hotspot.faults.dnsDown {
             for name in internet.names {

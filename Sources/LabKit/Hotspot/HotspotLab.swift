@@ -1,0 +1,312 @@
+import Foundation
+import HotspotSystem
+import Netlink
+
+/// How a hotspot's LAN side is made.
+public enum HotspotLinkMode: Sendable, Equatable {
+    /// A mac80211_hwsim radio in the hotspot namespace, served by hostapd (needs hwsim: the VM).
+    case radio
+    /// A veth pair to a per-hotspot station namespace standing in for the radio link (host kernels
+    /// without wireless; used by the gate/portal tests).
+    case veth
+}
+
+public struct HotspotLabOptions: Sendable {
+    public var linkMode: HotspotLinkMode
+    /// Where per-daemon logs go; default `$HOTSPOT_LAB_LOGS/<prefix>` or `/tmp/hotspot-lab/<prefix>`.
+    public var logRoot: String?
+    public var runID: String?
+    public init(linkMode: HotspotLinkMode = .radio, logRoot: String? = nil, runID: String? = nil) {
+        self.linkMode = linkMode
+        self.logRoot = logRoot
+        self.runID = runID
+    }
+}
+
+/// One hotspot as it runs.
+public struct RunningHotspot: @unchecked Sendable {
+    public var hotspot: Hotspot
+    public var index: Int
+    public var namespace: NetworkNamespace
+    /// The LAN interface in the hotspot namespace (the radio's interface, or the veth end).
+    public var lanInterface: String
+    public var uplinkInterface: String
+    /// With `.veth`: the station namespace and its interface (no address: run a DHCP client there).
+    public var stationNamespace: NetworkNamespace?
+    public var stationInterface: String?
+    /// hostapd's control socket path (radio mode).
+    public var hostapdControlPath: String?
+    /// hostapd's control connection, attached to its events (radio mode).
+    public var hostapd: WPAControl?
+    public var logs: [String: String]
+}
+
+/// Brings a topology up inside a `Lab`: the internet namespace (probe + web server), and per hotspot a
+/// namespace with hostapd (or a veth), dnsmasq, the nftables gate and the portal server, linked to the
+/// internet by a veth. Everything is created through the lab, so `down()` (the lab's teardown) stops
+/// every daemon by pid and deletes every namespace.
+public final class HotspotLab: @unchecked Sendable {
+    public let lab: Lab
+    public let topology: Topology
+    public let options: HotspotLabOptions
+    public let logDirectory: String
+    public private(set) var internet: NetworkNamespace!
+    public private(set) var hotspots: [RunningHotspot] = []
+    /// Seconds each phase took (for the bench).
+    public private(set) var timings: [(String, Double)] = []
+
+    init(lab: Lab, topology: Topology, options: HotspotLabOptions) {
+        self.lab = lab
+        self.topology = topology
+        self.options = options
+        let root = options.logRoot ?? ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
+        logDirectory = root + "/" + lab.prefix
+    }
+
+    /// Validates tools, then builds everything. On any failure what was built is torn down and the error
+    /// is rethrown (nothing left half-built).
+    public static func up(_ topology: Topology, options: HotspotLabOptions = HotspotLabOptions()) throws -> HotspotLab {
+        let portal = try BuildProducts.locate("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
+        var tools = ["dnsmasq", "nft", "sysctl"]
+        if options.linkMode == .radio { tools.append("hostapd") }
+        if topology.hotspots.contains(where: { if case .wpa2Enterprise(.peap, _) = $0.security { return true }; return false }) {
+            tools.append("openssl")
+        }
+        for tool in tools { _ = try findTool(tool) }
+        let lab = try Lab.start(runID: options.runID)
+        let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
+        do {
+            try hotspotLab.build(portalBinary: portal)
+        } catch {
+            _ = hotspotLab.down()
+            throw error
+        }
+        return hotspotLab
+    }
+
+    /// Stops every daemon (by pid) and deletes every namespace. Returns the errors met. Logs stay.
+    @discardableResult
+    public func down() -> [any Error] {
+        for hotspot in hotspots { hotspot.hostapd?.close() }
+        return lab.teardown()
+    }
+
+    // MARK: building
+
+    func measure<T>(_ label: String, _ body: () throws -> T) rethrows -> T {
+        let start = ContinuousClock.now
+        let result = try body()
+        let elapsed = ContinuousClock.now - start
+        timings.append((label, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        return result
+    }
+
+    func build(portalBinary: String) throws {
+        try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        let internetNS = try measure("internet namespace") { try lab.createNamespace("net") }
+        internet = internetNS
+        try internetNS.route.addAddress(try prefix("\(topology.internet.address)/32"), to: "lo")
+        let internetLog = logDirectory + "/internet.log"
+        let ready = logDirectory + "/internet.ready"
+        unlink(ready)
+        let server = try lab.spawn(ProcessConfiguration(
+            portalBinary, ["--internet", "--listen", "\(topology.internet.address):\(topology.internet.port)", "--ready-file", ready],
+            stdout: .file(internetLog), stderr: .file(internetLog)), in: internetNS)
+
+        for (index, hotspot) in topology.hotspots.enumerated() {
+            try measure("hotspot \(hotspot.name)") {
+                hotspots.append(try buildHotspot(hotspot, index: index, portalBinary: portalBinary))
+            }
+        }
+        try measure("internet server ready") {
+            try Self.waitForFile(ready, child: server, log: internetLog, what: "internet server")
+        }
+    }
+
+    func prefix(_ text: String) throws -> IPPrefix {
+        try IPPrefix.parse(text)
+    }
+
+    func buildHotspot(_ hotspot: Hotspot, index: Int, portalBinary: String) throws -> RunningHotspot {
+        let gateway = hotspot.gateway
+        let dir = logDirectory + "/" + hotspot.name
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let ns = try lab.createNamespace("h\(index)")
+        let uplinkName = "h\(index)u"
+        let (internetSide, hotspotSide) = topology.internet.uplink(index)
+        try lab.connect(ns, uplinkName, addresses: [try prefix("\(hotspotSide)/30")],
+                        to: internet, "h\(index)i", addresses: [try prefix("\(internetSide)/30")])
+        if !hotspot.faults.uplinkDown {
+            try ns.route.addRoute(Route(gateway: IPAddress("\(internetSide)")!))
+        }
+        _ = try ProcessRunner.check(ProcessConfiguration("sysctl", ["-qw", "net.ipv4.ip_forward=1"]).inNetworkNamespace(ns.name),
+                                    timeout: .seconds(10))
+        let uplink = try lab.name(uplinkName)
+        var logs: [String: String] = [:]
+
+        // LAN side.
+        var lan: String
+        var stationNS: NetworkNamespace?
+        var stationInterface: String?
+        var control: WPAControl?
+        var controlPath: String?
+        let gatewayPrefix = try prefix("\(gateway.address)/\(gateway.subnet.length)")
+        switch options.linkMode {
+        case .veth:
+            let sta = try lab.createNamespace("s\(index)")
+            try lab.connect(ns, "h\(index)l", addresses: [gatewayPrefix], to: sta, "s\(index)c")
+            lan = try lab.name("h\(index)l")
+            stationNS = sta
+            stationInterface = try lab.name("s\(index)c")
+        case .radio:
+            let (_, interfaces) = try lab.createRadio("h\(index)r", in: ns)
+            guard let interface = interfaces.first else {
+                throw SystemError("create radio", "for hotspot \(hotspot.name)", reason: "the new radio has no interface")
+            }
+            lan = interface
+            try ns.route.addAddress(gatewayPrefix, to: lan)
+        }
+
+        // The gate.
+        let rules = dir + "/gate.nft"
+        try GateRuleset.render(gateway, lan: lan, uplink: uplink).write(toFile: rules, atomically: true, encoding: .utf8)
+        _ = try ProcessRunner.check(ProcessConfiguration(try Self.findTool("nft"), ["-f", rules]).inNetworkNamespace(ns.name),
+                                    timeout: .seconds(10))
+
+        // hostapd (radio mode): wait for AP-ENABLED on its control socket.
+        if options.linkMode == .radio {
+            let ctrlDir = dir + "/hostapd-ctrl"
+            var eapUsers: String?
+            var certificates: HostapdConfig.CertificateFiles?
+            if let users = HostapdConfig.eapUsers(hotspot.security) {
+                eapUsers = dir + "/eap_users"
+                try users.write(toFile: eapUsers!, atomically: true, encoding: .utf8)
+                if case .wpa2Enterprise(.peap, _) = hotspot.security {
+                    certificates = try Self.makeCertificates(in: dir, name: hotspot.ssid)
+                }
+            }
+            let conf = dir + "/hostapd.conf"
+            try HostapdConfig.render(hotspot, interface: lan, controlDirectory: ctrlDir, eapUserFile: eapUsers, certificates: certificates)
+                .write(toFile: conf, atomically: true, encoding: .utf8)
+            let log = dir + "/hostapd.log"
+            logs["hostapd"] = log
+            let child = try lab.spawn(ProcessConfiguration(try Self.findTool("hostapd"), ["-t", conf],
+                                                           stdout: .file(log), stderr: .file(log)), in: ns)
+            controlPath = ctrlDir + "/" + lan
+            let ctl: WPAControl
+            do {
+                ctl = try WPAControl.connect(serverPath: controlPath!, timeout: .seconds(15))
+                try ctl.attach()
+                let status = WPAControl.keyValues(try ctl.request("STATUS"))
+                if status["state"] != "ENABLED" {
+                    _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
+                }
+            } catch {
+                throw SystemError("start hostapd", "for hotspot \(hotspot.name)",
+                                  reason: "\(error) (exit: \(String(describing: try? child.poll()))); log \(log): \(Self.tail(log))")
+            }
+            control = ctl
+        }
+
+        // dnsmasq.
+        let dnsLog = dir + "/dnsmasq.log"
+        logs["dnsmasq"] = dnsLog
+        try? FileManager.default.removeItem(atPath: dnsLog)
+        let dnsmasq = try lab.spawn(ProcessConfiguration(
+            try Self.findTool("dnsmasq"),
+            DnsmasqConfig.arguments(hotspot, internet: topology.internet, interface: lan, leaseFile: dir + "/dnsmasq.leases", logFile: dnsLog),
+            stdout: .file(dnsLog), stderr: .file(dnsLog)), in: ns)
+        try Self.waitForLogLine(dnsLog, containing: "started, version", child: dnsmasq, what: "dnsmasq for \(hotspot.name)")
+
+        // The portal.
+        if let portal = gateway.portal {
+            let log = dir + "/portal.log"
+            logs["portal"] = log
+            let ready = dir + "/portal.ready"
+            unlink(ready)
+            var args = ["--kind", portal.kind, "--listen", "\(gateway.address):\(portal.port)",
+                        "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
+                        "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", ready]
+            for (key, value) in portal.settings.sorted(by: { $0.key < $1.key }) { args += ["--setting", "\(key)=\(value)"] }
+            let child = try lab.spawn(ProcessConfiguration(portalBinary, args, stdout: .file(log), stderr: .file(log)), in: ns)
+            try Self.waitForFile(ready, child: child, log: log, what: "portal \(portal.kind) for \(hotspot.name)")
+        }
+        return RunningHotspot(
+            hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
+            stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
+            hostapd: control, logs: logs)
+    }
+
+    // MARK: helpers
+
+    /// A throwaway self-signed server certificate for PEAP (valid two days).
+    static func makeCertificates(in dir: String, name: String) throws -> HostapdConfig.CertificateFiles {
+        let cert = dir + "/server.pem"
+        let key = dir + "/server.key"
+        _ = try ProcessRunner.check(ProcessConfiguration(try findTool("openssl"), [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=hotspot-lab.invalid",
+        ]), timeout: .seconds(30))
+        return HostapdConfig.CertificateFiles(caCert: cert, serverCert: cert, privateKey: key)
+    }
+
+    public static func findTool(_ name: String) throws -> String {
+        for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/sbin", "/usr/local/bin"] {
+            let path = dir + "/" + name
+            if access(path, X_OK) == 0 { return path }
+        }
+        throw SystemError("find", name, reason: "not installed (apt-get install -y \(name == "nft" ? "nftables" : name))")
+    }
+
+    /// Waits for a daemon's readiness file (written once it listens); fails early if it exits.
+    static func waitForFile(_ path: String, child: ChildProcess, log: String, what: String, timeout: Duration = .seconds(15)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while access(path, F_OK) != 0 {
+            if let status = try child.poll() {
+                throw SystemError("start", what, reason: "exited (\(status)) before it was ready; log \(log): \(tail(log))")
+            }
+            if ContinuousClock.now >= deadline {
+                throw SystemError("start", what, reason: "not ready within \(timeout); log \(log): \(tail(log))")
+            }
+            usleep(5_000)
+        }
+    }
+
+    static func waitForLogLine(_ path: String, containing text: String, child: ChildProcess, what: String,
+                               timeout: Duration = .seconds(15)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !(readSmallFile(path)?.contains(text) ?? false) {
+            if let status = try child.poll() {
+                throw SystemError("start", what, reason: "exited (\(status)); log \(path): \(tail(path))")
+            }
+            if ContinuousClock.now >= deadline {
+                throw SystemError("start", what, reason: "no \"\(text)\" in its log within \(timeout); log \(path): \(tail(path))")
+            }
+            usleep(5_000)
+        }
+    }
+
+    static func tail(_ path: String, lines: Int = 5) -> String {
+        guard let text = readSmallFile(path) else { return "(no log)" }
+        return text.split(separator: "\n").suffix(lines).joined(separator: " | ")
+    }
+
+    /// How to enter each namespace and where the logs are.
+    public func summary() -> String {
+        var lines = ["lab \(lab.prefix) up: topology \(topology.name) (\(topology.file))", "logs: \(logDirectory)"]
+        lines.append("internet  ip netns exec \(internet.name) bash    # \(topology.internet.address):\(topology.internet.port), log internet.log")
+        for running in hotspots {
+            let h = running.hotspot
+            var line = "hotspot \(h.name) \"\(h.ssid)\" \(h.bssid) ch \(h.channel) \(h.security.kindName)"
+            if let portal = h.gateway.portal { line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")" } else { line += ", not captive" }
+            lines.append(line)
+            lines.append("  ip netns exec \(running.namespace.name) bash    # gateway \(h.gateway.address) on \(running.lanInterface), uplink \(running.uplinkInterface)")
+            if let sta = running.stationNamespace, let interface = running.stationInterface {
+                lines.append("  station side: ip netns exec \(sta.name) bash    # interface \(interface); udhcpc -i \(interface)")
+            }
+            if let ctl = running.hostapdControlPath { lines.append("  hostapd_cli -p \((ctl as NSString).deletingLastPathComponent) -i \(running.lanInterface)") }
+            for (name, path) in running.logs.sorted(by: { $0.key < $1.key }) { lines.append("  \(name) log: \(path)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import HotspotSystem
+import Netlink
+import Testing
+@testable import LabKit
+
+/// Root tests on the host kernel (netns, veth, nftables; no wifi): a hotspot namespace with dnsmasq, the
+/// nft gate and the portal server, the internet namespace with the probe server, and a station namespace
+/// joined by a veth standing in for the radio link. A real DHCP client (busybox udhcpc), a real DNS
+/// lookup and curl, as a person would.
+struct LabClient {
+    let lab: HotspotLab
+    let running: RunningHotspot
+    var sta: String { running.stationNamespace!.name }
+    var gateway: String { running.hotspot.gateway.address.description }
+    var internetIP: String { lab.topology.internet.address.description }
+
+    struct Reply { var exit: Int32; var status: Int; var body: String; var stderr: String }
+
+    func run(_ tool: String, _ args: [String], timeout: Duration = .seconds(20)) throws -> ProcessResult {
+        try ProcessRunner.run(ProcessConfiguration(tool, args).inNetworkNamespace(sta), timeout: timeout)
+    }
+
+    /// DHCP with busybox udhcpc (asks for option 114); the script configures the interface and dumps its env.
+    func dhcp() throws -> [String: String] {
+        let dir = lab.logDirectory
+        let envFile = dir + "/udhcpc-\(running.index).env"
+        let script = dir + "/udhcpc-\(running.index).sh"
+        try """
+            #!/bin/sh
+            case "$1" in
+              bound|renew)
+                ip addr flush dev "$interface"
+                ip addr add "$ip/$subnet" dev "$interface"
+                ip route replace default via "$router" dev "$interface"
+                env | grep -E "^(ip|subnet|mask|router|dns|lease|interface|opt114|serverid)=" > \(envFile)
+                ;;
+            esac
+            exit 0
+
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let result = try run("busybox", ["udhcpc", "-i", running.stationInterface!, "-f", "-q", "-n", "-t", "5", "-T", "1",
+                                         "-O", "114", "-s", script])
+        guard result.status.succeeded, let text = readSmallFile(envFile) else {
+            throw SystemError("get a lease", "on \(running.stationInterface!)", reason: "\(result.status): \(result.stderr)")
+        }
+        var env: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { env[parts[0]] = parts[1] }
+        }
+        return env
+    }
+
+    /// Resolves with the lab's DNS (the gateway's dnsmasq).
+    func resolve(_ name: String) throws -> String? {
+        let result = try run("busybox", ["nslookup", "-type=A", name, gateway])
+        let lines = result.stdout.split(separator: "\n")
+        guard let index = lines.firstIndex(where: { $0.hasPrefix("Name:") }) else { return nil }
+        return lines[(index + 1)...].first { $0.hasPrefix("Address") }.map { String($0.split(separator: " ").last!) }
+    }
+
+    /// curl as a browser would: resolving `host` through the lab's DNS first.
+    func get(_ url: String, form: [String]? = nil, follow: Bool = false, maxTime: Int = 5) throws -> Reply {
+        var args = ["-sS", "-o", "-", "-w", "\n%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*"]
+        if let host = URL(string: url)?.host, IPv4Address(host) == nil {
+            guard let ip = try resolve(host) else { throw SystemError("resolve", host, reason: "no answer from \(gateway)") }
+            args += ["--resolve", "\(host):80:\(ip)"]
+        }
+        if follow { args += ["-L", "--max-redirs", "5"] }
+        for field in form ?? [] { args += ["--data-urlencode", field] }
+        args.append(url)
+        let result = try run("curl", args)
+        var body = result.stdout
+        var status = 0
+        if let newline = body.lastIndex(of: "\n") {
+            status = Int(body[body.index(after: newline)...]) ?? 0
+            body = String(body[..<newline])
+        }
+        let exit: Int32 = if case .exited(let code) = result.status { code } else { -1 }
+        return Reply(exit: exit, status: status, body: body, stderr: result.stderr)
+    }
+
+    func ping(_ ip: String) throws -> Bool {
+        try run("busybox", ["ping", "-c", "1", "-W", "1", ip]).status.succeeded
+    }
+
+    var appleProbe: Reply { get throws { try get("http://captive.apple.com/hotspot-detect.html") } }
+    var androidProbe: Reply { get throws { try get("http://connectivitycheck.gstatic.com/generate_204") } }
+
+    func expectOnline(_ comment: String) throws {
+        let apple = try appleProbe
+        #expect(apple.status == 200 && apple.body == "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>", "\(comment): apple probe \(apple.status) \(apple.body)")
+        let android = try androidProbe
+        #expect(android.status == 204, "\(comment): generate_204 answered \(android.status)")
+        let web = try get("http://www.example.com/")
+        #expect(web.status == 200 && web.body.contains("You reached the lab internet"), "\(comment): web \(web.status)")
+        #expect(try ping(internetIP), "\(comment): ping \(internetIP) should pass")
+    }
+
+    /// Before login (or after expiry/logoff): probes are redirected to the portal, other traffic rejected.
+    func expectCaptive(_ comment: String) throws {
+        let portalURL = running.hotspot.gateway.portalURL!
+        let apple = try appleProbe
+        #expect(apple.status == 302 && apple.body != InternetSuccess, "\(comment): apple probe \(apple.status)")
+        #expect(apple.status != 200)
+        let android = try androidProbe
+        #expect(android.status == 302, "\(comment): generate_204 answered \(android.status)")
+        let followed = try get("http://captive.apple.com/hotspot-detect.html", follow: false)
+        _ = followed
+        let location = try run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "5",
+                                        "http://\(internetIP)/hotspot-detect.html"]).stdout
+        #expect(location == portalURL, "\(comment): redirect to \(location), expected \(portalURL)")
+        #expect(!(try ping(internetIP)), "\(comment): ping \(internetIP) should be rejected")
+        let https = try run("curl", ["-sS", "-o", "/dev/null", "--max-time", "3", "https://\(internetIP)/"])
+        // The gate answers a TCP reset at once (after login the same connection reaches the internet host).
+        #expect(https.status == .exited(7) && https.stderr.contains("Couldn't connect"), "\(comment): https should be refused: \(https.status) \(https.stderr)")
+    }
+}
+
+let InternetSuccess = "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
+
+func labTopology(kind: String?, settings: [String: String] = [:], session: Int = 4, api: Bool = false) throws -> Topology {
+    var portal = ""
+    if let kind {
+        portal = "      portal:\n        kind: \(kind)\n        port: 8080\n"
+        for (key, value) in settings.sorted(by: { $0.key < $1.key }) { portal += "        \(key): \"\(value)\"\n" }
+    }
+    let yaml = """
+        name: t
+        hotspots:
+          - name: cafe
+            ssid: Cafe
+            bssid: "02:00:00:00:01:00"
+            gateway:
+              subnet: 198.51.100.0/24
+              dhcp-range: [198.51.100.10, 198.51.100.50]
+              session-seconds: \(session)
+              captive-api: \(api ? "auto" : "none")
+
+        """ + portal
+    return try TopologyParser.parse(yaml, file: "test-\(kind ?? "open").yaml")
+}
+
+func withLab(_ topology: Topology, _ body: (LabClient) throws -> Void) throws {
+    let lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .veth))
+    var pids: [Int32] = []
+    defer {
+        let errors = lab.down()
+        #expect(errors.isEmpty, "teardown errors: \(errors)")
+        #expect(!NetworkNamespace.list().contains { $0.hasPrefix(lab.lab.prefix) }, "namespaces left behind")
+        for pid in pids { #expect(!processExists(pid), "process \(pid) left running") }
+    }
+    pids = lab.lab.journalPIDs()
+    try body(LabClient(lab: lab, running: lab.hotspots[0]))
+}
+
+extension Lab {
+    /// The pids this lab started (from its journal).
+    func journalPIDs() -> [Int32] {
+        (readSmallFile(stateDirectory + "/journal") ?? "").split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            return parts.count >= 2 && parts[0] == "process" ? Int32(parts[1]) : nil
+        }
+    }
+}
+
+let isRoot = geteuid() == 0
+
+@Suite("Hotspot gate and portals (root, host kernel, veth for the radio)", .serialized, .enabled(if: isRoot, "needs root"))
+struct HotspotGateRootTests {
+    struct LoginCase: Sendable, CustomTestStringConvertible {
+        var kind: String
+        var settings: [String: String]
+        var right: (path: String, form: [String])
+        var wrong: (path: String, form: [String])?
+        var logoffPath: String
+        var testDescription: String { kind }
+    }
+
+    static let loginCases: [LoginCase] = [
+        LoginCase(kind: "click-through", settings: [:], right: ("/accept", ["accept=yes"]), wrong: ("/accept", ["accept=no"]), logoffPath: "/logoff"),
+        LoginCase(kind: "form-login", settings: ["username": "guest", "password": "croissant"],
+                  right: ("/login", ["username=guest", "password=croissant"]), wrong: ("/login", ["username=guest", "password=baguette"]), logoffPath: "/logoff"),
+        LoginCase(kind: "voucher", settings: ["voucher": "ROOM-4217"], right: ("/voucher", ["code=ROOM-4217"]), wrong: ("/voucher", ["code=ROOM-0000"]), logoffPath: "/logoff"),
+        LoginCase(kind: "wispr", settings: ["username": "member", "password": "lounge-pass"],
+                  right: ("/wispr/login", ["UserName=member", "Password=lounge-pass"]), wrong: ("/wispr/login", ["UserName=member", "Password=nope"]), logoffPath: "/wispr/logoff"),
+        LoginCase(kind: "captive-api", settings: ["can-extend-session": "true"], right: ("/accept", ["accept=yes"]), wrong: nil, logoffPath: "/logoff"),
+    ]
+
+    @Test("root: login kinds: captive before, online after login, captive after logoff and after the session length",
+          arguments: loginCases)
+    func loginKind(_ c: LoginCase) throws {
+        let session = 5
+        try withLab(try labTopology(kind: c.kind, settings: c.settings, session: session, api: c.kind == "captive-api")) { client in
+            let lease = try client.dhcp()
+            #expect(lease["ip"]?.hasPrefix("198.51.100.") == true)
+            #expect(lease["router"] == "198.51.100.1")
+            if c.kind == "captive-api" {
+                let expected = Array("http://198.51.100.1:8080/captive-api".utf8).map { String(format: "%02x", $0) }.joined()
+                #expect(lease["opt114"] == expected, "lease option 114: \(lease["opt114"] ?? "absent")")
+                let api = try client.get("http://198.51.100.1:8080/captive-api")
+                #expect(api.body.contains(#""captive":true"#), "api before login: \(api.body)")
+            } else {
+                #expect(lease["opt114"] == nil)
+            }
+            try client.expectCaptive("before login")
+            let base = "http://198.51.100.1:8080"
+            if let wrong = c.wrong {
+                let refused = try client.get(base + wrong.path, form: wrong.form)
+                if c.kind == "wispr" {
+                    #expect(refused.body.contains("<ResponseCode>100</ResponseCode>"))
+                } else {
+                    #expect(refused.status >= 400, "wrong credentials answered \(refused.status)")
+                }
+                try client.expectCaptive("after a wrong login")
+            }
+            let ok = try client.get(base + c.right.path, form: c.right.form)
+            #expect(ok.status == 200, "login answered \(ok.status): \(ok.body)")
+            if c.kind == "wispr" { #expect(ok.body.contains("<ResponseCode>50</ResponseCode>")) }
+            try client.expectOnline("after login")
+            if c.kind == "captive-api" {
+                let api = try client.get(base + "/captive-api")
+                #expect(api.body.contains(#""captive":false"#) && api.body.contains("seconds-remaining"), "api after login: \(api.body)")
+            }
+            // Logoff at the portal removes the client from the gate.
+            let off = try client.get(base + c.logoffPath)
+            #expect(off.status == 200, "logoff: \(off.body)")
+            if c.kind == "wispr" { #expect(off.body.contains("<ResponseCode>150</ResponseCode>")) }
+            try client.expectCaptive("after logoff")
+            // Log in again and let the session run out: the gate forgets the client.
+            let start = ContinuousClock.now
+            #expect(try client.get(base + c.right.path, form: c.right.form).status == 200)
+            #expect(try client.appleProbe.status == 200)
+            let wait = start + .seconds(session) + .milliseconds(700) - ContinuousClock.now
+            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+            try client.expectCaptive("after the session length")
+        }
+    }
+
+    @Test("root: broken portals never let the probes succeed", arguments: ["broken-slow", "broken-500", "broken-redirect-loop", "broken-empty"])
+    func brokenKind(_ kind: String) throws {
+        try withLab(try labTopology(kind: kind, settings: kind == "broken-slow" ? ["delay-seconds": "30"] : [:])) { client in
+            _ = try client.dhcp()
+            let apple = try client.get("http://captive.apple.com/hotspot-detect.html", follow: true, maxTime: 3)
+            #expect(apple.body != InternetSuccess)
+            let android = try client.get("http://connectivitycheck.gstatic.com/generate_204", follow: true, maxTime: 3)
+            #expect(android.status != 204)
+            switch kind {
+            case "broken-slow":
+                #expect(apple.exit == 28 && android.exit == 28, "expected curl timeouts, got \(apple.exit) \(android.exit)")
+            case "broken-500":
+                #expect(apple.status == 500 && android.status == 500)
+            case "broken-redirect-loop":
+                #expect(apple.exit == 47 && android.exit == 47, "expected too many redirects, got \(apple.exit) \(android.exit)")
+            default:
+                #expect(apple.status == 200 && apple.body.isEmpty && android.status == 200 && android.body.isEmpty)
+            }
+            #expect(!(try client.ping(client.internetIP)))
+        }
+    }
+
+    @Test("root: an open, not captive hotspot reaches the internet at once")
+    func notCaptive() throws {
+        try withLab(try labTopology(kind: nil)) { client in
+            let lease = try client.dhcp()
+            #expect(lease["opt114"] == nil)
+            try client.expectOnline("not captive")
+        }
+    }
+}
