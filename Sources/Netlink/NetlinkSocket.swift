@@ -8,7 +8,25 @@ import HotspotSystem
 /// The kernel refused a netlink request: `code` is the (positive) errno from NLMSG_ERROR.
 public struct NetlinkKernelError: Error, Sendable, Equatable {
     public var code: Int32
-    public init(code: Int32) { self.code = code }
+    /// The kernel's extended-ack text (NLMSGERR_ATTR_MSG), e.g. `Nexthop has invalid gateway`.
+    public var message: String?
+    public init(code: Int32, message: String? = nil) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Parses an NLMSG_ERROR payload: `nlmsgerr` (error + the request's header, capped or not) followed,
+    /// when `flags` has NLM_F_ACK_TLVS, by attributes.
+    static func parse(payload: [UInt8], flags: UInt16) -> (code: Int32, message: String?) {
+        guard payload.count >= 4 else { return (-EPROTO, nil) }
+        let code: Int32 = readLE(payload, at: 0)
+        guard flags & 0x200 != 0, payload.count >= 20 else { return (code, nil) }  // NLM_F_ACK_TLVS
+        let requestLength = Int(readLE(payload, at: 4) as UInt32)
+        let offset = 4 + (flags & 0x100 != 0 ? 16 : (requestLength + 3) & ~3)  // NLM_F_CAPPED
+        guard offset <= payload.count else { return (code, nil) }
+        let message = NetlinkAttributes(payload, offset: offset).string(1)  // NLMSGERR_ATTR_MSG
+        return (code, message?.isEmpty == true ? nil : message)
+    }
 }
 
 /// A netlink socket that sends one request and collects its replies. The real implementation is
@@ -40,6 +58,10 @@ public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
             mnl_socket_close(socket)
             throw error
         }
+        var one: Int32 = 1
+        // Extended acks carry the kernel's reason text; capped acks do not echo our request back.
+        _ = mnl_socket_setsockopt(socket, 11 /* NETLINK_EXT_ACK */, &one, 4)
+        _ = mnl_socket_setsockopt(socket, 10 /* NETLINK_CAP_ACK */, &one, 4)
         self.socket = socket
         portID = mnl_socket_get_portid(socket)
         sequence = UInt32(truncatingIfNeeded: time(nil))
@@ -80,9 +102,9 @@ public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
                 for reply in splitMessages(Array(receiveBuffer[0..<count])) where reply.sequence == sequence {
                     switch reply.type {
                     case NL.error:
-                        let code: Int32 = reply.payload.count >= 4 ? readLE(reply.payload, at: 0) : -EPROTO
+                        let (code, text) = NetlinkKernelError.parse(payload: reply.payload, flags: reply.flags)
                         if code == 0 { return replies }
-                        throw NetlinkKernelError(code: -code)
+                        throw NetlinkKernelError(code: -code, message: text)
                     case NL.done:
                         return replies
                     case NL.noop:
@@ -102,7 +124,7 @@ func perform<T>(_ operation: String, _ object: String, _ body: () throws -> T) t
     do {
         return try body()
     } catch let error as NetlinkKernelError {
-        throw SystemError(operation, object, errno: error.code)
+        throw SystemError(operation, object, errno: error.code, detail: error.message)
     } catch let error as SystemError {
         throw SystemError(operation, object, errno: error.errno, detail: error.errno == 0 ? error.description : nil)
     }
