@@ -11,6 +11,7 @@ struct HotspotLabCommand: AsyncParsableCommand {
             CtlCommand.self,
             VMCommand.self, SelftestCommand.self,
             DoctorCommand.self, CleanCommand.self,
+            UpCommand.self, DownCommand.self,
         ]
     )
 }
