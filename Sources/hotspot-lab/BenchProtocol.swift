@@ -83,7 +83,8 @@ struct BenchProtocol: ParsableCommand {
         for _ in 0..<scanRounds {
             let before = peers.scans.load()
             try control.request(.showScanList(list, repeating: false))
-            while peers.scans.load() < before + n { usleep(100) }
+            while peers.scans.load() < before + n { usleep(1000) }
+            usleep(1000)
         }
         usleep(20_000)
 
@@ -94,7 +95,7 @@ struct BenchProtocol: ParsableCommand {
                 let before = peers.authenticates.load()
                 try control.request(.associate(HotspotNetwork(ssid: "arb\(k)", bssid: "02:00:00:00:02:01")))
                 try control.request(.ipUp)
-                while peers.authenticates.load() <= before { usleep(200) }
+                while peers.authenticates.load() <= before { usleep(1000) }
                 try control.request(.disassociate)
             }
         }

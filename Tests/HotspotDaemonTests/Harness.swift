@@ -83,9 +83,12 @@ final class DaemonUnderTest: @unchecked Sendable {
     private(set) var child: Child!
     private(set) var control: ControlClient!
     var helpers: [Child] = []
-    static let timeScale = "0.01"  // 45 s -> 450 ms
+    /// 45 s -> 2.25 s by default: deadlines that must not pass on a loaded machine. Tests that wait for a
+    /// deadline to pass use a smaller scale.
+    let timeScale: String
 
-    init(name: String, extra: [String] = [], runDir: String? = nil) throws {
+    init(name: String, extra: [String] = [], runDir: String? = nil, timeScale: String = "0.05") throws {
+        self.timeScale = timeScale
         if let runDir {
             self.runDir = runDir
         } else {
@@ -102,7 +105,7 @@ final class DaemonUnderTest: @unchecked Sendable {
     var stateFile: String { runDir + "/state.json" }
 
     func start() throws {
-        child = try Child(try Products.path("hotspotd"), ["--run-dir", runDir, "--time-scale", Self.timeScale] + extra,
+        child = try Child(try Products.path("hotspotd"), ["--run-dir", runDir, "--time-scale", timeScale] + extra,
                           log: runDir + ".hotspotd-\(UInt32.random(in: 0...UInt32.max)).log")
         control = try ControlClient.connect(path: controlSocket, timeout: .seconds(20))
     }

@@ -60,7 +60,7 @@ struct RobustnessTests {
         let partial = try RawPeer(path: d.helperSocket)
         try partial.sendBytes([0, 0, 1, 0, UInt8(ascii: "{")])
 
-        // Run the captive sequence; "raw" never answers evaluate, so "good" wins only by being high first.
+        // Run the captive sequence; "raw" never answers evaluate, so "good" wins by being the first high answer.
         try d.join(cafe)
         try d.waitForState(.authenticated)
         #expect(try d.control.status()["bestHelper"]?.stringValue == "good")
@@ -89,7 +89,7 @@ struct RobustnessTests {
 
     @Test("a duplicate and a late response are rejected and change nothing")
     func duplicateAndLate() throws {
-        let d = try DaemonUnderTest(name: "duplate")
+        let d = try DaemonUnderTest(name: "duplate", timeScale: "0.02")
         let raw = try registered(d, "manual")
         try d.join(cafe)
         let eval = try #require(try raw.read(type: "command"))
@@ -103,7 +103,7 @@ struct RobustnessTests {
         try raw.send(.response(command: id, result: .success, network: net, networkList: nil))
         let dup = try #require(try raw.read(type: "error"))
         #expect(dup["message"]?.stringValue?.contains("second response") == true)
-        // Let authenticate pass its deadline (450 ms), then answer it late.
+        // Let authenticate pass its deadline (900 ms), then answer it late.
         try d.waitForState(.inactive)
         try raw.send(.response(command: CommandID(auth["id"]!.intValue!), result: .success, network: nil, networkList: nil))
         let late = try #require(try raw.read(type: "error"))

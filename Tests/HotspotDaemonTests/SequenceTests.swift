@@ -5,7 +5,7 @@ import HotspotProtocol
 import Testing
 
 /// The guide's four sequences against a real hotspotd and real helper processes (Swift SDK and Python),
-/// deadlines scaled 45 s -> 450 ms.
+/// deadlines scaled (45 s -> 2.25 s; 900 ms where a test waits for one to pass).
 @Suite("hotspotd sequences with helper processes")
 struct SequenceTests {
     @Test("captive: evaluate high, authenticate success", arguments: HelperKind.allCases)
@@ -78,7 +78,7 @@ struct SequenceTests {
 
     @Test("maintain timer: fires after the scaled interval, didJustJoin false")
     func maintainTimer() throws {
-        let d = try DaemonUnderTest(name: "maintain", extra: ["--maintain-interval", "20"])  // 200 ms scaled
+        let d = try DaemonUnderTest(name: "maintain", extra: ["--maintain-interval", "20"])  // 1 s scaled
         try d.helper(.swift, id: "maint")
         try d.join(cafe)
         try d.waitForState(.authenticated)
@@ -111,7 +111,7 @@ struct ArbitrationTests {
     func lowLosesToLaterHigh() throws {
         let d = try DaemonUnderTest(name: "lowhigh")
         try d.helper(.swift, id: "low", ["evaluate": "low"])
-        try d.helper(.python, id: "high", ["evaluate": "high", "delay-ms": "100"])
+        try d.helper(.python, id: "high", ["evaluate": "high", "delay-ms": "200"])
         try d.join(cafe)
         let s = try d.waitForState(.authenticated)
         #expect(s["bestHelper"]?.stringValue == "high")
@@ -121,7 +121,7 @@ struct ArbitrationTests {
 
     @Test("a helper that never answers evaluate: the others still decide at the deadline")
     func neverAnswers() throws {
-        let d = try DaemonUnderTest(name: "never")
+        let d = try DaemonUnderTest(name: "never", timeScale: "0.02")
         try d.helper(.swift, id: "silent", ["evaluate": "never"])
         try d.helper(.python, id: "lowone", ["evaluate": "low"])
         try d.join(cafe)
