@@ -85,6 +85,12 @@ public enum LabCleanup {
     @discardableResult
     public static func cleanDeadRuns(stateRoot: String = LabState.root) -> CleanReport {
         var report = CleanReport()
+        // One cleaner at a time (every lab start cleans, and so does `hotspot-lab clean`).
+        let lockFD = open(stateRoot + "/.clean.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if lockFD >= 0 {
+            while flock(lockFD, LOCK_EX) != 0 && Errno.current == EINTR {}
+        }
+        defer { if lockFD >= 0 { close(lockFD) } }
         let entries = ((try? FileManager.default.contentsOfDirectory(atPath: stateRoot)) ?? []).sorted()
         for entry in entries where LabState.isRunPrefix(entry) {
             let directory = stateRoot + "/" + entry
@@ -154,6 +160,7 @@ public enum LabCleanup {
                 do {
                     try root.deleteLink(link.name)
                     report.links.append(link.name)
+                } catch let error as SystemError where error.errno == ENODEV {
                 } catch {
                     report.errors.append("\(error)")
                 }
