@@ -9,6 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             // Add each bench area here, one line each.
             BenchCore.self,
+            BenchVM.self,
             BenchProtocol.self,
             BenchLab.self,
         ]

@@ -19,9 +19,18 @@ struct SelftestHwsim: AsyncParsableCommand {
 
     @OptionGroup var placement: Placement
 
+    @Option(help: "netlink (our NEW_RADIO + SET_WIPHY_NETNS, module loaded with radios=0) or modprobe (radios=2 + iw).")
+    var radios: String = "netlink"
+
     func run() async throws {
         try await placement.relayIfNeeded()
-        let report = try HwsimSelftest().run { line in
+        let provider: any HwsimRadioProvider
+        switch radios {
+        case "netlink": provider = NetlinkRadioProvider()
+        case "modprobe": provider = ModprobeRadioProvider(count: 2)
+        default: throw ValidationError("--radios: expected netlink or modprobe, got \(radios)")
+        }
+        let report = try HwsimSelftest(provider: provider).run { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
         print("selftest: ok (radios via \(report.providerName), lease \(report.leaseAddress))")

@@ -52,8 +52,11 @@ struct VMOptionsGroup: ParsableArguments {
     @Option(help: "VM memory in MiB.")
     var memory: Int = 1024
 
+    @Flag(help: "Do not load mac80211_hwsim radios=0 before the command starts (e.g. for selftest hwsim --radios modprobe).")
+    var noHwsimPreload = false
+
     func options() -> VMOptions {
-        VMOptions(kernelPath: kernel, timeout: timeout, memoryMB: memory, accelerator: accel, handleInterrupts: true)
+        VMOptions(kernelPath: kernel, timeout: timeout, memoryMB: memory, accelerator: accel, handleInterrupts: true, preloadHwsim: !noHwsimPreload)
     }
 }
 

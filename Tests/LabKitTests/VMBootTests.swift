@@ -15,7 +15,7 @@ struct VMBootTests {
             printf 'in-vm=%s cwd=%s\\n' "$HOTSPOT_LAB_IN_VM" "$PWD"; exit 7
             """
         let job = VMJob(executable: "/bin/sh", arguments: ["-c", script], workingDirectory: "/usr/share", environment: ["PATH": "/usr/bin:/bin"])
-        let result = try await VMRunner(options: VMOptions(timeout: 120)).run(job) { collector.append($0, $1) }
+        let result = try await VMRunner(options: VMOptions(timeout: 120, preloadHwsim: false)).run(job) { collector.append($0, $1) }
         #expect(result.exitCode == 7)
         #expect(collector.stdout == "out line 1\nout line 2\nifaces:lo \nin-vm=1 cwd=/usr/share\n")
         #expect(collector.stderr == "err line\n")

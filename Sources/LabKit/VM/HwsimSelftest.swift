@@ -1,4 +1,5 @@
 import Foundation
+import Netlink
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,58 @@ public protocol HwsimRadioProvider {
     /// Loads the module if needed ("hwsim ready"), then returns `count` fresh radios in the current namespace.
     func loadModule() throws
     func createRadios(count: Int) throws -> [HwsimRadio]
+    /// Moves a radio's wiphy (and its interfaces) into the named namespace (`/run/netns/NAME`).
+    func move(_ radio: HwsimRadio, toNamespace name: String) throws
     /// Removes what `createRadios` made (when the provider can).
     func destroyRadios(_ radios: [HwsimRadio])
+}
+
+/// The default provider: our own netlink code (`Netlink.Hwsim` NEW_RADIO with destroy-on-close from
+/// this namespace, `Netlink.Nl80211` SET_WIPHY_NETNS). Loads the module with `radios=0` if needed.
+public final class NetlinkRadioProvider: HwsimRadioProvider {
+    private var hwsim: Hwsim?
+    private let prefix: String
+
+    public init(prefix: String = "hslvm\(String(UInt32.random(in: 0..<0xFFFFF), radix: 16))r") {
+        self.prefix = prefix
+    }
+
+    public func loadModule() throws {
+        if !FileManager.default.fileExists(atPath: "/sys/module/mac80211_hwsim") {
+            let result = try VMChild.capture(["modprobe", "mac80211_hwsim", "radios=0"])
+            guard result.status == 0 else {
+                throw VMError.system(operation: "modprobe", object: "mac80211_hwsim radios=0", cause: result.output.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+        hwsim = try Hwsim()
+    }
+
+    public func createRadios(count: Int) throws -> [HwsimRadio] {
+        guard let hwsim else { throw VMError.system(operation: "create radios", object: prefix, cause: "loadModule() not called") }
+        let nl80211 = try Nl80211()
+        return try (0..<count).map { index in
+            let name = "\(prefix)\(index)"
+            _ = try hwsim.createRadio(name: name, channels: 1, destroyOnClose: true)
+            let wiphy = try nl80211.wiphy(named: name)
+            guard let interface = try nl80211.interfaces(ofWiphy: wiphy).first else {
+                throw VMError.system(operation: "find interface of", object: "radio \(name) (phy#\(wiphy))", cause: "none")
+            }
+            return HwsimRadio(phy: name, interface: interface.name)
+        }
+    }
+
+    public func move(_ radio: HwsimRadio, toNamespace name: String) throws {
+        let nl80211 = try Nl80211()
+        let namespace = try NetworkNamespace.open(name)
+        defer { namespace.release() }
+        try nl80211.moveWiphy(try nl80211.wiphy(named: radio.phy), to: namespace)
+    }
+
+    public func destroyRadios(_ radios: [HwsimRadio]) {
+        for radio in radios { try? hwsim?.deleteRadio(name: radio.phy) }
+        hwsim?.socket.close()
+        hwsim = nil
+    }
 }
 
 /// Fallback provider: `modprobe mac80211_hwsim radios=N` (the module makes the radios itself; they
@@ -27,7 +78,7 @@ public struct ModprobeRadioProvider: HwsimRadioProvider {
     public func loadModule() throws {
         if FileManager.default.fileExists(atPath: "/sys/module/mac80211_hwsim") {
             throw VMError.system(operation: "modprobe", object: "mac80211_hwsim radios=\(count)",
-                                 cause: "module already loaded; the modprobe fallback needs a fresh VM")
+                                 cause: "module already loaded; the modprobe fallback needs a VM without the preload: hotspot-lab vm --no-hwsim-preload -- ...")
         }
         let result = try VMChild.capture(["modprobe", "mac80211_hwsim", "radios=\(count)"])
         guard result.status == 0 else {
@@ -44,6 +95,13 @@ public struct ModprobeRadioProvider: HwsimRadioProvider {
                 throw VMError.system(operation: "wait for", object: "\(wanted) mac80211_hwsim radios", cause: "only \(radios.count) appeared in /sys/class/ieee80211 after 5 s")
             }
             usleep(20_000)
+        }
+    }
+
+    public func move(_ radio: HwsimRadio, toNamespace name: String) throws {
+        let result = try VMChild.capture(["iw", "phy", radio.phy, "set", "netns", "name", name])
+        guard result.status == 0 else {
+            throw VMError.system(operation: "move wiphy", object: "\(radio.phy) to netns \(name)", cause: "iw: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 
@@ -77,7 +135,7 @@ public struct HwsimSelftest {
     public var portalAPI = "https://portal.test/captive-api"
     public var stepTimeout: Double = 20
 
-    public init(provider: any HwsimRadioProvider = ModprobeRadioProvider()) {
+    public init(provider: any HwsimRadioProvider = NetlinkRadioProvider()) {
         self.provider = provider
     }
 
@@ -133,8 +191,8 @@ public struct HwsimSelftest {
             namespaces.append(ns)
             try sh(["ip", "-n", ns, "link", "set", "lo", "up"])
         }
-        try sh(["iw", "phy", ap.phy, "set", "netns", "name", nsAP])
-        try sh(["iw", "phy", sta.phy, "set", "netns", "name", nsSTA])
+        try provider.move(ap, toNamespace: nsAP)
+        try provider.move(sta, toNamespace: nsSTA)
         try sh(["ip", "-n", nsAP, "addr", "add", "\(apAddress)/24", "dev", ap.interface])
 
         let freq = 2407 + 5 * channel

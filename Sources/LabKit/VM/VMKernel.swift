@@ -128,7 +128,7 @@ extension VMKernel {
     /// The uncompressed ELF `vmlinux` inside the bzImage, extracted once into `cacheDirectory`.
     /// qemu boots it through PVH, which skips the in-guest decompression (about 3 s under TCG).
     /// nil when the image's payload is not xz/zstd/gzip or the tool to unpack it is missing.
-    func extractedELF(cacheDirectory: String) -> String? {
+    public func extractedELF(cacheDirectory: String) -> String? {
         let target = "\(cacheDirectory)/vmlinux"
         if FileManager.default.fileExists(atPath: target) { return target }
         guard let image = FileManager.default.contents(atPath: imagePath) else { return nil }

@@ -86,12 +86,16 @@ public struct VMOptions: Sendable {
     /// A host directory to use as the writable results share (`HOTSPOT_LAB_VM_RESULTS` inside), kept
     /// after the run so the caller can read what the inner command left there. nil: a temporary one.
     public var resultsDirectory: String?
+    /// Load `mac80211_hwsim radios=0` before the job starts (so `Netlink.Hwsim` works at once inside).
+    public var preloadHwsim: Bool
 
     public init(
         kernelPath: String? = nil, timeout: Double = 900, bootTimeout: Double = 60,
         memoryMB: Int = 1024, cpus: Int = 2, accelerator: VMAccelerator? = nil,
-        handleInterrupts: Bool = false, cacheRoot: String = VMCache.root(), resultsDirectory: String? = nil
+        handleInterrupts: Bool = false, cacheRoot: String = VMCache.root(), resultsDirectory: String? = nil,
+        preloadHwsim: Bool = true
     ) {
+        self.preloadHwsim = preloadHwsim
         self.resultsDirectory = resultsDirectory
         self.kernelPath = kernelPath
         self.timeout = timeout
@@ -119,10 +123,14 @@ public struct VMRunResult: Sendable {
     public var prepared: Double
     public var qemuStarted: Double
     public var innerStarted: Double?
+    /// When the host saw mac80211_hwsim loaded inside (with `preloadHwsim`).
+    public var hwsimReady: Double?
     public var finished: Double
     /// Guest uptime when the inner command started and ended (from the guest's own clock).
     public var guestStartUptime: Double?
     public var guestEndUptime: Double?
+    /// Guest uptime when mac80211_hwsim was loaded (with `preloadHwsim`).
+    public var guestHwsimUptime: Double?
     public var initramfsCached: Bool
     /// The last lines of the kernel console.
     public var consoleTail: String
@@ -166,7 +174,7 @@ public final class VMRunner: @unchecked Sendable {
         guard let dirPointer = mkdtemp(&template) else { throw VMError.errno("create run directory", "/tmp/hotspot-lab-vm.XXXXXX") }
         let runDir = String(cString: dirPointer)
         let results = options.resultsDirectory ?? "\(runDir)/results"
-        for stale in ["job.sh", "started", "finished", "exit-code", "exit-code.tmp"] { unlink("\(results)/\(stale)") }
+        for stale in ["job.sh", "started", "finished", "exit-code", "exit-code.tmp", "hwsim-ready"] { unlink("\(results)/\(stale)") }
         let console = "\(runDir)/console.log"
         defer { try? FileManager.default.removeItem(atPath: runDir) }
         try VMCache.makeDirectory(results)
@@ -176,7 +184,8 @@ public final class VMRunner: @unchecked Sendable {
 
         let args = Self.qemuArguments(
             qemu: qemu, kernel: bootImage, initramfs: initramfs.path, accelerator: accel,
-            memoryMB: options.memoryMB, cpus: options.cpus, console: console, results: results, probe: false
+            memoryMB: options.memoryMB, cpus: options.cpus, console: console, results: results, probe: false,
+            preloadHwsim: options.preloadHwsim
         )
         var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw VMError.errno("create pipe for", "qemu") }
@@ -195,11 +204,15 @@ public final class VMRunner: @unchecked Sendable {
         let errReader = VMPipeReader(fd: errPipe[0]) { output(.stderr, $0) }
 
         var innerStarted: Double?
+        var hwsimReady: Double?
         var status: Int32?
         var failure: VMError?
         while status == nil {
             if let s = child.poll() { status = s; break }
             let now = elapsed() - qemuStarted
+            if options.preloadHwsim, hwsimReady == nil, FileManager.default.fileExists(atPath: "\(results)/hwsim-ready") {
+                hwsimReady = elapsed()
+            }
             if innerStarted == nil, FileManager.default.fileExists(atPath: "\(results)/started") {
                 innerStarted = elapsed()
             }
@@ -237,8 +250,8 @@ public final class VMRunner: @unchecked Sendable {
         }
         return VMRunResult(
             exitCode: code, accelerator: accel, kernelVersion: kernel.version,
-            prepared: prepared, qemuStarted: qemuStarted, innerStarted: innerStarted, finished: finished,
-            guestStartUptime: uptime("started"), guestEndUptime: uptime("finished"),
+            prepared: prepared, qemuStarted: qemuStarted, innerStarted: innerStarted, hwsimReady: hwsimReady, finished: finished,
+            guestStartUptime: uptime("started"), guestEndUptime: uptime("finished"), guestHwsimUptime: uptime("hwsim-ready"),
             initramfsCached: initramfs.cached, consoleTail: tail
         )
     }
@@ -255,7 +268,7 @@ public final class VMRunner: @unchecked Sendable {
     /// The qemu command line (no network device at all: `-nic none`).
     public static func qemuArguments(
         qemu: String, kernel: String, initramfs: String, accelerator: VMAccelerator,
-        memoryMB: Int, cpus: Int, console: String, results: String?, probe: Bool
+        memoryMB: Int, cpus: Int, console: String, results: String?, probe: Bool, preloadHwsim: Bool = false
     ) -> [String] {
         var args = [qemu, "-name", "hotspot-lab-vm"]
         switch accelerator {
@@ -266,7 +279,7 @@ public final class VMRunner: @unchecked Sendable {
             "-m", "\(memoryMB)", "-smp", "\(cpus)",
             "-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
             "-kernel", kernel, "-initrd", initramfs,
-            "-append", "console=ttyS0 quiet panic=-1" + (probe ? " hsl.probe" : ""),
+            "-append", "console=ttyS0 quiet panic=-1" + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : ""),
             "-chardev", "file,id=con,path=\(console)", "-serial", "chardev:con",
         ]
         if !probe {
