@@ -36,8 +36,44 @@ public struct HotspotMachine: Sendable {
     public private(set) var ipReleased = false
     public private(set) var maintainTimerArmed = false
 
-    /// Outstanding commands, oldest first (state-machine commands and filterScanList alike).
-    public private(set) var pending: [Command] = []
+    /// Outstanding commands, oldest first (state-machine commands and filterScanList alike), as sent.
+    /// Built on demand: the machine itself keeps only slim records (`Outstanding`), so a step copies no
+    /// `Command` besides the one in its `send` effect.
+    public var pending: [Command] { outstanding.map(command(for:)) }
+
+    /// What the machine keeps of an outstanding command. The rest of the command is the association (a
+    /// state-machine command is withdrawn before the association changes) or the scan round's list.
+    private struct Outstanding: Sendable, Equatable {
+        var id: CommandID
+        var type: CommandType
+        var helper: HelperID
+        var deadline: Duration?
+        var isChosenHelper: Bool
+        var didJustJoin: Bool
+    }
+    private var outstanding: [Outstanding] = []
+
+    /// The command `record` stands for, exactly as it was sent.
+    private func command(for record: Outstanding) -> Command {
+        if record.type == .filterScanList {
+            let list = scanRounds.first { $0.outstanding.contains(record.id) }?.list.map(\.network)
+            return Command(id: record.id, type: record.type, helper: record.helper, networkList: list, deadline: record.deadline)
+        }
+        return Command(
+            id: record.id, type: record.type, helper: record.helper,
+            network: commandNetwork(isChosenHelper: record.isChosenHelper, didJustJoin: record.didJustJoin),
+            deadline: record.deadline)
+    }
+
+    /// The associated network as a command shows it.
+    private func commandNetwork(isChosenHelper: Bool, didJustJoin: Bool) -> HotspotNetwork? {
+        guard var network = association else { return nil }
+        network.isChosenHelper = isChosenHelper
+        network.didJustJoin = didJustJoin
+        network.confidence = .none
+        network.password = nil
+        return network
+    }
 
     // MARK: private bookkeeping
 
@@ -58,7 +94,7 @@ public struct HotspotMachine: Sendable {
         self.timing = timing
         self.cache = cache
         self.autoJoinDisabled = autoJoinDisabled
-        pending.reserveCapacity(16)
+        outstanding.reserveCapacity(16)
         answers.reserveCapacity(16)
     }
 
@@ -82,7 +118,7 @@ public struct HotspotMachine: Sendable {
 
     /// The outstanding state-machine command (not filterScanList) of a helper, if any.
     public func outstandingCommand(of helper: HelperID) -> Command? {
-        pending.first { $0.helper == helper && $0.type != .filterScanList }
+        outstanding.first { $0.helper == helper && $0.type != .filterScanList }.map(command(for:))
     }
 
     // MARK: forgetting a network
@@ -151,8 +187,8 @@ public struct HotspotMachine: Sendable {
             registered.remove(at: index)
             if foregroundHelper == id { foregroundHelper = nil }
             // A helper that went away mid-command gave no answer.
-            while let command = pending.first(where: { $0.helper == id }) {
-                expire(command.id, &effects)
+            while let record = outstanding.first(where: { $0.helper == id }) {
+                expire(record.id, &effects)
             }
 
         case .response(let response):
@@ -160,7 +196,7 @@ public struct HotspotMachine: Sendable {
 
         case .deadlinePassed(let id):
             // A deadline for a command no longer outstanding is a stale timer: nothing to do.
-            if pending.contains(where: { $0.id == id }) { expire(id, &effects) }
+            if outstanding.contains(where: { $0.id == id }) { expire(id, &effects) }
 
         case .maintainTimerFired:
             guard state == .authenticated, maintainTimerArmed else { return }
@@ -178,7 +214,7 @@ public struct HotspotMachine: Sendable {
         case .foreground(let helper):
             foregroundHelper = helper
             if state == .presentingUI, let helper, helper == bestHelper, isRegistered(helper),
-               outstandingCommand(of: helper) == nil {
+               !outstanding.contains(where: { $0.helper == helper && $0.type != .filterScanList }) {
                 send(.presentUI, to: helper, &effects)
             }
 
@@ -195,15 +231,15 @@ public struct HotspotMachine: Sendable {
             effects.append(.rejected(.notRegistered(helper)))
             return
         }
-        guard let index = pending.firstIndex(where: { $0.id == response.command }) else {
+        guard let index = outstanding.firstIndex(where: { $0.id == response.command }) else {
             effects.append(.rejected(resolved.rejection(for: response.command, from: helper, nextID: nextCommandID)))
             return
         }
-        guard pending[index].helper == helper else {
-            effects.append(.rejected(.notYourCommand(response.command, from: helper, sentTo: pending[index].helper)))
+        guard outstanding[index].helper == helper else {
+            effects.append(.rejected(.notYourCommand(response.command, from: helper, sentTo: outstanding[index].helper)))
             return
         }
-        let command = pending.remove(at: index)
+        let command = outstanding.remove(at: index)
         resolved.record(command.id, helper: helper, .answered)
 
         switch command.type {
@@ -214,7 +250,8 @@ public struct HotspotMachine: Sendable {
             if !command.type.accepts(response.result) {
                 effects.append(.irregular(.invalidResult(command.id, command.type, response.result, from: helper)))
             } else if let network = response.network {
-                if let evaluated = command.network, network.sameEntry(as: evaluated) {
+                // The evaluated network is the association: a transition withdraws evaluate before it changes.
+                if let evaluated = association, network.sameEntry(as: evaluated) {
                     confidence = network.confidence
                 } else {
                     effects.append(.irregular(.wrongNetwork(command.id, ssid: network.ssid, from: helper)))
@@ -236,8 +273,8 @@ public struct HotspotMachine: Sendable {
 
     /// A command got no answer: its deadline passed, or its helper went away.
     private mutating func expire(_ id: CommandID, _ effects: inout [Effect]) {
-        guard let index = pending.firstIndex(where: { $0.id == id }) else { return }
-        let command = pending.remove(at: index)
+        guard let index = outstanding.firstIndex(where: { $0.id == id }) else { return }
+        let command = outstanding.remove(at: index)
         resolved.record(id, helper: command.helper, .expired)
         effects.append(.irregular(.noAnswer(id, command.type, from: command.helper)))
         switch command.type {
@@ -263,7 +300,7 @@ public struct HotspotMachine: Sendable {
             return
         }
         answers.append(EvaluationAnswer(helper: helper, confidence: confidence))
-        if pending.contains(where: { $0.type == .evaluate }) { return }
+        if outstanding.contains(where: { $0.type == .evaluate }) { return }
         // Everyone answered (or ran out of time): highest confidence, ties to the first answer.
         var winner: EvaluationAnswer?
         for answer in answers where answer.confidence > (winner?.confidence ?? .none) {
@@ -388,12 +425,12 @@ public struct HotspotMachine: Sendable {
     /// Withdraws every outstanding state-machine command (filterScanList rounds are independent).
     private mutating func withdrawStateCommands(_ effects: inout [Effect]) {
         var i = 0
-        while i < pending.count {
-            if pending[i].type == .filterScanList {
+        while i < outstanding.count {
+            if outstanding[i].type == .filterScanList {
                 i += 1
                 continue
             }
-            let command = pending.remove(at: i)
+            let command = outstanding.remove(at: i)
             resolved.record(command.id, helper: command.helper, .withdrawn)
             effects.append(.cancel(command.id, helper: command.helper))
         }
@@ -401,17 +438,16 @@ public struct HotspotMachine: Sendable {
 
     /// Sends a state-machine command about the associated network to `helper`.
     private mutating func send(_ type: CommandType, to helper: HelperID, _ effects: inout [Effect]) {
-        guard var network = association else { return }
-        network.isChosenHelper = (type != .evaluate && helper == bestHelper)
-        network.didJustJoin = (type == .maintain && maintainingOnJoin)
-        network.confidence = .none
-        network.password = nil
-        let command = Command(id: nextCommandID, type: type, helper: helper, network: network, deadline: timing.deadline(for: type))
+        let isChosenHelper = type != .evaluate && helper == bestHelper
+        let didJustJoin = type == .maintain && maintainingOnJoin
+        guard let network = commandNetwork(isChosenHelper: isChosenHelper, didJustJoin: didJustJoin) else { return }
+        let id = nextCommandID
+        let deadline = timing.deadline(for: type)
         nextCommandID += 1
         guard isRegistered(helper) else {
             // A helper that is not registered receives no command: no answer, at once.
-            resolved.record(command.id, helper: helper, .expired)
-            effects.append(.irregular(.noAnswer(command.id, type, from: helper)))
+            resolved.record(id, helper: helper, .expired)
+            effects.append(.irregular(.noAnswer(id, type, from: helper)))
             if type == .evaluate {
                 evaluationAnswer(helper, .none, &effects)
             } else {
@@ -419,8 +455,9 @@ public struct HotspotMachine: Sendable {
             }
             return
         }
-        pending.append(command)
-        effects.append(.send(command))
+        outstanding.append(Outstanding(
+            id: id, type: type, helper: helper, deadline: deadline, isChosenHelper: isChosenHelper, didJustJoin: didJustJoin))
+        effects.append(.send(Command(id: id, type: type, helper: helper, network: network, deadline: deadline)))
     }
 
     // MARK: filterScanList
@@ -440,7 +477,9 @@ public struct HotspotMachine: Sendable {
                 deadline: timing.deadline(for: .filterScanList))
             nextCommandID += 1
             round.outstanding.append(command.id)
-            pending.append(command)
+            outstanding.append(Outstanding(
+                id: command.id, type: .filterScanList, helper: helper.id, deadline: command.deadline,
+                isChosenHelper: false, didJustJoin: false))
             effects.append(.send(command))
         }
         if round.outstanding.isEmpty {
@@ -450,7 +489,7 @@ public struct HotspotMachine: Sendable {
         }
     }
 
-    private mutating func scanAnswer(_ command: Command, _ response: Response?, _ effects: inout [Effect]) {
+    private mutating func scanAnswer(_ command: Outstanding, _ response: Response?, _ effects: inout [Effect]) {
         guard let r = scanRounds.firstIndex(where: { $0.outstanding.contains(command.id) }) else { return }
         scanRounds[r].outstanding.removeAll { $0 == command.id }
         if let response {
@@ -526,7 +565,7 @@ extension HotspotMachine: Equatable {
             && lhs.cache == rhs.cache && lhs.autoJoinDisabled == rhs.autoJoinDisabled
             && lhs.registered == rhs.registered
             && lhs.foregroundHelper == rhs.foregroundHelper && lhs.ipReleased == rhs.ipReleased
-            && lhs.maintainTimerArmed == rhs.maintainTimerArmed && lhs.pending == rhs.pending
+            && lhs.maintainTimerArmed == rhs.maintainTimerArmed && lhs.outstanding == rhs.outstanding
             && lhs.nextCommandID == rhs.nextCommandID
             && lhs.answers == rhs.answers
             && lhs.resolved == rhs.resolved && lhs.scanRounds == rhs.scanRounds && lhs.nextRoundID == rhs.nextRoundID

@@ -16,9 +16,12 @@ import Glibc
 ///
 /// Allocations are counted two ways:
 /// - in process, `mallinfo2()` before and after the timed run: the heap must not grow;
-/// - exactly, under valgrind (when installed): the process is run twice with different iteration
-///   counts; the difference in malloc calls divided by the difference in events is the number of
-///   allocations per steady-state event (start-up and the first iteration's warm-up cancel out).
+/// - exactly, with a perf uprobe on libc's `malloc` (`perf probe -x libc.so.6 malloc`, root): the bench
+///   runs itself twice under `perf stat` with different iteration counts; the difference in malloc calls
+///   divided by the difference in events is the number of allocations per steady-state event (start-up
+///   and warm-up cancel out). It adds the probe when missing and removes what it added.
+///   (Valgrind 3.19 aborts on the async `hotspot-lab` binary; see bench/README.md for its cross-check on
+///   a synchronous build of this same file.)
 struct BenchCore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "core",
@@ -28,8 +31,8 @@ struct BenchCore: ParsableCommand {
     @Option(help: "How many times to replay the four sequences.")
     var iterations = 1_000_000
 
-    @Flag(inversion: .prefixedNo, help: "Count allocations exactly by running this benchmark twice under valgrind.")
-    var valgrind = true
+    @Flag(inversion: .prefixedNo, help: "Count mallocs per event with a perf uprobe (needs perf and root).")
+    var countMallocs = true
 
     @Flag(help: .hidden)
     var quiet = false
@@ -55,17 +58,18 @@ struct BenchCore: ParsableCommand {
         if let heapBefore, let heapAfter {
             print("  heap growth:      \(heapAfter - heapBefore) bytes over the timed run (mallinfo2: uordblks + hblkhd)")
         }
-        guard valgrind else { return }
-        guard let valgrindPath = findValgrind() else {
-            print("  allocations:      not counted (valgrind not installed; --no-valgrind to silence)")
-            return
+        guard countMallocs else { return }
+        do {
+            let (small, large) = (2_000, 12_000)
+            let (a, b) = try MallocProbe.withProbe {
+                (try MallocProbe.mallocCalls(iterations: small), try MallocProbe.mallocCalls(iterations: large))
+            }
+            let perEvent = Double(b - a) / Double((large - small) * CoreBench.eventsPerIteration)
+            print("  allocations:      \(String(format: "%.6f", perEvent)) mallocs per event in steady state "
+                  + "(perf uprobe on malloc: \(a) calls for \(small) iterations, \(b) for \(large))")
+        } catch {
+            print("  allocations:      not counted: \(error) (--no-count-mallocs to skip)")
         }
-        let small = 200, large = 1_200
-        let a = try mallocCalls(valgrind: valgrindPath, iterations: small)
-        let b = try mallocCalls(valgrind: valgrindPath, iterations: large)
-        let perEvent = Double(b - a) / Double((large - small) * CoreBench.eventsPerIteration)
-        print("  allocations:      \(String(format: "%.4f", perEvent)) per event in steady state "
-              + "(valgrind: \(a) allocs for \(small) iterations, \(b) for \(large))")
     }
 
     /// This thread's CPU time in seconds: unlike wall time, not inflated by other processes on a shared machine.
@@ -91,37 +95,77 @@ struct BenchCore: ParsableCommand {
         return nil
         #endif
     }
+}
 
-    func findValgrind() -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/valgrind" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+/// Counts libc malloc calls of a child run of this benchmark with a perf uprobe.
+enum MallocProbe {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
     }
 
-    /// Runs this benchmark under valgrind for `iterations` and returns its "total heap usage" allocs.
-    func mallocCalls(valgrind: String, iterations: Int) throws -> Int {
+    static let event = "probe_libc:malloc"
+
+    static func findTool(_ name: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") + ":/usr/sbin:/sbin"
+        return paths.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The libc this process has mapped (the one the child will use).
+    static func libcPath() throws -> String {
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/libc.so.6") }),
+              let path = line.split(separator: " ").last else { throw Failure(description: "read /proc/self/maps: no libc.so.6 mapped") }
+        return String(path)
+    }
+
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: valgrind)
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    /// Runs `body` with the malloc uprobe in place; removes it afterwards if this call added it.
+    static func withProbe<T>(_ body: () throws -> T) throws -> T {
+        guard let perf = findTool("perf") else { throw Failure(description: "perf is not installed (apt-get install linux-perf)") }
+        let list = try run(perf, ["probe", "--list"])
+        var added = false
+        if !list.output.contains(event) {
+            let libc = try libcPath()
+            let result = try run(perf, ["probe", "-x", libc, "--add", "malloc"])
+            guard result.status == 0 else {
+                throw Failure(description: "perf probe -x \(libc) --add malloc exited with \(result.status): \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+            }
+            added = true
+        }
+        defer { if added { _ = try? run(perf, ["probe", "--del", event]) } }
+        return try body()
+    }
+
+    /// Runs this benchmark for `iterations` under `perf stat` and returns its malloc calls.
+    static func mallocCalls(iterations: Int) throws -> Int {
+        guard let perf = findTool("perf") else { throw Failure(description: "perf is not installed") }
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        var arguments = ["--tool=memcheck", "--leak-check=no", me]
+        var arguments = ["stat", "-x", ",", "-e", event, "--", me]
         // The subcommand path: everything up to and including "core".
         let own = CommandLine.arguments.dropFirst()
         if let core = own.firstIndex(of: "core") { arguments += own[...core] } else { arguments += ["bench", "core"] }
-        arguments += ["--iterations", "\(iterations)", "--no-valgrind", "--quiet"]
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ValidationError("valgrind \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(output)")
+        arguments += ["--iterations", "\(iterations)", "--no-count-mallocs", "--quiet"]
+        let result = try run(perf, arguments)
+        guard result.status == 0 else {
+            throw Failure(description: "perf \(arguments.joined(separator: " ")) exited with \(result.status): \(result.output)")
         }
-        // "==123==   total heap usage: 1,234 allocs, 1,200 frees, 56,789 bytes allocated"
-        guard let line = output.split(separator: "\n").first(where: { $0.contains("total heap usage:") }),
-              let field = line.split(separator: ":").last?.split(separator: " ").first,
-              let count = Int(field.replacing(",", with: "")) else {
-            throw ValidationError("valgrind output has no \"total heap usage\" line:\n\(output)")
+        // CSV: "1296,,probe_libc:malloc,26832543,100.00,,"
+        guard let line = result.output.split(separator: "\n").first(where: { $0.contains(event) }),
+              let count = Int(line.split(separator: ",", omittingEmptySubsequences: false)[0]) else {
+            throw Failure(description: "perf stat printed no \(event) count: \(result.output)")
         }
         return count
     }

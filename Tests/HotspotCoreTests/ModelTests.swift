@@ -77,6 +77,7 @@ struct ModelRun {
     var modelAutoJoinDisabled = Set<NetworkIdentity>()
     var maintainingFromAuthenticated = false
     var everSent: [Command] = []
+    var sentByID: [CommandID: Command] = [:]
     var presented: [HotspotNetwork] = []
     /// "helper=display name" of every registration accepted so far.
     var registeredNames = Set<String>()
@@ -246,6 +247,7 @@ struct ModelRun {
                 guard m.isRegistered(command.helper) else { return "command sent to \(command.helper), not registered" }
                 guard modelPending.insert(command.id).inserted else { return "command id \(command.id) sent twice" }
                 everSent.append(command)
+                sentByID[command.id] = command
                 if command.type == .evaluate, m.state == .evaluating, m.excludeList.contains(command.helper) {
                     return "evaluate sent to excluded \(command.helper)"
                 }
@@ -325,6 +327,15 @@ struct ModelRun {
         // The driver's view (from effects alone) matches the machine.
         guard Set(m.pending.map(\.id)) == modelPending else {
             return "outstanding commands \(m.pending.map(\.id)) but the effects say \(modelPending.sorted())"
+        }
+        // The machine's view of each outstanding command is the command exactly as it was sent.
+        for command in m.pending where sentByID[command.id] != command {
+            return "outstanding \(command) differs from what was sent: \(String(describing: sentByID[command.id]))"
+        }
+        for helper in Self.helpers {
+            if let command = m.outstandingCommand(of: helper), sentByID[command.id] != command {
+                return "outstandingCommand(of: \(helper)) differs from what was sent"
+            }
         }
         guard modelTimerArmed == m.maintainTimerArmed else { return "maintain timer effects disagree with the machine" }
         if m.maintainTimerArmed, m.state != .authenticated { return "maintain timer armed in \(m.state)" }
