@@ -21,6 +21,8 @@ public struct DaemonOptions: Sendable {
     public var hook: String?
     /// Copy every trace record to stderr.
     public var echoTrace: Bool
+    /// How long a started frame may stay incomplete before the connection is closed (not scaled).
+    public var partialFrameTimeout: Duration = .seconds(10)
 
     public init(runDirectory: String, interface: String = "wlan0", timing: Timing = .standard, hook: String? = nil,
                 echoTrace: Bool = false)
@@ -50,6 +52,7 @@ final class Connection {
     var helperID: HelperID?
     var subscribed = false
     var closed = false
+    var partialTimer: EventLoop.TimerID?
 
     init(id: Int, kind: Kind, socket: UnixSocket, peer: PeerCredentials?) {
         self.id = id
@@ -247,7 +250,25 @@ public final class Daemon: @unchecked Sendable {
                     case .control: controlFrame(conn, payload)
                     }
                 }
+                watchPartialFrame(conn)
             }
+        }
+    }
+
+    /// A frame left incomplete for `partialFrameTimeout` ends the connection (its sender is stuck or hostile).
+    private func watchPartialFrame(_ conn: Connection) {
+        guard !conn.closed else { return }
+        if conn.decoder.bufferedCount == 0 {
+            if let t = conn.partialTimer { loop.cancel(t); conn.partialTimer = nil }
+            return
+        }
+        guard conn.partialTimer == nil else { return }
+        conn.partialTimer = loop.schedule(after: options.partialFrameTimeout) { [unowned self, conn] in
+            conn.partialTimer = nil
+            guard !conn.closed, conn.decoder.bufferedCount > 0 else { return }
+            let e = ProtocolError(.incompleteFrame, "a frame stayed incomplete for \(self.options.partialFrameTimeout) (\(conn.decoder.bufferedCount) bytes buffered)")
+            self.protocolError(conn, e, offending: nil)
+            self.close(conn, reason: "protocol error: \(e.description)")
         }
     }
 
@@ -286,6 +307,7 @@ public final class Daemon: @unchecked Sendable {
     private func close(_ conn: Connection, reason: String, notifyMachine: Bool = true) {
         guard !conn.closed else { return }
         conn.closed = true
+        if let t = conn.partialTimer { loop.cancel(t); conn.partialTimer = nil }
         loop.unwatch(conn.socket.fd)
         connections[conn.socket.fd] = nil
         var f = conn.peerFields

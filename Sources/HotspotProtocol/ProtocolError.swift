@@ -3,6 +3,8 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
     public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
         /// A frame's length prefix exceeds the limit (the connection is closed: it cannot resynchronise).
         case frameTooLarge
+        /// A frame was started but not completed within the daemon's partial-frame timeout (the connection is closed).
+        case incompleteFrame
         /// The frame is not a UTF-8 JSON object.
         case malformedJSON
         /// The object has no `type`, or a `type` this side does not know.

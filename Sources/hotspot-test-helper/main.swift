@@ -5,6 +5,7 @@
 //   --evaluate high|low|none|never|crash
 //   --authenticate|--present-ui|--maintain|--logoff  RESULT|never|crash
 //   --filter claim|none|never   --delay-ms N   --logoff-after-auth-ms N
+//   --deliver-twice yes   (call deliver() a second time on every response: the SDK must refuse it)
 import Dispatch
 import HotspotHelper
 #if canImport(Glibc)
@@ -49,6 +50,16 @@ let filter = args["filter"] ?? "claim"
 let delayMs = Int(args["delay-ms"] ?? "0") ?? 0
 let logoffAfterAuthMs = Int(args["logoff-after-auth-ms"] ?? "-1") ?? -1
 let name = args["name"] ?? "TestHelper"
+let deliverTwice = args["deliver-twice"] == "yes"
+
+/// Delivers, and with --deliver-twice delivers again: the second must be refused by the SDK.
+func send(_ r: HotspotHelperResponse) {
+    r.deliver()
+    if deliverTwice {
+        let again = r.deliver()
+        logLine("hotspot-test-helper: second deliver() returned \(again)")
+    }
+}
 
 func waitBeforeAnswer() { if delayMs > 0 { usleep(useconds_t(delayMs * 1000)) } }
 
@@ -70,7 +81,7 @@ let ok = HotspotHelper.register(
         waitBeforeAnswer()
         let r = command.createResponse(.success)
         r.setNetworkList(claimed)
-        r.deliver()
+        send(r)
     case .evaluate:
         if evaluate == "crash" { exit(9) }
         guard evaluate != "never", let network = command.network else { return }
@@ -78,7 +89,7 @@ let ok = HotspotHelper.register(
         waitBeforeAnswer()
         let r = command.createResponse(.success)
         r.setNetwork(network)
-        r.deliver()
+        send(r)
     default:
         let action = plan[command.commandType] ?? "success"
         if action == "crash" { exit(9) }
@@ -91,7 +102,7 @@ let ok = HotspotHelper.register(
             HotspotHelper.postNotification(title: name, body: "Tap to sign in to \(command.network?.ssid ?? "the network")")
         }
         waitBeforeAnswer()
-        command.createResponse(res).deliver()
+        send(command.createResponse(res))
         if command.commandType == .authenticate, res == .success, logoffAfterAuthMs >= 0 {
             queue.asyncAfter(deadline: .now() + .milliseconds(logoffAfterAuthMs)) {
                 if let current = HotspotHelper.supportedNetworkInterfaces().first {

@@ -33,12 +33,15 @@ struct Hotspotd: ParsableCommand {
     var scanListRefresh: Double = 5
     @Option(help: "Command run for network actions: HOOK ACTION INTERFACE [SSID SECURITY].")
     var hook: String?
+    @Option(help: "Seconds a started frame may stay incomplete before the connection is closed (not scaled).")
+    var partialFrameTimeout: Double = 10
     @Flag(help: "Copy the trace to stderr.")
     var echoTrace = false
 
     func validate() throws {
         guard timeScale > 0, timeScale.isFinite else { throw ValidationError("--time-scale must be a positive number, got \(timeScale)") }
         guard maintainInterval > 0 else { throw ValidationError("--maintain-interval must be positive") }
+        guard partialFrameTimeout > 0 else { throw ValidationError("--partial-frame-timeout must be positive") }
         guard scanListRefresh > 0 else { throw ValidationError("--scan-list-refresh must be positive") }
     }
 
@@ -48,6 +51,7 @@ struct Hotspotd: ParsableCommand {
         if let controlSocket { options.controlSocket = controlSocket }
         if let stateFile { options.stateFile = stateFile }
         if let traceFile { options.traceFile = traceFile == "-" ? nil : traceFile }
+        options.partialFrameTimeout = .milliseconds(Int64(partialFrameTimeout * 1000))
         options.timing = Timing(
             maintainInterval: .milliseconds(Int64(maintainInterval * 1000)),
             scanListRefresh: .milliseconds(Int64(scanListRefresh * 1000)), scale: timeScale)

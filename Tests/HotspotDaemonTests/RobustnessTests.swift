@@ -87,6 +87,38 @@ struct RobustnessTests {
         _ = partial
     }
 
+    @Test("a frame that never completes closes that connection after the partial-frame timeout, nothing else")
+    func partialFrameTimeout() throws {
+        let d = try DaemonUnderTest(name: "partial", extra: ["--partial-frame-timeout", "0.3"])
+        let stuck = try registered(d, "stuck")
+        let other = try registered(d, "other")
+        try stuck.sendBytes([0, 0, 0, 50] + Array("{\"type\":".utf8))
+        let e = try #require(try stuck.read(type: "error", timeout: .seconds(5)))
+        #expect(e["code"]?.stringValue == "incompleteFrame")
+        #expect(try stuck.read(timeout: .seconds(2)) == nil, "closed")
+        try other.send(.supportedNetworkInterfaces(requestID: 9))
+        #expect(try other.read(type: "interfaces")?["requestID"]?.intValue == 9, "the other helper is still served")
+        let s = try d.control.status()
+        #expect(s["helpers"]?.arrayValue?.map { $0["identifier"]?.stringValue } == ["other"])
+    }
+
+    @Test("the SDK refuses a second deliver() and a display name over 15 characters")
+    func sdkRules() throws {
+        let d = try DaemonUnderTest(name: "sdkrules")
+        let h = try d.helper(.swift, id: "twice", ["deliver-twice": "yes"])
+        try d.join(cafe)
+        try d.waitForState(.authenticated)
+        try d.control.waitForStatus("helper log") { _ in h.output.contains("second deliver() returned false") }
+        #expect(h.output.contains("deliver() called a second time"))
+        #expect(!d.records("rejected").contains { $0["reason"]?.stringValue == "duplicateResponse" }, "the second deliver sent nothing")
+        let long = try Child(try Products.path("hotspot-test-helper"),
+                             ["--socket", d.helperSocket, "--id", "long", "--name", "Sixteen chars!!!"], log: d.runDir + ".long.log")
+        long.process.waitUntilExit()
+        #expect(long.process.terminationStatus == 2)
+        #expect(long.output.contains("display name"))
+        #expect(!d.records("event").contains { $0["detail"]?["helper"]?.stringValue == "long" })
+    }
+
     @Test("a duplicate and a late response are rejected and change nothing")
     func duplicateAndLate() throws {
         let d = try DaemonUnderTest(name: "duplate", timeScale: "0.02")
