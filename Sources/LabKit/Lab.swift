@@ -279,9 +279,16 @@ public enum LabAddressPolicy {
 }
 
 /// On kernels with module support (the VM's distribution kernel), loads what labs use before the first
-/// request: the VM's kernel does not autoload veth or nf_tables on demand.
+/// request: inside the VM the kernel's on-demand loading runs `/sbin/modprobe` in the initramfs root,
+/// where it does not exist, so veth, nf_tables and the nft expressions never autoload.
 enum LabKernelModules {
-    static let modules = ["veth", "bridge", "nf_tables"]
+    static let modules = [
+        "veth", "bridge", "tun", "nf_tables", "nft_chain_nat", "nft_nat", "nft_masq", "nft_redir", "nft_ct",
+        "nft_reject", "nft_reject_inet", "nft_socket", "nft_tproxy", "nft_fib_inet", "nft_limit", "nft_log",
+        "sch_netem", "sch_tbf", "sch_htb",
+        // WPA2/WPA3 keys in mac80211 (CCMP, GCMP, BIP) use these crypto templates, also loaded on demand.
+        "ccm", "gcm", "ctr", "cmac", "seqiv", "michael_mic", "libarc4",
+    ]
     private static let once = LabLock()
     nonisolated(unsafe) private static var done = false
 

@@ -168,6 +168,11 @@ public enum HwsimMessages {
         return builder.finish()
     }
 
+    /// Dumps the radios visible from the requester's namespace.
+    public static func dumpRadios(family: UInt16) -> NetlinkMessage {
+        GenericMessageBuilder(family: family, command: HWSIM.cmdGetRadio, flags: NL.request | NL.dump).finish()
+    }
+
     public static func getRadio(family: UInt16, id: Int32) -> NetlinkMessage {
         let builder = GenericMessageBuilder(family: family, command: HWSIM.cmdGetRadio)
         builder.put(HWSIM.attrRadioID, u32: UInt32(bitPattern: id))
@@ -242,6 +247,16 @@ public final class Hwsim: @unchecked Sendable {
             return nil
         } catch let error as NetlinkKernelError {
             throw SystemError("get radio", "#\(id)", errno: error.code)
+        }
+    }
+
+    /// All radios whose wiphy is in this socket's namespace.
+    public func radios() throws -> [SimulatedRadio] {
+        let result = try perform("list radios", "") { try socket.request(HwsimMessages.dumpRadios(family: family)) }
+        return result.replies.compactMap { reply in
+            let attributes = NetlinkAttributes(reply.payload, offset: 4)
+            guard let name = attributes.string(HWSIM.attrRadioName), let id = attributes.u32(HWSIM.attrRadioID) else { return nil }
+            return SimulatedRadio(id: Int32(bitPattern: id), name: name)
         }
     }
 

@@ -23,6 +23,10 @@ struct BenchLab: ParsableCommand {
     @Option(help: .hidden)
     var pauseAfter: Int?
 
+    /// Test hook with --pause-after: also create a radio in each pair's first namespace (needs mac80211_hwsim).
+    @Flag(help: .hidden)
+    var withRadios = false
+
     func run() throws {
         if let pauseAfter { try pauseHalfway(pairs: pauseAfter) }
         let counts = sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -141,6 +145,7 @@ struct BenchLab: ParsableCommand {
             if index == 0 {
                 try lab.spawn(ProcessConfiguration("sleep", ["600"], stdout: .discard, stderr: .discard), in: namespaces[0])
             }
+            if withRadios { _ = try lab.createRadio("w\(index)", in: namespaces[0]) }
         }
         print("PAUSED \(lab.prefix)")
         fflush(nil)

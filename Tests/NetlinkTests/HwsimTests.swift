@@ -107,3 +107,52 @@ struct InVMHwsimRadioTests {
         #expect(gone)
     }
 }
+
+/// The crash case with radios: only where mac80211_hwsim exists (inside the lab VM).
+@Suite("mac80211_hwsim lab crash cleanup (root, VM)", .tags(.root), .enabled(if: getuid() == 0 && hwsimReady(), hwsimSkipReason), .serialized)
+struct InVMLabCrashRadioTests {
+    @Test func hwsimSigkillHalfwayThenCleanLeavesNoRadios() throws {
+        let hotspotLab = try BuildProducts.locate("hotspot-lab")
+        let child = try ChildProcess.spawn(ProcessConfiguration(hotspotLab, ["bench", "lab", "--pause-after", "2", "--with-radios"],
+                                                                stdout: .pipe, stderr: .pipe))
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var pfd = pollfd(fd: child.stdoutFD!, events: Int16(POLLIN), revents: 0)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        while !String(decoding: output, as: UTF8.self).contains("\n"), clock.now < deadline {
+            if poll(&pfd, 1, 200) > 0 {
+                let count = read(child.stdoutFD!, &buffer, buffer.count)
+                if count <= 0 { break }
+                output += buffer[0..<count]
+            }
+        }
+        let line = String(decoding: output, as: UTF8.self)
+        #expect(line.hasPrefix("PAUSED hsl"), "bench lab --pause-after --with-radios printed: \(line)")
+        let prefix = String(line.dropFirst("PAUSED ".count).prefix(7))
+        // Halfway: two radios live in the first namespaces of the two pairs.
+        var found = 0
+        for index in 0..<2 {
+            let ns = try NetworkNamespace.open(prefix + "a\(index)")
+            found += try Hwsim.inside(ns).radios().filter { $0.name.hasPrefix(prefix) }.count
+            ns.release()
+        }
+        #expect(found == 2)
+
+        try child.signal(SIGKILL)
+        #expect(try child.wait(timeout: .seconds(5)) == .signaled(SIGKILL))
+        let clean = try ProcessRunner.run(ProcessConfiguration(hotspotLab, ["clean"]), timeout: .seconds(60))
+        #expect(clean.status == .exited(0), "clean: \(clean.stdout) \(clean.stderr)")
+
+        #expect(NetworkNamespace.list().filter { $0.hasPrefix(prefix) }.isEmpty)
+        // Radios of deleted namespaces would return to the root namespace: none of ours may be there.
+        var leftover: [SimulatedRadio] = []
+        for _ in 0..<50 {
+            leftover = try Hwsim().radios().filter { $0.name.hasPrefix(prefix) }
+            if leftover.isEmpty { break }
+            usleep(20_000)
+        }
+        #expect(leftover.isEmpty, "radios left: \(leftover)")
+        #expect(try RouteNetlink.current().links().filter { $0.name.hasPrefix(prefix) }.isEmpty)
+    }
+}
