@@ -57,6 +57,26 @@ struct LabRootTests {
         #expect(access(lab.stateDirectory, F_OK) != 0)
     }
 
+    @Test func rootLabRefusesForeignNamespacesAndLongNames() throws {
+        let lab = try Lab.start()
+        defer { lab.teardown() }
+        let mine = try lab.createNamespace("m")
+        let foreign = try NetworkNamespace.create(testPrefix("f") + "x")
+        defer { try? foreign.delete() }
+        do {
+            try lab.connect(mine, "v0", to: foreign, "v1")
+            Issue.record("a lab joined a namespace it does not own")
+        } catch {
+            #expect("\(error)" == "use namespace \(foreign.name): not created by lab \(lab.prefix); labs only join their own namespaces")
+        }
+        do {
+            _ = try lab.name("waytoolongsuffix")
+            Issue.record("accepted a name over 15 characters")
+        } catch {
+            #expect("\(error)".hasPrefix("name lab object '\(lab.prefix)waytoolongsuffix': expected at most 15 characters"))
+        }
+    }
+
     @Test func rootFailedSetupHalfwayLeavesNothing() throws {
         let lab = try Lab.start()
         let prefix = lab.prefix

@@ -83,6 +83,13 @@ struct ProcessTests {
         #expect(SystemError("open", "x", reason: "bad").description == "open x: bad")
     }
 
+    @Test func namespaceWrapperRunsThroughNSExec() throws {
+        let config = try ProcessConfiguration("hostapd", ["-t", "/tmp/x.conf"], stdout: .pipe).inNetworkNamespace("hsl0001ap")
+        #expect(config.executable.hasSuffix("/hotspot-nsexec"))
+        #expect(config.arguments == ["/run/netns/hsl0001ap", "--", "hostapd", "-t", "/tmp/x.conf"])
+        #expect(config.stdout == .pipe)
+    }
+
     @Test func startTimeOfSelfIsKnown() {
         #expect(processStartTime(getpid()) != nil)
         #expect(processStartTime(0x3fff_fff0) == nil)
