@@ -72,6 +72,18 @@ struct NamespaceRootTests {
         let count = read(server, &received, received.count)
         #expect(Array(received.prefix(max(count, 0))) == payload)
 
+        // IPv6: addresses usable at once (no DAD), a route via the peer, visible to iproute2, then removed.
+        try a.route.addAddress(IPPrefix("2001:db8::1/64")!, to: prefix + "0")
+        try b.route.addAddress(IPPrefix("2001:db8::2/64")!, to: prefix + "1")
+        let v6Route = Route(destination: IPPrefix("2001:db8:99::/48")!, gateway: IPAddress("2001:db8::2"),
+                            outputInterface: try a.route.index(of: prefix + "0"))
+        try a.route.addRoute(v6Route)
+        let routes6 = try ProcessRunner.check(ProcessConfiguration("ip", ["-n", a.name, "-6", "route", "show", "2001:db8:99::/48"]))
+        #expect(routes6.stdout.contains("via 2001:db8::2"))
+        try a.route.deleteRoute(v6Route)
+        let after6 = try ProcessRunner.check(ProcessConfiguration("ip", ["-n", a.name, "-6", "route", "show", "2001:db8:99::/48"]))
+        #expect(after6.stdout.isEmpty)
+
         // iproute2 sees and can enter our namespace; so does hotspot-nsexec.
         let ipView = try ProcessRunner.check(ProcessConfiguration("ip", ["netns", "exec", b.name, "ip", "-o", "-4", "addr", "show", prefix + "1"]))
         #expect(ipView.stdout.contains("192.0.2.2/24"))
