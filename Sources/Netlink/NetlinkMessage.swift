@@ -29,6 +29,13 @@ public struct NetlinkReply: Sendable, Equatable {
     public var flags: UInt16
     public var sequence: UInt32
     public var payload: [UInt8]
+
+    public init(type: UInt16, flags: UInt16, sequence: UInt32, payload: [UInt8]) {
+        self.type = type
+        self.flags = flags
+        self.sequence = sequence
+        self.payload = payload
+    }
 }
 
 /// Netlink constants (stable kernel ABI; the header macros do not import into Swift).
