@@ -25,6 +25,7 @@ struct BenchVM: AsyncParsableCommand {
         var options = vm.options()
         options.timeout = min(options.timeout, 300)
         let kernel = try VMKernel.locate(options.kernelPath)
+        let loadBefore = Self.loadAverage()
 
         // Cold preparation: initramfs + vmlinux extraction into a fresh cache directory.
         let coldCache = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-bench-vm-\(getpid())").path
@@ -81,7 +82,7 @@ struct BenchVM: AsyncParsableCommand {
         let inner = innerArgs.joined(separator: " ")
         print("""
 
-            bench vm: kernel \(kernel.version), accelerator \(accel.rawValue), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(runs) runs (median (min-max))
+            bench vm: kernel \(kernel.version), accelerator \(accel.rawValue), \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadBefore) before / \(Self.loadAverage()) after, \(runs) runs (median (min-max))
             | measure | time |
             |---|---|
             | initramfs build, cold cache (modules + busybox + vmlinux extraction) | \(f(initramfsCold)) |
@@ -96,6 +97,13 @@ struct BenchVM: AsyncParsableCommand {
             target: hwsim ready <= \(f(target)) under \(accel.rawValue): \(med(ready) <= target ? "met" : "MISSED") (median \(f(med(ready))))
             host: \(hostHasHwsim.reason)\(hostHasHwsim.usable ? "" : " (so the overhead is measured on a trivial inner command)")
             """)
+    }
+}
+
+extension BenchVM {
+    /// The 1-minute load average (TCG timings scale with how busy the host's cores are).
+    static func loadAverage() -> String {
+        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").first.map(String.init) ?? "?"
     }
 }
 

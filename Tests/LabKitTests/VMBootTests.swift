@@ -23,4 +23,21 @@ struct VMBootTests {
         print(String(format: "[vm exit test] %@: prepared %.2f s, inner started %.2f s, qemu ended %.2f s after start",
                      result.accelerator.rawValue, result.prepared, result.innerStarted ?? -1, result.finished))
     }
+
+    @Test("root: a VM that does not start the job in time is stopped, with the console tail in the error")
+    func bootTimeout() async throws {
+        let job = VMJob(executable: "/bin/true", arguments: [])
+        let start = Date()
+        let error = await #expect(throws: VMError.self) {
+            _ = try await VMRunner(options: VMOptions(timeout: 30, bootTimeout: 0.5, preloadHwsim: false)).run(job) { _, _ in }
+        }
+        guard case .bootTimeout(let seconds, let tail)? = error else {
+            Issue.record("expected bootTimeout, got \(String(describing: error))")
+            return
+        }
+        #expect(seconds == 0.5)
+        #expect(!tail.isEmpty)
+        #expect(error?.description.contains("did not start within 0.5 s (VM hung or panicked); last console lines:") == true)
+        #expect(Date().timeIntervalSince(start) < 10, "the VM must be stopped promptly")
+    }
 }

@@ -279,7 +279,7 @@ public final class VMRunner: @unchecked Sendable {
             "-m", "\(memoryMB)", "-smp", "\(cpus)",
             "-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
             "-kernel", kernel, "-initrd", initramfs,
-            "-append", "console=ttyS0 quiet panic=-1" + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : ""),
+            "-append", "console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.nokbd i8042.nopnp random.trust_cpu=on" + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : ""),
             "-chardev", "file,id=con,path=\(console)", "-serial", "chardev:con",
         ]
         if !probe {
