@@ -23,7 +23,6 @@ import Testing
             ssid2=436166c3a9
             utf8_ssid=1
             bssid=02:00:00:00:01:00
-            country_code=US
             hw_mode=g
             channel=6
             ignore_broadcast_ssid=1

@@ -26,7 +26,6 @@ public enum HostapdConfig {
             "ssid2=\(hex(hotspot.ssid))",
             "utf8_ssid=1",
             "bssid=\(hotspot.bssid)",
-            "country_code=US",
             "hw_mode=\(hotspot.channel <= 14 ? "g" : "a")",
             "channel=\(hotspot.channel)",
             "ignore_broadcast_ssid=\(hotspot.hidden ? 1 : 0)",

@@ -67,7 +67,7 @@ public final class HotspotLab: @unchecked Sendable {
     /// is rethrown (nothing left half-built).
     public static func up(_ topology: Topology, options: HotspotLabOptions = HotspotLabOptions()) throws -> HotspotLab {
         let portal = try BuildProducts.locate("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
-        var tools = ["dnsmasq", "nft", "sysctl"]
+        var tools = ["dnsmasq", "nft"]
         if options.linkMode == .radio { tools.append("hostapd") }
         if topology.hotspots.contains(where: { if case .wpa2Enterprise(.peap, _) = $0.security { return true }; return false }) {
             tools.append("openssl")
@@ -101,6 +101,11 @@ public final class HotspotLab: @unchecked Sendable {
         return result
     }
 
+    func note(_ label: String, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        timings.append((label, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+    }
+
     func build(portalBinary: String) throws {
         try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
         let internetNS = try measure("internet namespace") { try lab.createNamespace("net") }
@@ -113,11 +118,15 @@ public final class HotspotLab: @unchecked Sendable {
             portalBinary, ["--internet", "--listen", "\(topology.internet.address):\(topology.internet.port)", "--ready-file", ready],
             stdout: .file(internetLog), stderr: .file(internetLog)), in: internetNS)
 
+        // Daemons start at once; their readiness is awaited after every hotspot is started, so slow
+        // starts (a Swift binary over 9p under TCG) overlap.
+        var pending: [(String, () throws -> Void)] = []
         for (index, hotspot) in topology.hotspots.enumerated() {
-            try measure("hotspot \(hotspot.name)") {
-                hotspots.append(try buildHotspot(hotspot, index: index, portalBinary: portalBinary))
+            try measure("hotspot \(hotspot.name) started") {
+                hotspots.append(try buildHotspot(hotspot, index: index, portalBinary: portalBinary, pending: &pending))
             }
         }
+        for (label, wait) in pending { try measure(label, wait) }
         try measure("internet server ready") {
             try Self.waitForFile(ready, child: server, log: internetLog, what: "internet server")
         }
@@ -127,7 +136,8 @@ public final class HotspotLab: @unchecked Sendable {
         try IPPrefix.parse(text)
     }
 
-    func buildHotspot(_ hotspot: Hotspot, index: Int, portalBinary: String) throws -> RunningHotspot {
+    func buildHotspot(_ hotspot: Hotspot, index: Int, portalBinary: String,
+                      pending: inout [(String, () throws -> Void)]) throws -> RunningHotspot {
         let gateway = hotspot.gateway
         let dir = logDirectory + "/" + hotspot.name
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -139,8 +149,13 @@ public final class HotspotLab: @unchecked Sendable {
         if !hotspot.faults.uplinkDown {
             try ns.route.addRoute(Route(gateway: IPAddress("\(internetSide)")!))
         }
-        _ = try ProcessRunner.check(ProcessConfiguration("sysctl", ["-qw", "net.ipv4.ip_forward=1"]).inNetworkNamespace(ns.name),
-                                    timeout: .seconds(10))
+        // net.* sysctls belong to the writing thread's namespace: write from inside.
+        try ns.runInside {
+            let fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY)
+            guard fd >= 0 else { throw SystemError.current("open", "/proc/sys/net/ipv4/ip_forward") }
+            defer { close(fd) }
+            guard write(fd, "1\n", 2) == 2 else { throw SystemError.current("enable forwarding in", ns.name) }
+        }
         let uplink = try lab.name(uplinkName)
         var logs: [String: String] = [:]
 
@@ -159,7 +174,7 @@ public final class HotspotLab: @unchecked Sendable {
             stationNS = sta
             stationInterface = try lab.name("s\(index)c")
         case .radio:
-            let (_, interfaces) = try lab.createRadio("h\(index)r", in: ns)
+            let (_, interfaces) = try measure("\(hotspot.name): radio") { try lab.createRadio("h\(index)r", in: ns) }
             guard let interface = interfaces.first else {
                 throw SystemError("create radio", "for hotspot \(hotspot.name)", reason: "the new radio has no interface")
             }
@@ -170,8 +185,28 @@ public final class HotspotLab: @unchecked Sendable {
         // The gate.
         let rules = dir + "/gate.nft"
         try GateRuleset.render(gateway, lan: lan, uplink: uplink).write(toFile: rules, atomically: true, encoding: .utf8)
-        _ = try ProcessRunner.check(ProcessConfiguration(try Self.findTool("nft"), ["-f", rules]).inNetworkNamespace(ns.name),
-                                    timeout: .seconds(10))
+        let nft = try ProcessRunner.run(ProcessConfiguration(try Self.findTool("nft"), ["-f", rules]).inNetworkNamespace(ns.name),
+                                        timeout: .seconds(10))
+        guard nft.status.succeeded else {
+            throw SystemError("load the captive gate", "\(rules) into \(ns.name)",
+                              reason: "nft -f: \(nft.status): " + nft.stderr.split(separator: "\n").joined(separator: " | "))
+        }
+
+        // The portal.
+        if let portal = gateway.portal {
+            let log = dir + "/portal.log"
+            logs["portal"] = log
+            let ready = dir + "/portal.ready"
+            unlink(ready)
+            var args = ["--kind", portal.kind, "--listen", "\(gateway.address):\(portal.port)",
+                        "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
+                        "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", ready]
+            for (key, value) in portal.settings.sorted(by: { $0.key < $1.key }) { args += ["--setting", "\(key)=\(value)"] }
+            let child = try lab.spawn(ProcessConfiguration(portalBinary, args, stdout: .file(log), stderr: .file(log)), in: ns)
+            pending.append(("\(hotspot.name): portal ready", {
+                try Self.waitForFile(ready, child: child, log: log, what: "portal \(portal.kind) for \(hotspot.name)")
+            }))
+        }
 
         // hostapd (radio mode): wait for AP-ENABLED on its control socket.
         if options.linkMode == .radio {
@@ -194,6 +229,8 @@ public final class HotspotLab: @unchecked Sendable {
                                                            stdout: .file(log), stderr: .file(log)), in: ns)
             controlPath = ctrlDir + "/" + lan
             let ctl: WPAControl
+            let hostapdStart = ContinuousClock.now
+            defer { note("\(hotspot.name): hostapd enabled", since: hostapdStart) }
             do {
                 ctl = try WPAControl.connect(serverPath: controlPath!, timeout: .seconds(15))
                 try ctl.attach()
@@ -216,21 +253,10 @@ public final class HotspotLab: @unchecked Sendable {
             try Self.findTool("dnsmasq"),
             DnsmasqConfig.arguments(hotspot, internet: topology.internet, interface: lan, leaseFile: dir + "/dnsmasq.leases", logFile: dnsLog),
             stdout: .file(dnsLog), stderr: .file(dnsLog)), in: ns)
-        try Self.waitForLogLine(dnsLog, containing: "started, version", child: dnsmasq, what: "dnsmasq for \(hotspot.name)")
+        pending.append(("\(hotspot.name): dnsmasq ready", {
+            try Self.waitForLogLine(dnsLog, containing: "started, version", child: dnsmasq, what: "dnsmasq for \(hotspot.name)")
+        }))
 
-        // The portal.
-        if let portal = gateway.portal {
-            let log = dir + "/portal.log"
-            logs["portal"] = log
-            let ready = dir + "/portal.ready"
-            unlink(ready)
-            var args = ["--kind", portal.kind, "--listen", "\(gateway.address):\(portal.port)",
-                        "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
-                        "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", ready]
-            for (key, value) in portal.settings.sorted(by: { $0.key < $1.key }) { args += ["--setting", "\(key)=\(value)"] }
-            let child = try lab.spawn(ProcessConfiguration(portalBinary, args, stdout: .file(log), stderr: .file(log)), in: ns)
-            try Self.waitForFile(ready, child: child, log: log, what: "portal \(portal.kind) for \(hotspot.name)")
-        }
         return RunningHotspot(
             hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
             stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
@@ -286,7 +312,7 @@ public final class HotspotLab: @unchecked Sendable {
         }
     }
 
-    static func tail(_ path: String, lines: Int = 5) -> String {
+    static func tail(_ path: String, lines: Int = 14) -> String {
         guard let text = readSmallFile(path) else { return "(no log)" }
         return text.split(separator: "\n").suffix(lines).joined(separator: " | ")
     }
@@ -307,6 +333,7 @@ public final class HotspotLab: @unchecked Sendable {
             if let ctl = running.hostapdControlPath { lines.append("  hostapd_cli -p \((ctl as NSString).deletingLastPathComponent) -i \(running.lanInterface)") }
             for (name, path) in running.logs.sorted(by: { $0.key < $1.key }) { lines.append("  \(name) log: \(path)") }
         }
+        lines.append("timings: " + timings.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))
         return lines.joined(separator: "\n")
     }
 }
