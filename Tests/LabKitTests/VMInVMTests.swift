@@ -11,6 +11,7 @@ struct InVMHwsimTests {
         try #require(getuid() == 0, "needs root")
         let selftest = HwsimSelftest()
         let report = try selftest.run { print($0) }
+        #expect(report.providerName == "NetlinkRadioProvider", "radios must come from our netlink code")
         #expect(report.radios.count == 2)
         #expect(Set(report.radios.map(\.phy)).count == 2)
         #expect(report.hwsimReady > 0 && report.hwsimReady <= report.radiosReady)

@@ -173,6 +173,8 @@ public final class VMRunner: @unchecked Sendable {
         var template = Array("/tmp/hotspot-lab-vm.XXXXXX".utf8CString)
         guard let dirPointer = mkdtemp(&template) else { throw VMError.errno("create run directory", "/tmp/hotspot-lab-vm.XXXXXX") }
         let runDir = String(cString: dirPointer)
+        try? "\(getpid())\n".write(toFile: "\(runDir)/owner", atomically: false, encoding: .utf8)
+        Self.sweepStaleRunDirectories(except: runDir)
         let results = options.resultsDirectory ?? "\(runDir)/results"
         for stale in ["job.sh", "started", "finished", "exit-code", "exit-code.tmp", "hwsim-ready"] { unlink("\(results)/\(stale)") }
         let console = "\(runDir)/console.log"
@@ -193,7 +195,7 @@ public final class VMRunner: @unchecked Sendable {
         defer { interrupts?.cancel() }
         let child: VMChild
         do {
-            child = try VMChild.spawn(args, stdout: outPipe[1], stderr: errPipe[1])
+            child = try VMChild.spawn(Self.dieWithParent(args), stdout: outPipe[1], stderr: errPipe[1])
         } catch {
             [outPipe[0], outPipe[1], errPipe[0], errPipe[1]].forEach { close($0) }
             throw error
@@ -300,6 +302,27 @@ public final class VMRunner: @unchecked Sendable {
         return args
     }
 
+    /// Removes `/tmp/hotspot-lab-vm.*` folders left by runs whose process died without cleaning up
+    /// (SIGKILL): their `owner` pid no longer exists. Folders of live runs are left alone.
+    static func sweepStaleRunDirectories(except current: String, root: String = "/tmp") {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for name in names where name.hasPrefix("hotspot-lab-vm.") && "\(root)/\(name)" != current {
+            let dir = "\(root)/\(name)"
+            guard let text = try? String(contentsOfFile: "\(dir)/owner", encoding: .utf8),
+                  let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: dir) }
+        }
+    }
+
+    /// Prefixes `setpriv --pdeathsig KILL` (util-linux, exec's in place: same PID) when available, so
+    /// qemu dies with the thread that started it even if this process is SIGKILLed.
+    static func dieWithParent(_ argv: [String]) -> [String] {
+        for dir in ["/usr/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: "\(dir)/setpriv") {
+            return ["\(dir)/setpriv", "--pdeathsig", "KILL", "--"] + argv
+        }
+        return argv
+    }
+
     static func consoleTail(_ path: String, lines: Int = 40) -> String {
         guard let data = FileManager.default.contents(atPath: path) else { return "(no console output)" }
         let text = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r", with: "")
@@ -361,6 +384,7 @@ final class VMInterruptWatcher: @unchecked Sendable {
     private var sources: [any DispatchSourceSignal] = []
 
     init() {
+        signal(SIGPIPE, SIG_IGN)  // a closed stdout (`| head`) must not kill us before the VM is stopped
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -383,5 +407,6 @@ final class VMInterruptWatcher: @unchecked Sendable {
         sources = []
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+        signal(SIGPIPE, SIG_DFL)
     }
 }
