@@ -46,10 +46,10 @@ struct InVMHotspotWiFiTests {
         let start = ContinuousClock.now
         _ = try station.lab.lab.spawn(ProcessConfiguration("wpa_supplicant", ["-i", station.interface, "-c", conf, "-D", "nl80211", "-t"],
                                                            stdout: .file(log), stderr: .file(log)), in: station.namespace)
-        let control = try WPAControl.connect(serverPath: ctrl + "/" + station.interface, timeout: .seconds(10))
+        let control = try DaemonControl.connect(serverPath: ctrl + "/" + station.interface, timeout: .seconds(10))
         defer { control.close() }
         try control.attach()
-        var connected = WPAControl.keyValues(try control.request("STATUS"))["wpa_state"] == "COMPLETED"
+        var connected = DaemonControl.keyValues(try control.request("STATUS"))["wpa_state"] == "COMPLETED"
         if !connected {
             let event = try control.waitForEvent(["CTRL-EVENT-CONNECTED", "CTRL-EVENT-EAP-FAILURE", "CTRL-EVENT-SSID-TEMP-DISABLED"], timeout: .seconds(30))
             #expect(event.hasPrefix("CTRL-EVENT-CONNECTED"), "wpa_supplicant: \(event)")
@@ -59,7 +59,7 @@ struct InVMHotspotWiFiTests {
         let ap = try #require(running.hostapd)
         let seen = try ap.waitForEvent(["AP-STA-CONNECTED"], timeout: .seconds(10))
         #expect(seen.contains("AP-STA-CONNECTED"))
-        let status = WPAControl.keyValues(try control.request("STATUS"))
+        let status = DaemonControl.keyValues(try control.request("STATUS"))
         #expect(status["bssid"] == hotspot.bssid.text)
         #expect(status["ssid"] == hotspot.ssid)
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

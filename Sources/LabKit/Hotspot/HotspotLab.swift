@@ -37,7 +37,7 @@ public struct RunningHotspot: @unchecked Sendable {
     /// hostapd's control socket path (radio mode).
     public var hostapdControlPath: String?
     /// hostapd's control connection, attached to its events (radio mode).
-    public var hostapd: WPAControl?
+    public var hostapd: DaemonControl?
     public var logs: [String: String]
 }
 
@@ -163,7 +163,7 @@ public final class HotspotLab: @unchecked Sendable {
         var lan: String
         var stationNS: NetworkNamespace?
         var stationInterface: String?
-        var control: WPAControl?
+        var control: DaemonControl?
         var controlPath: String?
         let gatewayPrefix = try prefix("\(gateway.address)/\(gateway.subnet.length)")
         switch options.linkMode {
@@ -228,13 +228,13 @@ public final class HotspotLab: @unchecked Sendable {
             let child = try lab.spawn(ProcessConfiguration(try Self.findTool("hostapd"), ["-t", conf],
                                                            stdout: .file(log), stderr: .file(log)), in: ns)
             controlPath = ctrlDir + "/" + lan
-            let ctl: WPAControl
+            let ctl: DaemonControl
             let hostapdStart = ContinuousClock.now
             defer { note("\(hotspot.name): hostapd enabled", since: hostapdStart) }
             do {
-                ctl = try WPAControl.connect(serverPath: controlPath!, timeout: .seconds(15))
+                ctl = try DaemonControl.connect(serverPath: controlPath!, timeout: .seconds(15))
                 try ctl.attach()
-                let status = WPAControl.keyValues(try ctl.request("STATUS"))
+                let status = DaemonControl.keyValues(try ctl.request("STATUS"))
                 if status["state"] != "ENABLED" {
                     _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
                 }
