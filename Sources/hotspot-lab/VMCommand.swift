@@ -15,16 +15,18 @@ struct VMCommand: AsyncParsableCommand {
         commandName: "vm",
         abstract: "Run hotspot-lab inside a small sealed VM (a distribution kernel with mac80211_hwsim).",
         discussion: """
-            Boots /boot/vmlinuz-<version> under qemu (KVM when a probe shows it works, else TCG) with the host root
-            shared read-only over virtio-9p (plus a throw-away tmpfs overlay) and no network device at all, then runs
-            `hotspot-lab <arguments>` inside with the same working directory and environment. Exits with its exit code.
+            Boots /boot/vmlinuz-<version> under qemu (KVM when a probe shows it works, else TCG) with the host root \
+            shared read-only over virtio-9p (plus a throw-away tmpfs overlay) and no network device at all, then runs \
+            `hotspot-lab <arguments>` inside with the same working directory and environment, streams its output and \
+            exits with its exit code. mac80211_hwsim is loaded with radios=0 before it starts. See docs/VM.md.
+
             Example: hotspot-lab vm -- selftest hwsim
             """
     )
 
     @OptionGroup var vm: VMOptionsGroup
 
-    @Argument(parsing: .captureForPassthrough, help: "The hotspot-lab arguments to run inside the VM (after --).")
+    @Argument(parsing: .postTerminator, help: "The hotspot-lab arguments to run inside the VM (after --).")
     var arguments: [String] = []
 
     func run() async throws {
