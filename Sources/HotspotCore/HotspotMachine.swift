@@ -227,16 +227,19 @@ public struct HotspotMachine: Sendable {
 
     private mutating func accept(_ response: Response, _ effects: inout [Effect]) {
         let helper = response.helper
-        guard isRegistered(helper) else {
-            effects.append(.rejected(.notRegistered(helper)))
-            return
-        }
-        guard let index = outstanding.firstIndex(where: { $0.id == response.command }) else {
-            effects.append(.rejected(resolved.rejection(for: response.command, from: helper, nextID: nextCommandID)))
-            return
-        }
-        guard outstanding[index].helper == helper else {
-            effects.append(.rejected(.notYourCommand(response.command, from: helper, sentTo: outstanding[index].helper)))
+        // An outstanding command's helper is registered (commands go only to registered helpers, and a
+        // helper that goes away has its commands expired), so the registration check is needed only
+        // when the response does not match an outstanding command of its sender.
+        guard let index = outstanding.firstIndex(where: { $0.id == response.command }), outstanding[index].helper == helper else {
+            guard isRegistered(helper) else {
+                effects.append(.rejected(.notRegistered(helper)))
+                return
+            }
+            if let index = outstanding.firstIndex(where: { $0.id == response.command }) {
+                effects.append(.rejected(.notYourCommand(response.command, from: helper, sentTo: outstanding[index].helper)))
+            } else {
+                effects.append(.rejected(resolved.rejection(for: response.command, from: helper, nextID: nextCommandID)))
+            }
             return
         }
         let command = outstanding.remove(at: index)
@@ -393,7 +396,7 @@ public struct HotspotMachine: Sendable {
             answers.removeAll(keepingCapacity: true)
             var sent = false
             for helper in registered where !excludeList.contains(helper.id) {
-                send(.evaluate, to: helper.id, &effects)
+                send(.evaluate, to: helper.id, registered: true, &effects)
                 sent = true
             }
             if !sent { fire(.noHelperClaimed, &effects) }
@@ -437,14 +440,15 @@ public struct HotspotMachine: Sendable {
     }
 
     /// Sends a state-machine command about the associated network to `helper`.
-    private mutating func send(_ type: CommandType, to helper: HelperID, _ effects: inout [Effect]) {
+    /// `registered`: the caller knows `helper` is registered (it is iterating the registered helpers).
+    private mutating func send(_ type: CommandType, to helper: HelperID, registered: Bool = false, _ effects: inout [Effect]) {
         let isChosenHelper = type != .evaluate && helper == bestHelper
         let didJustJoin = type == .maintain && maintainingOnJoin
         guard let network = commandNetwork(isChosenHelper: isChosenHelper, didJustJoin: didJustJoin) else { return }
         let id = nextCommandID
         let deadline = timing.deadline(for: type)
         nextCommandID += 1
-        guard isRegistered(helper) else {
+        guard registered || isRegistered(helper) else {
             // A helper that is not registered receives no command: no answer, at once.
             resolved.record(id, helper: helper, .expired)
             effects.append(.irregular(.noAnswer(id, type, from: helper)))
