@@ -40,4 +40,42 @@ struct VMBootTests {
         #expect(error?.description.contains("did not start within 0.5 s (VM hung or panicked); last console lines:") == true)
         #expect(Date().timeIntervalSince(start) < 10, "the VM must be stopped promptly")
     }
+
+    @Test("root: Ctrl-C stops the VM: hotspot-lab vm exits 130, its qemu is gone, its run folder removed")
+    func interrupt() throws {
+        let bundle = try #require(VMSuiteRun.testBundlePath(), "cannot find the running test bundle")
+        let cli = ((bundle as NSString).deletingLastPathComponent as NSString).appendingPathComponent("hotspot-lab")
+        try #require(FileManager.default.isExecutableFile(atPath: cli), "\(cli) not built (run swift build first, as ci/test.sh does)")
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        let child = try VMChild.spawn([cli, "vm", "--", "selftest", "hwsim"], stdout: fds[1], stderr: fds[1])
+        close(fds[1])
+        let collector = VMOutputCollector(prefix: "[vm ctrl-c test] ")
+        let reader = VMPipeReader(fd: fds[0]) { collector.append(.stdout, $0) }
+        defer { child.stop(grace: 1); reader.finish() }
+
+        // Wait until the job runs inside the VM: its run folder (owner = the CLI's pid) has `started`.
+        var runDir: String?
+        let deadline = Date().addingTimeInterval(90)
+        while runDir == nil && Date() < deadline && child.poll() == nil {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where name.hasPrefix("hotspot-lab-vm.") {
+                let dir = "/tmp/\(name)"
+                if (try? String(contentsOfFile: "\(dir)/owner", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "\(child.pid)",
+                   FileManager.default.fileExists(atPath: "\(dir)/results/started") {
+                    runDir = dir
+                }
+            }
+            usleep(50_000)
+        }
+        let dir = try #require(runDir, "the VM never started the job")
+        let qemuPIDs = VMTestSupport.children(of: child.pid)
+        #expect(!qemuPIDs.isEmpty, "no qemu child found")
+        kill(child.pid, SIGINT)
+        let status = child.wait()
+        reader.finish()
+        #expect(VMChild.exitCode(status: status) == 130)
+        #expect(collector.stdout.contains("hotspot-lab vm: interrupted, VM stopped"))
+        for pid in qemuPIDs { #expect(kill(pid, 0) != 0, "qemu \(pid) still running") }
+        #expect(!FileManager.default.fileExists(atPath: dir), "run folder \(dir) left behind")
+    }
 }

@@ -11,6 +11,15 @@ enum VMTestSupport {
         return FileManager.default.isExecutableFile(atPath: "/bin/busybox")
     }
 
+    /// Direct children of `pid` (from /proc/PID/task/*/children).
+    static func children(of pid: pid_t) -> [pid_t] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task -> [pid_t] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
     static let bootSkipReason: Comment = "needs root, qemu-system-x86, linux-image-amd64 and busybox-static (ci/install-deps.sh), and must run on the host"
 }
 
