@@ -72,6 +72,13 @@ struct RobustnessTests {
         #expect(e4["message"]?.stringValue?.contains("sent to good") == true)
         #expect(try d.control.status()["state"]?.stringValue == "Authenticated", "the foreign response changed nothing")
 
+        // supportedNetworkInterfaces: the current network, isChosenHelper false for a helper not chosen.
+        try raw.send(.supportedNetworkInterfaces(requestID: 5))
+        let ifs = try #require(try raw.read(type: "interfaces"))
+        #expect(ifs["requestID"]?.intValue == 5)
+        #expect(ifs["networks"]?.arrayValue?.first?["ssid"]?.stringValue == "Cafe")
+        #expect(ifs["networks"]?.arrayValue?.first?["isChosenHelper"]?.boolValue == false)
+
         // An oversize frame: error, then the connection is closed.
         try raw.sendBytes([0x7F, 0xFF, 0xFF, 0xFF])
         let e5 = try #require(try raw.read(type: "error"))
@@ -155,6 +162,19 @@ struct RobustnessTests {
         #expect(list.map { $0["annotation"]?.stringValue } == ["Claimer", "Claimer"])
         #expect(list[1]["password"]?.stringValue == "secret")
         #expect(list[0]["password"] == .null)
+    }
+
+    @Test("a scan list shown with refresh repeats filterScanList until hidden")
+    func scanListRefresh() throws {
+        let d = try DaemonUnderTest(name: "scanrefresh", extra: ["--scan-list-refresh", "2"])  // 100 ms scaled
+        try d.helper(.swift, id: "refresher")
+        try d.control.request(.showScanList([cafe], repeating: true))
+        try d.control.waitForStatus("three rounds") { _ in d.records("scanList").count >= 3 }
+        try d.control.request(.hideScanList)
+        let sent = d.commands(.filterScanList).count
+        usleep(400_000)
+        #expect(d.commands(.filterScanList).count == sent, "no refresh after hideScanList")
+        #expect(d.records("timer").contains { $0["timer"]?.stringValue == "scanListRefresh" })
     }
 
     @Test("fuzz: 10,000 random and mutated messages, then a well-behaved helper is still served")
