@@ -53,10 +53,13 @@ struct UpCommand: AsyncParsableCommand {
         print(lab.summary())
         print(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
         await UpMarker.waitForSignal(seconds: seconds)
+        let downStart = ContinuousClock.now
         let errors = lab.down()
+        let downElapsed = ContinuousClock.now - downStart
         if let marker { unlink(marker) }
         if errors.isEmpty {
-            print("lab \(lab.lab.prefix) down; logs kept in \(lab.logDirectory)")
+            print(String(format: "lab %@ down in %.2f s; logs kept in %@", lab.lab.prefix,
+                         Double(downElapsed.components.seconds) + Double(downElapsed.components.attoseconds) / 1e18, lab.logDirectory))
         } else {
             for error in errors { FileHandle.standardError.write(Data("hotspot-lab down: \(error)\n".utf8)) }
             throw ExitCode(1)

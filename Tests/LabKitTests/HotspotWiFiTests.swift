@@ -10,6 +10,11 @@ import Testing
 @Suite("InVM: hotspots over hwsim: open, WPA2-PSK, WPA2-Enterprise (root)", .serialized,
        .enabled(if: InVM.hwsimAvailable, "needs mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMHotspotWiFiTests {
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
     static func loadHwsim() throws {
         if !FileManager.default.fileExists(atPath: "/sys/module/mac80211_hwsim") {
             _ = try ProcessRunner.check(ProcessConfiguration("modprobe", ["mac80211_hwsim", "radios=0"]), timeout: .seconds(30))
@@ -117,17 +122,25 @@ struct InVMHotspotWiFiTests {
     func run(_ topology: Topology, network: (HotspotLab) -> [String], body: (Station, RunningHotspot, [String: String]) throws -> Void = { _, _, _ in }) throws {
         try #require(getuid() == 0, "needs root")
         try Self.loadHwsim()
+        let upStart = ContinuousClock.now
         let lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .radio))
+        let upSeconds = Self.seconds(since: upStart)
+        var line = String(format: "bench topology: up %.2f s (%@)", upSeconds,
+                          lab.timings.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: ", "))
         defer {
+            let downStart = ContinuousClock.now
             let errors = lab.down()
+            print(line + String(format: "; down %.2f s", Self.seconds(since: downStart)))
             #expect(errors.isEmpty, "teardown: \(errors)")
             #expect(!NetworkNamespace.list().contains { $0.hasPrefix(lab.lab.prefix) })
         }
         let station = try Self.station(lab)
         let running = lab.hotspots[0]
         let seconds = try Self.associate(station, to: running, network: network(lab))
-        print("association took \(seconds) s")
+        let leaseStart = ContinuousClock.now
         let lease = try Self.lease(station)
+        line += String(format: "; association %.2f s, lease %.2f s, association + lease %.2f s", seconds,
+                       Self.seconds(since: leaseStart), seconds + Self.seconds(since: leaseStart))
         #expect(lease["ip"]?.hasPrefix("198.51.100.") == true && lease["router"] == "198.51.100.1")
         try body(station, running, lease)
     }

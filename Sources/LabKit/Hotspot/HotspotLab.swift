@@ -73,8 +73,10 @@ public final class HotspotLab: @unchecked Sendable {
             tools.append("openssl")
         }
         for tool in tools { _ = try findTool(tool) }
+        let labStart = ContinuousClock.now
         let lab = try Lab.start(runID: options.runID)
         let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
+        hotspotLab.note("lab start", since: labStart)
         do {
             try hotspotLab.build(portalBinary: portal)
         } catch {
