@@ -146,6 +146,8 @@ public final class Daemon: @unchecked Sendable {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         startFields["wallclock_s"] = .number(Double(ts.tv_sec))
+        let stale = store.removeStaleTemporaries()
+        if !stale.isEmpty { startFields["removedTemporaries"] = .array(stale.map(JSON.string)) }
         switch store.load() {
         case .missing:
             startFields["state"] = "none"

@@ -91,6 +91,25 @@ public struct StateStore: Sendable {
         return .corrupt(reason: reason + "; " + SystemError.current("rename \(path) to", aside).description, movedTo: nil)
     }
 
+    /// Removes `PATH.tmp.*` files a killed daemon left behind (its atomic write never reached the rename).
+    /// Returns their names.
+    @discardableResult
+    public func removeStaleTemporaries() -> [String] {
+        let slash = path.lastIndex(of: "/")
+        let dir = slash.map { String(path[..<$0]) } ?? "."
+        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let d = opendir(dir.isEmpty ? "/" : dir) else { return [] }
+        defer { closedir(d) }
+        var removed: [String] = []
+        while let entry = readdir(d) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name.hasPrefix(base + ".tmp."), unlink(dir + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     public func save(_ state: PersistentState) throws(SystemError) {
         var bytes = state.json.bytes
         bytes.append(0x0A)

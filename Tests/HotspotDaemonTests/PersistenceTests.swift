@@ -32,6 +32,32 @@ struct PersistenceTests {
         #expect(afterRestart.first { $0["kind"]?.stringValue == "command" }?["network"]?["didJustJoin"]?.boolValue == true)
     }
 
+    @Test("SIGKILL at random moments while the cache changes never leaves a corrupt state file")
+    func killNineAtRandomMoments() throws {
+        let d = try DaemonUnderTest(name: "kill9loop")
+        var rng = SplitMix(seed: 77)
+        for i in 0..<6 {
+            let h = try d.helper(.swift, id: "k\(i)")
+            try d.join(HotspotNetwork(ssid: "Net\(i)", bssid: "02:00:00:00:10:0\(i)"))
+            usleep(useconds_t(rng.next() % 30_000))
+            d.kill9()
+            h.kill9()
+            d.helpers.removeAll()
+            try d.start()
+        }
+        #expect(d.records("warning").isEmpty, "no run found a corrupt state file")
+        let starts = d.records("start")
+        #expect(starts.count == 7)
+        #expect(starts.dropFirst().allSatisfy { $0["state"]?.stringValue == "loaded" || $0["state"]?.stringValue == "none" })
+        // Whatever was persisted is a helper from this test.
+        let s = try d.control.status()
+        for entry in s["cache"]?.arrayValue ?? [] {
+            #expect(entry["helper"]?.stringValue?.hasPrefix("k") == true)
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: d.runDir).filter { $0.contains(".tmp.") }
+        #expect(leftovers.isEmpty, "a restart removes the temp files of killed runs")
+    }
+
     @Test("a corrupt state file is moved aside with a warning and the daemon starts clean")
     func corruptStateFile() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-hotspotd-corrupt-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
@@ -46,7 +72,7 @@ struct PersistenceTests {
         let moved = try #require(warning?["movedTo"]?.stringValue)
         #expect(FileManager.default.fileExists(atPath: moved))
         #expect(!FileManager.default.fileExists(atPath: d.stateFile))
-        // A wrong-shaped (valid JSON) file is corrupt too.
+        // The warning also went to stderr.
         #expect(d.child.output.contains("corrupt"))
     }
 
@@ -77,5 +103,9 @@ struct PersistenceTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["f.json"])
         #expect(try AtomicFile.read(dir + "/missing") == nil)
         #expect(throws: SystemError.self) { try AtomicFile.write([1], to: dir + "/no/such/dir/f") }
+        // A temp file left by a killed writer is removed at the next start.
+        try AtomicFile.write([1], to: dir + "/f.json.tmp.123")
+        #expect(StateStore(path: path).removeStaleTemporaries() == ["f.json.tmp.123"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["f.json"])
     }
 }
