@@ -164,6 +164,30 @@ struct RobustnessTests {
         #expect(list[0]["password"] == .null)
     }
 
+    @Test("subscribeTrace streams every record live, in order")
+    func traceSubscription() throws {
+        let d = try DaemonUnderTest(name: "subscribe")
+        let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(5))
+        try watcher.request(.subscribeTrace)
+        try d.helper(.python, id: "streamed")
+        try d.join(cafe)
+        try d.waitForState(.authenticated)
+        var live: [JSON] = []
+        let deadline = Date().addingTimeInterval(10)
+        while !live.contains(where: { $0["kind"]?.stringValue == "transition" && $0["to"]?.stringValue == "Authenticated" }),
+              Date() < deadline
+        {
+            if let r = try watcher.nextTraceRecord(timeout: .milliseconds(200)) { live.append(r) }
+        }
+        let kinds = live.compactMap { $0["kind"]?.stringValue }
+        #expect(kinds.contains("command") && kinds.contains("response") && kinds.contains("transition"))
+        let seqs = live.compactMap { $0["seq"]?.intValue }
+        #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
+        // The same records as the file, field for field.
+        let file = Dictionary(d.trace().map { ($0["seq"]!.intValue!, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(live.allSatisfy { file[$0["seq"]!.intValue!] == $0 })
+    }
+
     @Test("a scan list shown with refresh repeats filterScanList until hidden")
     func scanListRefresh() throws {
         let d = try DaemonUnderTest(name: "scanrefresh", extra: ["--scan-list-refresh", "2"])  // 100 ms scaled
