@@ -22,7 +22,7 @@ struct BenchVM: AsyncParsableCommand {
 
     func run() async throws {
         guard runs > 0 else { throw ValidationError("--runs must be at least 1") }
-        var options = vm.options()
+        var options = try vm.options()
         options.timeout = min(options.timeout, 300)
         let kernel = try VMKernel.locate(options.kernelPath)
         let loadBefore = Self.loadAverage()

@@ -22,6 +22,9 @@ struct SelftestHwsim: AsyncParsableCommand {
     @Option(help: "netlink (our NEW_RADIO + SET_WIPHY_NETNS, module loaded with radios=0) or modprobe (radios=2 + iw).")
     var radios: String = "netlink"
 
+    @Option(help: "Capture the air (hwsim0) into this pcap file. In the VM, put it under $HOTSPOT_LAB_VM_RESULTS and use hotspot-lab vm --results DIR to keep it.")
+    var pcap: String?
+
     func run() async throws {
         try await placement.relayIfNeeded()
         let provider: any HwsimRadioProvider
@@ -30,7 +33,9 @@ struct SelftestHwsim: AsyncParsableCommand {
         case "modprobe": provider = ModprobeRadioProvider(count: 2)
         default: throw ValidationError("--radios: expected netlink or modprobe, got \(radios)")
         }
-        let report = try HwsimSelftest(provider: provider).run { line in
+        var selftest = HwsimSelftest(provider: provider)
+        selftest.pcapPath = pcap
+        let report = try selftest.run { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
         print("selftest: ok (radios via \(report.providerName), lease \(report.leaseAddress))")

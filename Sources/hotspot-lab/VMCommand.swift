@@ -35,7 +35,7 @@ struct VMCommand: AsyncParsableCommand {
         guard !args.isEmpty else {
             throw ValidationError("give the hotspot-lab arguments to run inside the VM after --, e.g. hotspot-lab vm -- selftest hwsim")
         }
-        let code = try await VMRelay.run(arguments: args, options: vm.options())
+        let code = try await VMRelay.run(arguments: args, options: try vm.options())
         throw ExitCode(code)
     }
 }
@@ -57,8 +57,21 @@ struct VMOptionsGroup: ParsableArguments {
     @Flag(help: "Do not load mac80211_hwsim radios=0 before the command starts (e.g. for selftest hwsim --radios modprobe).")
     var noHwsimPreload = false
 
-    func options() -> VMOptions {
-        VMOptions(kernelPath: kernel, timeout: timeout, memoryMB: memory, accelerator: accel, handleInterrupts: true, preloadHwsim: !noHwsimPreload)
+    @Option(help: "Host folder to use as the VM's writable results share ($HOTSPOT_LAB_VM_RESULTS inside, /run/hotspot-lab-vm); kept after the run.")
+    var results: String?
+
+    func options() throws -> VMOptions {
+        var dir: String?
+        if let results {
+            dir = URL(fileURLWithPath: results).standardizedFileURL.path
+            do {
+                try FileManager.default.createDirectory(atPath: dir!, withIntermediateDirectories: true)
+            } catch {
+                throw ValidationError("--results \(results): cannot create the folder: \(error.localizedDescription)")
+            }
+        }
+        return VMOptions(kernelPath: kernel, timeout: timeout, memoryMB: memory, accelerator: accel, handleInterrupts: true,
+                         resultsDirectory: dir, preloadHwsim: !noHwsimPreload)
     }
 }
 

@@ -9,7 +9,10 @@ struct InVMHwsimTests {
     @Test("root: two hwsim radios in two namespaces; hostapd (open, ch 6) and wpa_supplicant associate; dnsmasq leases with option 114")
     func associateAndLease() throws {
         try #require(getuid() == 0, "needs root")
-        let selftest = HwsimSelftest()
+        var selftest = HwsimSelftest()
+        let pcap = "\(InVM.resultsDirectory ?? "/tmp")/hwsim-selftest-\(getpid()).pcap"
+        selftest.pcapPath = pcap
+        defer { unlink(pcap) }
         let report = try selftest.run { print($0) }
         #expect(report.providerName == "NetlinkRadioProvider", "radios must come from our netlink code")
         #expect(report.radios.count == 2)
@@ -22,5 +25,6 @@ struct InVMHwsimTests {
         #expect(octets.count == 4 && octets[0...2] == [192, 0, 2] && (10...50).contains(octets[3]), "lease \(report.leaseAddress) outside 192.0.2.10-50")
         #expect(report.leaseOption114 == selftest.portalAPI)
         #expect(report.pinged >= report.leased)
+        #expect(report.capturedFrames > 5, "the capture of the air (hwsim0) saw \(report.capturedFrames) frames")
     }
 }

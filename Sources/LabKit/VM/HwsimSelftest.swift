@@ -125,6 +125,8 @@ public struct HwsimSelftest {
         public var leaseOption114 = ""
         public var radios: [HwsimRadio] = []
         public var providerName = ""
+        /// Frames captured on `hwsim0` (the air) when `pcapPath` is set.
+        public var capturedFrames = 0
     }
 
     public var provider: any HwsimRadioProvider
@@ -134,6 +136,8 @@ public struct HwsimSelftest {
     public var apAddress = "192.0.2.1"
     public var portalAPI = "https://portal.test/captive-api"
     public var stepTimeout: Double = 20
+    /// Capture the air (`hwsim0`, every radio's frames) with tcpdump into this pcap file.
+    public var pcapPath: String?
 
     public init(provider: any HwsimRadioProvider = NetlinkRadioProvider()) {
         self.provider = provider
@@ -181,6 +185,12 @@ public struct HwsimSelftest {
 
         try provider.loadModule()
         report.hwsimReady = mark("hwsim ready")
+        var capture: VMChild?
+        if let pcapPath {
+            try sh(["ip", "link", "set", "hwsim0", "up"])
+            capture = try start(["tcpdump", "-i", "hwsim0", "-U", "-w", pcapPath], log: "\(dir)/tcpdump.log")
+            try waitFor("\(dir)/tcpdump.log", "listening on", what: "tcpdump on hwsim0", process: capture!)
+        }
         radios = try provider.createRadios(count: 2)
         report.radios = radios
         report.radiosReady = mark("radios \(radios.map { "\($0.phy)/\($0.interface)" }.joined(separator: ", ")) ready")
@@ -253,6 +263,12 @@ public struct HwsimSelftest {
 
         try sh(["ip", "netns", "exec", nsSTA, "busybox", "ping", "-c", "1", "-W", "3", apAddress])
         report.pinged = mark("pinged \(apAddress) over the air")
+        if let capture, let pcapPath {
+            capture.stop(grace: 3)
+            let read = try VMChild.capture(["tcpdump", "-n", "-r", pcapPath])
+            report.capturedFrames = read.output.split(separator: "\n").filter { !$0.hasPrefix("reading from") }.count
+            log("selftest: captured \(report.capturedFrames) frames of the air in \(pcapPath)")
+        }
         return report
     }
 
