@@ -74,7 +74,18 @@ public final class HotspotLab: @unchecked Sendable {
         }
         for tool in tools { _ = try findTool(tool) }
         let labStart = ContinuousClock.now
-        let lab = try Lab.start(runID: options.runID)
+        // Lab.start races with another process's dead-run cleaning between creating its state folder and
+        // writing the owner file (the cleaner sees no owner and removes the folder): retry on ENOENT.
+        var attempt = 0
+        let lab: Lab = try {
+            while true {
+                do {
+                    return try Lab.start(runID: options.runID)
+                } catch let error as SystemError where error.errno == ENOENT && attempt < 3 {
+                    attempt += 1
+                }
+            }
+        }()
         let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
         hotspotLab.note("lab start", since: labStart)
         do {
