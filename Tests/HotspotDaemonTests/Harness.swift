@@ -104,9 +104,13 @@ final class DaemonUnderTest: @unchecked Sendable {
     var traceFile: String { runDir + "/trace.jsonl" }
     var stateFile: String { runDir + "/state.json" }
 
+    /// Logs of the processes, inside the run directory (removed with it).
+    var logDir: String { runDir + "/logs" }
+
     func start() throws {
+        try UnixSocket.makeDirectory(logDir, mode: 0o700)
         child = try Child(try Products.path("hotspotd"), ["--run-dir", runDir, "--time-scale", timeScale] + extra,
-                          log: runDir + ".hotspotd-\(UInt32.random(in: 0...UInt32.max)).log")
+                          log: logDir + "/hotspotd-\(UInt32.random(in: 0...UInt32.max)).log")
         control = try ControlClient.connect(path: controlSocket, timeout: .seconds(20))
     }
 
@@ -120,7 +124,7 @@ final class DaemonUnderTest: @unchecked Sendable {
     func helper(_ kind: HelperKind, id: String, name: String? = nil, _ script: [String: String] = [:]) throws -> Child {
         var args = ["--socket", helperSocket, "--id", id, "--name", name ?? String(id.prefix(15))]
         for (k, v) in script.sorted(by: { $0.key < $1.key }) { args += ["--\(k)", v] }
-        let log = runDir + ".helper-\(id).log"
+        let log = logDir + "/helper-\(id)-\(UInt32.random(in: 0...UInt32.max)).log"
         let c: Child
         switch kind {
         case .swift: c = try Child(try Products.path("hotspot-test-helper"), args, log: log)

@@ -119,7 +119,7 @@ struct RobustnessTests {
         #expect(h.output.contains("deliver() called a second time"))
         #expect(!d.records("rejected").contains { $0["reason"]?.stringValue == "duplicateResponse" }, "the second deliver sent nothing")
         let long = try Child(try Products.path("hotspot-test-helper"),
-                             ["--socket", d.helperSocket, "--id", "long", "--name", "Sixteen chars!!!"], log: d.runDir + ".long.log")
+                             ["--socket", d.helperSocket, "--id", "long", "--name", "Sixteen chars!!!"], log: d.logDir + "/long.log")
         long.process.waitUntilExit()
         #expect(long.process.terminationStatus == 2)
         #expect(long.output.contains("display name"))
