@@ -50,15 +50,15 @@ struct UpCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - start
         let marker = UpMarker.write(prefix: lab.lab.prefix, topology: topology)
-        print(lab.summary())
-        print(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
+        upDownSay(lab.summary())
+        upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
         await UpMarker.waitForSignal(seconds: seconds)
         let downStart = ContinuousClock.now
         let errors = lab.down()
         let downElapsed = ContinuousClock.now - downStart
         if let marker { unlink(marker) }
         if errors.isEmpty {
-            print(String(format: "lab %@ down in %.2f s; logs kept in %@", lab.lab.prefix,
+            upDownSay(String(format: "lab %@ down in %.2f s; logs kept in %@", lab.lab.prefix,
                          Double(downElapsed.components.seconds) + Double(downElapsed.components.attoseconds) / 1e18, lab.logDirectory))
         } else {
             for error in errors { FileHandle.standardError.write(Data("hotspot-lab down: \(error)\n".utf8)) }
@@ -81,22 +81,25 @@ struct DownCommand: ParsableCommand {
     func run() throws {
         var stopped = 0
         for entry in UpMarker.entries() where prefix == nil || entry.prefix == prefix {
-            if processStartTime(entry.pid) == entry.start {
+            let running = { processStartTime(entry.pid) == entry.start && !UpMarker.isZombie(entry.pid) }
+            if running() {
                 _ = try? sendSignal(SIGTERM, toPID: entry.pid)
                 let deadline = ContinuousClock.now + .seconds(20)
-                while processStartTime(entry.pid) == entry.start && ContinuousClock.now < deadline { usleep(20_000) }
-                if processStartTime(entry.pid) == entry.start {
+                // `up` removes its marker once its lab is down (its exit may not be visible yet: a zombie).
+                let stillUp = { access(entry.path, F_OK) == 0 && running() }
+                while stillUp() && ContinuousClock.now < deadline { usleep(20_000) }
+                if stillUp() {
                     FileHandle.standardError.write(Data("hotspot-lab down: lab \(entry.prefix) (pid \(entry.pid)) did not stop within 20 s\n".utf8))
                     throw ExitCode(1)
                 }
-                print("lab \(entry.prefix) (\(entry.topology)) down")
+                upDownSay("lab \(entry.prefix) (\(entry.topology)) down")
                 stopped += 1
             }
             unlink(entry.path)
         }
         let report = LabCleanup.cleanDeadRuns()
-        if !report.runs.isEmpty { print(report.description) }
-        if stopped == 0 && report.runs.isEmpty { print("no lab was up") }
+        if !report.runs.isEmpty { upDownSay(report.description) }
+        if stopped == 0 && report.runs.isEmpty { upDownSay("no lab was up") }
         if !report.errors.isEmpty { throw ExitCode(1) }
     }
 }
@@ -106,6 +109,12 @@ enum UpMarker {
     static let directory = "/run/hotspot-lab-up"
 
     struct Entry { var path: String; var prefix: String; var pid: Int32; var start: UInt64; var topology: String }
+
+    /// An ended process its parent has not reaped yet.
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = readSmallFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
 
     static func write(prefix: String, topology: String) -> String? {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -168,4 +177,9 @@ enum UpMarker {
             lock.unlock()
         }
     }
+}
+
+/// One line to stdout, unbuffered (stdout may be a file or a pipe that `up` never closes).
+func upDownSay(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }

@@ -24,3 +24,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/logs"), "a log folder was created")
     }
 }
+
+/// `hotspot-lab up` stays up until Ctrl-C or `hotspot-lab down`, then leaves nothing behind.
+@Suite("hotspot-lab up/down (root)", .serialized, .enabled(if: geteuid() == 0, "needs root"))
+struct TopologyUpDownRootTests {
+    func startUp(_ log: String) throws -> (ChildProcess, String) {
+        let binary = try BuildProducts.locate("hotspot-lab")
+        let root = TopologyParserTests.root
+        let child = try ChildProcess.spawn(ProcessConfiguration(
+            binary, ["up", root + "/topologies/captive.yaml", "--link", "veth", "--logs", FileManager.default.temporaryDirectory.path + "/hsltopo-logs"],
+            stdout: .file(log, append: false), stderr: .file(log)))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !(readSmallFile(log)?.contains("tears it down") ?? false) {
+            if let status = try child.poll() { Issue.record("up ended early: \(status): \(readSmallFile(log) ?? "")"); break }
+            if ContinuousClock.now > deadline { Issue.record("up not up within 60 s: \(readSmallFile(log) ?? "")"); break }
+            usleep(20_000)
+        }
+        let text = readSmallFile(log) ?? ""
+        let prefix = text.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+        #expect(text.hasPrefix("lab hsl") && prefix.count == 7, "output: \(text)")
+        #expect(text.contains("ip netns exec \(prefix)h0 bash") && text.contains("portal log: "))
+        #expect(NetworkNamespace.list().contains("\(prefix)h0"))
+        return (child, prefix)
+    }
+
+    @Test func downCommandAndInterruptTearDown() throws {
+        let log = FileManager.default.temporaryDirectory.path + "/hsltopo-up-\(getpid()).log"
+        defer { unlink(log) }
+        // 1. `hotspot-lab down PREFIX` from another process.
+        let (first, prefix) = try startUp(log)
+        let down = try ProcessRunner.run(ProcessConfiguration(try BuildProducts.locate("hotspot-lab"), ["down", prefix]), timeout: .seconds(60))
+        #expect(down.status.succeeded, "down: \(down.stderr)")
+        #expect(down.stdout.contains("lab \(prefix) (") && down.stdout.contains(") down"), "down said: \(down.stdout)")
+        #expect(try first.wait(timeout: .seconds(20)) == .exited(0))
+        #expect((readSmallFile(log) ?? "").contains("lab \(prefix) down in"))
+        #expect(!NetworkNamespace.list().contains { $0.hasPrefix(prefix) }, "namespaces left by \(prefix)")
+        #expect(access("/run/hotspot-lab-up/\(prefix)", F_OK) != 0)
+        // 2. Ctrl-C (SIGINT) on up.
+        let (second, prefix2) = try startUp(log)
+        try second.signal(SIGINT)
+        #expect(try second.wait(timeout: .seconds(20)) == .exited(0))
+        #expect((readSmallFile(log) ?? "").contains("lab \(prefix2) down in"))
+        #expect(!NetworkNamespace.list().contains { $0.hasPrefix(prefix2) }, "namespaces left by \(prefix2)")
+    }
+}
