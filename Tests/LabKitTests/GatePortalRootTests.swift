@@ -230,10 +230,10 @@ struct HotspotGateRootTests {
             if c.kind == "wispr" { #expect(off.body.contains("<ResponseCode>150</ResponseCode>")) }
             try client.expectCaptive("after logoff")
             // Log in again and let the session run out: the gate forgets the client.
-            let start = ContinuousClock.now
             #expect(try client.get(base + c.right.path, form: c.right.form).status == 200)
+            let loggedIn = ContinuousClock.now // the gate's element was added before the answer
             #expect(try client.appleProbe.status == 200)
-            let wait = start + .seconds(session) + .milliseconds(700) - ContinuousClock.now
+            let wait = loggedIn + .seconds(session) + .milliseconds(500) - ContinuousClock.now
             if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
             try client.expectCaptive("after the session length")
         }
