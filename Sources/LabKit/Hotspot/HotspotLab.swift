@@ -176,7 +176,7 @@ public final class HotspotLab: @unchecked Sendable {
         var lan: String
         var stationNS: NetworkNamespace?
         var stationInterface: String?
-        var control: DaemonControl?
+        let control: DaemonControl? = nil
         var controlPath: String?
         let gatewayPrefix = try prefix("\(gateway.address)/\(gateway.subnet.length)")
         switch options.linkMode {
@@ -241,21 +241,26 @@ public final class HotspotLab: @unchecked Sendable {
             let child = try lab.spawn(ProcessConfiguration(try Self.findTool("hostapd"), ["-t", conf],
                                                            stdout: .file(log), stderr: .file(log)), in: ns)
             controlPath = ctrlDir + "/" + lan
-            let ctl: DaemonControl
+            // AP-ENABLED is awaited with the other daemons' readiness, so several hotspots' hostapds
+            // start in parallel.
+            let path = controlPath!
             let hostapdStart = ContinuousClock.now
-            defer { note("\(hotspot.name): hostapd enabled", since: hostapdStart) }
-            do {
-                ctl = try DaemonControl.connect(serverPath: controlPath!, timeout: .seconds(15))
-                try ctl.attach()
-                let status = DaemonControl.keyValues(try ctl.request("STATUS"))
-                if status["state"] != "ENABLED" {
-                    _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
+            pending.append(("\(hotspot.name): hostapd enabled", { [unowned self] in
+                let ctl: DaemonControl
+                do {
+                    ctl = try DaemonControl.connect(serverPath: path, timeout: .seconds(15))
+                    try ctl.attach()
+                    let status = DaemonControl.keyValues(try ctl.request("STATUS"))
+                    if status["state"] != "ENABLED" {
+                        _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
+                    }
+                } catch {
+                    throw SystemError("start hostapd", "for hotspot \(hotspot.name)",
+                                      reason: "\(error) (exit: \(String(describing: try? child.poll()))); log \(log): \(Self.tail(log))")
                 }
-            } catch {
-                throw SystemError("start hostapd", "for hotspot \(hotspot.name)",
-                                  reason: "\(error) (exit: \(String(describing: try? child.poll()))); log \(log): \(Self.tail(log))")
-            }
-            control = ctl
+                if let position = self.hotspots.firstIndex(where: { $0.index == index }) { self.hotspots[position].hostapd = ctl }
+                self.note("\(hotspot.name): hostapd enabled since spawn", since: hostapdStart)
+            }))
         }
 
         // dnsmasq.
