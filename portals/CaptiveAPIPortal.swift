@@ -1,7 +1,8 @@
 import Foundation
 
 /// RFC 8908: the API at `/captive-api` (announced through DHCP option 114) answers
-/// `application/captive+json`; the user portal is a click-through page.
+/// `application/captive+json`; the user portal is a click-through page. With `can-extend-session`,
+/// `POST /extend` restarts a logged-in client's session.
 public struct CaptiveAPIPortal: PortalKind {
     public static let name = "captive-api"
     let canExtend: Bool
@@ -27,6 +28,13 @@ public struct CaptiveAPIPortal: PortalKind {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             return PortalResponse(status: 200, headers: ["Content-Type": "application/captive+json", "Cache-Control": "private"],
                                   body: String(decoding: data, as: UTF8.self))
+        case ("POST", "/extend"):
+            // can-extend-session: a logged-in client may restart its session.
+            guard canExtend, await context.secondsRemaining(clientIP: request.clientIP) != nil else {
+                return .html(403, "Cannot extend", "<p>This session cannot be extended.</p>")
+            }
+            do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
+            return .html(200, "Session extended", "<p>Your session was extended.</p>")
         case ("POST", "/accept"):
             do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
             return .html(200, "You are online", "<p><a href=\"/logoff\">Sign out</a></p>")

@@ -90,7 +90,13 @@ final class FakeClock: @unchecked Sendable {
         let after = await kind.respond(to: req("GET", "/captive-api"), context: s)
         #expect(after.body.contains(#""captive":false"#) && after.body.contains(#""seconds-remaining":20"#))
         #expect(after.body.contains(#""can-extend-session":true"#))
-        clock.now += 25
+        #expect(await kind.respond(to: req("POST", "/extend"), context: s).status == 200)
+        let extended = await kind.respond(to: req("GET", "/captive-api"), context: s)
+        #expect(extended.body.contains(#""seconds-remaining":30"#), "after extend: \(extended.body)")
+        let fixed = try CaptiveAPIPortal(settings: [:])
+        #expect(await fixed.respond(to: req("POST", "/extend"), context: s).status == 403)
+        clock.now += 35
+        #expect(await kind.respond(to: req("POST", "/extend"), context: s).status == 403)
         let expired = await kind.respond(to: req("GET", "/captive-api"), context: s)
         #expect(expired.body.contains(#""captive":true"#))
     }
