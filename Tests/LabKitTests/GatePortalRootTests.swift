@@ -270,3 +270,32 @@ struct HotspotGateRootTests {
         }
     }
 }
+
+@Suite("Hotspot faults (root, host kernel)", .serialized, .enabled(if: isRoot, "needs root"))
+struct HotspotFaultRootTests {
+    /// latency-ms is netem on the uplink: where the kernel has netem the RTT grows by it; where it does
+    /// not, `up` fails with a clear error and leaves nothing behind.
+    @Test("root: latency-ms fault on the uplink (or a clear error without netem)")
+    func latencyFault() throws {
+        var topology = try labTopology(kind: nil)
+        topology.hotspots[0].faults.latencyMS = 150
+        let runID = String(format: "%04x", UInt16.random(in: 0...UInt16.max))
+        let lab: HotspotLab
+        do {
+            lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .veth, runID: runID))
+        } catch let error as SystemError {
+            print("without netem: \(error)")
+            #expect(error.description.contains("apply faults latency-ms/loss-percent of hotspot cafe"), "\(error)")
+            #expect(error.description.contains("netem"), "\(error)")
+            #expect(!NetworkNamespace.list().contains { $0.hasPrefix("hsl" + runID) }, "a failed up left namespaces")
+            return
+        }
+        defer { _ = lab.down() }
+        let client = LabClient(lab: lab, running: lab.hotspots[0])
+        _ = try client.dhcp()
+        let ping = try client.run("busybox", ["ping", "-c", "1", "-W", "3", client.internetIP])
+        #expect(ping.status.succeeded)
+        let rtt = ping.stdout.split(separator: "time=").dropFirst().first.flatMap { Double($0.prefix { $0 == "." || $0.isNumber }) }
+        #expect((rtt ?? 0) >= 150, "rtt \(String(describing: rtt)) ms with 150 ms latency: \(ping.stdout)")
+    }
+}

@@ -162,6 +162,20 @@ public final class HotspotLab: @unchecked Sendable {
         if !hotspot.faults.uplinkDown {
             try ns.route.addRoute(Route(gateway: IPAddress("\(internetSide)")!))
         }
+        if hotspot.faults.latencyMS > 0 || hotspot.faults.lossPercent > 0 {
+            // Latency and loss on the uplink (egress of the hotspot's side) with netem.
+            let uplinkLink = try lab.name(uplinkName)
+            var netem = ["qdisc", "add", "dev", uplinkLink, "root", "netem"]
+            if hotspot.faults.latencyMS > 0 { netem += ["delay", "\(hotspot.faults.latencyMS)ms"] }
+            if hotspot.faults.lossPercent > 0 { netem += ["loss", "\(hotspot.faults.lossPercent)%"] }
+            let tc = try ProcessRunner.run(ProcessConfiguration(try Self.findTool("tc"), netem).inNetworkNamespace(ns.name),
+                                           timeout: .seconds(10))
+            guard tc.status.succeeded else {
+                throw SystemError("apply faults latency-ms/loss-percent of hotspot \(hotspot.name) on", uplinkLink,
+                                  reason: "tc \(netem.joined(separator: " ")): \(tc.stderr.trimmingCharacters(in: .whitespacesAndNewlines)) "
+                                      + "(this kernel may lack netem; the VM kernel has it: --where vm)")
+            }
+        }
         // net.* sysctls belong to the writing thread's namespace: write from inside.
         try ns.runInside {
             let fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY)
