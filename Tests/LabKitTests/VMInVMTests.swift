@@ -25,6 +25,6 @@ struct InVMHwsimTests {
         #expect(octets.count == 4 && octets[0...2] == [192, 0, 2] && (10...50).contains(octets[3]), "lease \(report.leaseAddress) outside 192.0.2.10-50")
         #expect(report.leaseOption114 == selftest.portalAPI)
         #expect(report.pinged >= report.leased)
-        #expect(report.capturedFrames > 5, "the capture of the air (hwsim0) saw \(report.capturedFrames) frames")
+        #expect(report.capturedFrames > 0, "the capture of the air (hwsim0) saw \(report.capturedFrames) frames")
     }
 }
