@@ -44,6 +44,9 @@ public final class Mutex: @unchecked Sendable {
     public init() { pthread_mutex_init(&m, nil) }
     deinit { pthread_mutex_destroy(&m) }
 
+    public func lock() { pthread_mutex_lock(&m) }
+    public func unlock() { pthread_mutex_unlock(&m) }
+
     public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(&m)
         defer { pthread_mutex_unlock(&m) }

@@ -1,5 +1,3 @@
-import Foundation
-import HotspotSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,11 +7,11 @@ import Glibc
 /// second, attached one. Waiting on events replaces sleep-and-hope.
 public final class DaemonControl: @unchecked Sendable {
     public let serverPath: String
-    private let lock = NSLock()
+    private let lock = Mutex()
     private var requestSocket: (fd: Int32, local: String)?
     private var eventSocket: (fd: Int32, local: String)?
     nonisolated(unsafe) private static var counter = 0
-    private static let counterLock = NSLock()
+    private static let counterLock = Mutex()
 
     public init(serverPath: String) throws {
         self.serverPath = serverPath
@@ -83,15 +81,24 @@ public final class DaemonControl: @unchecked Sendable {
 
     /// Waits for an event starting with one of `prefixes` and returns it (without its `<level>`).
     public func waitForEvent(_ prefixes: [String], timeout: Duration, other: (String) -> Void = { _ in }) throws -> String {
-        guard let socket = lock.withLock({ eventSocket }) else { throw SystemError("wait for events on", serverPath, reason: "not attached") }
         let deadline = ContinuousClock.now + timeout
-        while let message = try Self.receive(socket.fd, until: deadline, serverPath) {
-            guard message.hasPrefix("<"), let end = message.firstIndex(of: ">") else { continue }
-            let event = String(message[message.index(after: end)...]).trimmingCharacters(in: .newlines)
+        while let event = try nextEvent(until: deadline) {
             if prefixes.contains(where: { event.hasPrefix($0) }) { return event }
             other(event)
         }
         throw SystemError("wait for \(prefixes.joined(separator: " or ")) on", serverPath, reason: "no such event within \(timeout)")
+    }
+
+    /// The next unsolicited event (without its `<level>` prefix), or nil when none came by `deadline`.
+    public func nextEvent(until deadline: ContinuousClock.Instant) throws -> String? {
+        guard let socket = lock.withLock({ eventSocket }) else { throw SystemError("wait for events on", serverPath, reason: "not attached") }
+        while let message = try Self.receive(socket.fd, until: deadline, serverPath) {
+            guard message.hasPrefix("<"), let end = message.firstIndex(of: ">") else { continue }
+            var event = message[message.index(after: end)...]
+            while event.last == "\n" || event.last == "\r" { event = event.dropLast() }
+            return String(event)
+        }
+        return nil
     }
 
     /// `KEY=value` lines (STATUS and friends) as a dictionary.
