@@ -7,6 +7,7 @@
 //   CSystemShims       C shim: setns/unshare/gettid/SO_PEERCRED and macro wrappers
 //   HotspotSystem      system calls: sockets, poll loop, processes, atomic files
 //   HotspotDaemon      hotspotd as a library (driver around HotspotCore)
+//   HotspotStation     hotspotd on a real interface: wpa_supplicant, DHCP, IP suppression by policy routing
 //   HotspotHelper      the helper SDK, shaped like Apple's NEHotspotHelper
 //   NEHotspotHelperCompat  Apple's spellings on top of HotspotHelper
 //   CLibNL/CLibNLGenl/CLibMNL  system libraries; CNetlinkShim their macro wrappers
@@ -50,10 +51,15 @@ let package = Package(
             dependencies: ["HotspotCore", "HotspotProtocol", "HotspotSystem"],
             swiftSettings: strict
         ),
+        .target(
+            name: "HotspotStation",
+            dependencies: ["HotspotDaemon", "HotspotCore", "HotspotProtocol", "HotspotSystem", "Netlink"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "hotspotd",
             dependencies: [
-                "HotspotDaemon",
+                "HotspotDaemon", "HotspotStation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -89,7 +95,7 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotDaemon",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
@@ -130,6 +136,7 @@ let package = Package(
         ),
         .testTarget(name: "NetlinkTests", dependencies: ["Netlink", "LabKit"], swiftSettings: strict),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals"], swiftSettings: strict),
+        .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
     ]
 )

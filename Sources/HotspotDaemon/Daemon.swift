@@ -103,9 +103,15 @@ public final class Daemon: @unchecked Sendable {
     /// Output queued for a peer that does not read; past it the connection is closed.
     public static let maximumQueuedOutput = 4 << 20
 
-    public init(options: DaemonOptions, network: (any NetworkControl)? = nil, clock: any MonotonicClock = SystemMonotonicClock())
+    /// The device side (wpa_supplicant, DHCP) when hotspotd runs a real station; nil when association and
+    /// IP come over the control socket.
+    let station: (any StationDriver)?
+
+    public init(options: DaemonOptions, network: (any NetworkControl)? = nil, station: (any StationDriver)? = nil,
+                clock: any MonotonicClock = SystemMonotonicClock())
         throws(SystemError)
     {
+        self.station = station
         self.options = options
         try UnixSocket.makeDirectory(options.runDirectory, mode: 0o700)
         loop = try EventLoop(clock: clock)
@@ -170,11 +176,36 @@ public final class Daemon: @unchecked Sendable {
         controlListener = c
         loop.watch(h.fd) { [unowned self] _, _, _ in self.acceptAll(h, kind: .helper) }
         loop.watch(c.fd) { [unowned self] _, _, _ in self.acceptAll(c, kind: .control) }
+        if let station {
+            do {
+                try station.attach(to: self)
+            } catch {
+                throw SystemError("attach the station driver for", options.interface, reason: "\(error)")
+            }
+        }
     }
+
+    /// Feeds an event observed on the interface (by the station driver). Loop thread only.
+    public func submit(_ event: Event, via: String) {
+        handle(event, source: ["via": .string(via)])
+    }
+
+    /// Thread-safe: runs `body` on the loop thread.
+    public func post(_ body: @escaping () -> Void) { loop.post(body) }
+
+    /// Records a trace line of kind `kind` (loop thread only): the station driver's own evidence.
+    public func record(_ kind: String, _ fields: [String: JSON]) { trace.record(kind, fields) }
+
+    /// The current association (loop thread only).
+    public var association: HotspotNetwork? { machine.association }
+
+    /// The last annotated scan list (loop thread only): the passwords helpers set for the networks they claim.
+    public var annotatedScanList: [AnnotatedNetwork]? { lastScanList }
 
     /// Runs the event loop until `stop()`.
     public func run() {
         loop.run()
+        station?.detach()
         trace.record("stop", [:])
         for conn in Array(connections.values) { close(conn, reason: "daemon stopping", notifyMachine: false) }
         helperListener?.close()
@@ -491,6 +522,32 @@ public final class Daemon: @unchecked Sendable {
             conn.subscribed = true
             rebuildSubscribers()
             reply(ControlReply.ok(requestID: rid))
+        case .join, .leave, .autoJoin:
+            stationRequest(request, source: source, reply: reply, requestID: rid)
+        }
+    }
+
+    private func stationRequest(_ request: ControlRequest, source: [String: JSON], reply: (JSON) -> Void, requestID rid: JSON?) {
+        guard let station else {
+            let e = ProtocolError(.requestFailed, "\(request.json["type"]?.stringValue ?? "?"): this hotspotd drives no station "
+                                  + "(start it with --wpa-supplicant CTRL-PATH); report association with associate/ipUp instead")
+            reply(ControlReply.error(e, requestID: rid))
+            return
+        }
+        var f = source
+        f["request"] = request.json
+        trace.record("userAction", f)
+        do {
+            switch request {
+            case .join(let ssid, let password): try station.join(ssid: ssid, password: password)
+            case .leave: try station.leave()
+            case .autoJoin: try station.autoJoin(except: machine.autoJoinDisabled)
+            default: break
+            }
+            reply(ControlReply.ok(requestID: rid))
+        } catch {
+            trace.record("error", ["message": .string("\(error)"), "request": request.json])
+            reply(ControlReply.error(ProtocolError(.requestFailed, "\(error)"), requestID: rid))
         }
     }
 

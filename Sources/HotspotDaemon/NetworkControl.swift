@@ -17,6 +17,23 @@ public protocol NetworkControl: AnyObject {
     func setAutoJoin(_ enabled: Bool, network: NetworkIdentity, interface: String)
 }
 
+/// The device side of a station: joins and leaves networks for the user and feeds the daemon what really
+/// happens on the interface (association, IP up/down) through `Daemon.submit(_:via:)`. hotspotd's
+/// implementation drives wpa_supplicant and a DHCP client (`HotspotStation`). Called on the loop thread;
+/// a thrown error becomes the control request's `requestFailed` error.
+public protocol StationDriver: AnyObject {
+    /// Called once from `Daemon.start()`, on the loop thread, before any request.
+    func attach(to daemon: Daemon) throws
+    /// The user joins `ssid` by hand (didAutoJoin false), with `password` for a secure network.
+    func join(ssid: String, password: String?) throws
+    /// The user leaves the current network.
+    func leave() throws
+    /// Join known networks automatically (didAutoJoin true), except `disabled`.
+    func autoJoin(except disabled: Set<NetworkIdentity>) throws
+    /// Called from `Daemon.run()` when the loop ends.
+    func detach()
+}
+
 /// Runs a configurable hook command for every network action, without blocking the daemon:
 /// `HOOK ACTION INTERFACE [SSID SECURITY]` with ACTION one of `suppress-ip`, `release-ip`, `disassociate`,
 /// `disable-auto-join`, `enable-auto-join`. With no hook command, the actions only show in the trace and in

@@ -333,10 +333,18 @@ public enum ControlRequest: Sendable, Hashable {
     case status
     /// Stream every trace record to this connection from now on.
     case subscribeTrace
+    /// Station (hotspotd with `--wpa-supplicant`): the user joins `ssid` by hand (didAutoJoin false). Without
+    /// `password`, a secure network uses the password a helper set in its filterScanList answer.
+    case join(ssid: String, password: String?)
+    /// Station: the user leaves the current network (no automatic re-join until `autoJoin`).
+    case leave
+    /// Station: let the device join known networks on its own (didAutoJoin true), except those whose
+    /// auto-join a failure disabled.
+    case autoJoin
 
     public static let types = [
         "associate", "disassociate", "ipUp", "ipDown", "showScanList", "hideScanList", "logoff", "foreground",
-        "status", "subscribeTrace",
+        "status", "subscribeTrace", "join", "leave", "autoJoin",
     ]
 
     public init(json: JSON) throws(ProtocolError) {
@@ -355,6 +363,9 @@ public enum ControlRequest: Sendable, Hashable {
         case "foreground": self = .foreground(helper: try f.optionalString("helper"))
         case "status": self = .status
         case "subscribeTrace": self = .subscribeTrace
+        case "join": self = .join(ssid: try f.string("ssid"), password: try f.optionalString("password"))
+        case "leave": self = .leave
+        case "autoJoin": self = .autoJoin
         default:
             throw ProtocolError(.unknownType, "unknown control request \"\(type)\" (expected one of \(ControlRequest.types.joined(separator: ", ")))")
         }
@@ -375,6 +386,12 @@ public enum ControlRequest: Sendable, Hashable {
         case .foreground(let h): return ["type": "foreground", "helper": h.map(JSON.string) ?? .null]
         case .status: return ["type": "status"]
         case .subscribeTrace: return ["type": "subscribeTrace"]
+        case .join(let ssid, let password):
+            var o: [String: JSON] = ["type": "join", "ssid": .string(ssid)]
+            if let password { o["password"] = .string(password) }
+            return .object(o)
+        case .leave: return ["type": "leave"]
+        case .autoJoin: return ["type": "autoJoin"]
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HotspotCore
 import HotspotDaemon
+import HotspotStation
 import HotspotSystem
 #if canImport(Glibc)
 import Glibc
@@ -37,12 +38,19 @@ struct Hotspotd: ParsableCommand {
     var partialFrameTimeout: Double = 10
     @Flag(help: "Copy the trace to stderr.")
     var echoTrace = false
+    @Option(help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with busybox udhcpc; join/leave/autoJoin control requests).")
+    var wpaSupplicant: String?
+    @Option(help: "With --wpa-supplicant: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
+    var ipSuppression: String = "policy-routing"
 
     func validate() throws {
         guard timeScale > 0, timeScale.isFinite else { throw ValidationError("--time-scale must be a positive number, got \(timeScale)") }
         guard maintainInterval > 0 else { throw ValidationError("--maintain-interval must be positive") }
         guard partialFrameTimeout > 0 else { throw ValidationError("--partial-frame-timeout must be positive") }
         guard scanListRefresh > 0 else { throw ValidationError("--scan-list-refresh must be positive") }
+        guard ["policy-routing", "none"].contains(ipSuppression) else {
+            throw ValidationError("--ip-suppression: expected policy-routing or none, found `\(ipSuppression)`")
+        }
     }
 
     func run() throws {
@@ -66,7 +74,13 @@ struct Hotspotd: ParsableCommand {
 
         let daemon: Daemon
         do {
-            daemon = try Daemon(options: options)
+            if let wpaSupplicant {
+                let station = WPAStation(options: StationOptions(
+                    interface: interface, wpaControlPath: wpaSupplicant, runDirectory: runDir, suppressIP: ipSuppression == "policy-routing"))
+                daemon = try Daemon(options: options, network: station, station: station)
+            } else {
+                daemon = try Daemon(options: options)
+            }
             try daemon.start()
         } catch {
             logError("hotspotd: \(error)")

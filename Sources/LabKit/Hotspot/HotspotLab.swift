@@ -16,10 +16,13 @@ public struct HotspotLabOptions: Sendable {
     /// Where per-daemon logs go; default `$HOTSPOT_LAB_LOGS/<prefix>` or `/tmp/hotspot-lab/<prefix>`.
     public var logRoot: String?
     public var runID: String?
-    public init(linkMode: HotspotLinkMode = .radio, logRoot: String? = nil, runID: String? = nil) {
+    /// Also run the topology's stations (radio mode only): wpa_supplicant, hotspotd and the helpers.
+    public var stations: StationLabOptions?
+    public init(linkMode: HotspotLinkMode = .radio, logRoot: String? = nil, runID: String? = nil, stations: StationLabOptions? = nil) {
         self.linkMode = linkMode
         self.logRoot = logRoot
         self.runID = runID
+        self.stations = stations
     }
 }
 
@@ -52,6 +55,8 @@ public final class HotspotLab: @unchecked Sendable {
     public let logDirectory: String
     public private(set) var internet: NetworkNamespace!
     public private(set) var hotspots: [RunningHotspot] = []
+    /// The topology's stations, when `options.stations` asked for them.
+    public private(set) var stations: [RunningStation] = []
     /// Seconds each phase took (for the bench).
     public private(set) var timings: [(String, Double)] = []
 
@@ -69,6 +74,13 @@ public final class HotspotLab: @unchecked Sendable {
         let portal = try BuildProducts.locate("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
         var tools = ["dnsmasq", "nft"]
         if options.linkMode == .radio { tools.append("hostapd") }
+        if options.stations != nil {
+            guard options.linkMode == .radio else {
+                throw SystemError("start stations", topology.file, reason: "stations need radios (--link radio; mac80211_hwsim: the VM)")
+            }
+            tools += ["wpa_supplicant", "curl", "busybox"]
+            _ = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
+        }
         if topology.hotspots.contains(where: { if case .wpa2Enterprise(.peap, _) = $0.security { return true }; return false }) {
             tools.append("openssl")
         }
@@ -100,6 +112,7 @@ public final class HotspotLab: @unchecked Sendable {
     /// Stops every daemon (by pid) and deletes every namespace. Returns the errors met. Logs stay.
     @discardableResult
     public func down() -> [any Error] {
+        for station in stations { station.close() }
         for hotspot in hotspots { hotspot.hostapd?.close() }
         return lab.teardown()
     }
@@ -143,6 +156,20 @@ public final class HotspotLab: @unchecked Sendable {
         try measure("internet server ready") {
             try Self.waitForFile(ready, child: server, log: internetLog, what: "internet server")
         }
+        if let stationOptions = options.stations {
+            for (index, station) in topology.stations.enumerated() {
+                try measure("station \(station.name) ready") {
+                    stations.append(try RunningStation.build(station, index: index, lab: lab, topology: topology,
+                                                             logDirectory: logDirectory, options: stationOptions))
+                }
+            }
+        }
+    }
+
+    /// The station by name (nil: the first).
+    public func station(_ name: String? = nil) -> RunningStation? {
+        guard let name else { return stations.first }
+        return stations.first { $0.station.name == name }
     }
 
     func prefix(_ text: String) throws -> IPPrefix {
@@ -364,6 +391,11 @@ public final class HotspotLab: @unchecked Sendable {
             }
             if let ctl = running.hostapdControlPath { lines.append("  hostapd_cli -p \((ctl as NSString).deletingLastPathComponent) -i \(running.lanInterface)") }
             for (name, path) in running.logs.sorted(by: { $0.key < $1.key }) { lines.append("  \(name) log: \(path)") }
+        }
+        for station in stations {
+            lines.append("station \(station.station.name): helpers \(station.helpers.map { $0.identifier ?? $0.command }.joined(separator: ", "))")
+            lines.append("  ip netns exec \(station.namespace.name) bash    # interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
+            lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock (hotspot-lab ctl), trace \(station.traceFile), log \(station.hotspotdLog)")
         }
         lines.append("timings: " + timings.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))
         return lines.joined(separator: "\n")

@@ -1,0 +1,407 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import HotspotSystem
+import Netlink
+
+/// How hotspotd runs a real station (`hotspotd --wpa-supplicant CTRL-PATH`).
+public struct StationOptions: Sendable {
+    /// The Wi-Fi interface (wpa_supplicant's `-i`).
+    public var interface: String
+    /// wpa_supplicant's control socket for the interface (`ctrl_interface` directory + interface name).
+    public var wpaControlPath: String
+    /// Where the DHCP script, its log, `lease.env` and `resolv.conf` go (hotspotd's run directory).
+    public var runDirectory: String
+    /// The DHCP client: busybox udhcpc, one lease per association.
+    public var busybox: String
+    /// Carry out IP suppression with policy routing (`IPSuppression`); off: only traced.
+    public var suppressIP: Bool
+
+    public init(interface: String, wpaControlPath: String, runDirectory: String, busybox: String = "busybox", suppressIP: Bool = true) {
+        self.interface = interface
+        self.wpaControlPath = wpaControlPath
+        self.runDirectory = runDirectory
+        self.busybox = busybox
+        self.suppressIP = suppressIP
+    }
+
+    /// Files the DHCP script writes for helpers (`HOTSPOT_DHCP_LEASE`, `HOTSPOT_RESOLV_CONF`).
+    public var leaseFile: String { runDirectory + "/lease.env" }
+    public var resolvConf: String { runDirectory + "/resolv.conf" }
+    public var dhcpScript: String { runDirectory + "/dhcp-script.sh" }
+    public var dhcpLog: String { runDirectory + "/dhcp.log" }
+}
+
+/// The station side of hotspotd: wpa_supplicant for association (its events in, DISCONNECT and network
+/// enabling out), busybox udhcpc for IP (one lease per association), and `IPSuppression` for the
+/// connectivity the state machine allows. Nothing here is simulated: association and IP events are what
+/// wpa_supplicant and the DHCP client report. docs/STATION.md.
+public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendable {
+    public let options: StationOptions
+    private var control: DaemonControl?
+    private weak var daemon: Daemon?
+    private var suppression: IPSuppression?
+    private var eventThread: pthread_t?
+    private let stopping = Mutex()
+    private var stopFlag = false
+    /// Set by `join`: the next association was the user's choice (didAutoJoin false).
+    private var manualJoinPending = false
+    private var dhcp: ChildProcess?
+    private var dhcpGeneration = 0
+    private var associatedBSSID: String?
+
+    public init(options: StationOptions) { self.options = options }
+
+    // MARK: StationDriver
+
+    public func attach(to daemon: Daemon) throws {
+        self.daemon = daemon
+        try writeDHCPScript()
+        if options.suppressIP {
+            let s = IPSuppression(route: try RouteNetlink.current())
+            try s.install()
+            suppression = s
+        }
+        let control = try DaemonControl.connect(serverPath: options.wpaControlPath, timeout: .seconds(15))
+        try control.attach()
+        self.control = control
+        let status = DaemonControl.keyValues(try control.request("STATUS"))
+        daemon.record("station", ["action": "attached", "wpaControl": .string(options.wpaControlPath),
+                                  "wpaState": .string(status["wpa_state"] ?? "?"), "ipSuppression": .bool(options.suppressIP)])
+        startEventThread()
+        if status["wpa_state"] == "COMPLETED" { connected() }
+    }
+
+    public func detach() {
+        stopping.withLock { stopFlag = true }
+        if let eventThread { pthread_join(eventThread, nil) }
+        eventThread = nil
+        stopDHCP()
+        suppression?.remove()
+        control?.close()
+        control = nil
+    }
+
+    public func join(ssid: String, password: String?) throws {
+        let control = try requireControl()
+        let networks = try listNetworks()
+        let id: String
+        var source = "configuration"
+        if let known = networks.first(where: { $0.ssid == ssid }) {
+            id = known.id
+        } else {
+            id = try control.request("ADD_NETWORK")
+            guard Int(id) != nil else { throw SystemError("add network", ssid, reason: "wpa_supplicant answered \(id)") }
+            try set(id, "ssid", quoted(ssid))
+            try set(id, "scan_ssid", "1")
+            try set(id, "key_mgmt", "NONE")
+            source = "none"
+        }
+        // The password: given with the request, else the one a helper set in its filterScanList answer.
+        var secret = password
+        if password != nil { source = "request" }
+        if secret == nil, let claimed = daemon?.annotatedScanList?.first(where: { $0.network.ssid == ssid && $0.password != nil }) {
+            secret = claimed.password
+            source = "filterScanList (\(claimed.claimedBy ?? "?"))"
+        }
+        if let secret {
+            try set(id, "key_mgmt", "WPA-PSK")
+            try set(id, "psk", quoted(secret))
+        }
+        if let freq = try scanFrequency(ssid: ssid) { try set(id, "scan_freq", "\(freq)") }
+        manualJoinPending = true
+        try expectOK(control.request("SELECT_NETWORK \(id)"), "select network \(id) (\(ssid))")
+        daemon?.record("station", ["action": "join", "ssid": .string(ssid), "networkID": .string(id), "passwordFrom": .string(source)])
+    }
+
+    public func leave() throws {
+        manualJoinPending = false
+        try expectOK(try requireControl().request("DISCONNECT"), "disconnect")
+        daemon?.record("station", ["action": "leave"])
+    }
+
+    public func autoJoin(except disabled: Set<NetworkIdentity>) throws {
+        let control = try requireControl()
+        var enabled: [JSON] = []
+        var skipped: [JSON] = []
+        for network in try listNetworks() {
+            let idStr = (try? control.request("GET_NETWORK \(network.id) id_str")) ?? ""
+            let keyMgmt = (try? control.request("GET_NETWORK \(network.id) key_mgmt")) ?? "NONE"
+            let identity = NetworkIdentity(ssid: network.ssid, security: Self.security(keyMgmt: keyMgmt))
+            // Networks the lab configured with `auto-join: false` carry id_str "manual".
+            let allowed = idStr != "\"manual\"" && !disabled.contains(identity)
+            try expectOK(control.request("\(allowed ? "ENABLE" : "DISABLE")_NETWORK \(network.id)"), "auto-join \(network.ssid)")
+            (allowed ? { enabled.append(.string(network.ssid)) } : { skipped.append(.string(network.ssid)) })()
+        }
+        manualJoinPending = false
+        try expectOK(control.request("REASSOCIATE"), "reassociate")
+        daemon?.record("station", ["action": "autoJoin", "enabled": .array(enabled), "notAutoJoined": .array(skipped)])
+    }
+
+    // MARK: NetworkControl
+
+    public func suppressIP(interface: String, network: NetworkIdentity?) {
+        guard let suppression else { return }
+        do { try suppression.suppress() } catch { daemon?.record("error", ["message": .string("suppress IP on \(interface): \(error)")]) }
+    }
+
+    public func releaseIP(interface: String, network: NetworkIdentity?) {
+        guard let suppression else { return }
+        do { try suppression.release() } catch { daemon?.record("error", ["message": .string("release IP on \(interface): \(error)")]) }
+    }
+
+    public func disassociate(interface: String, network: NetworkIdentity?) {
+        do {
+            try expectOK(try requireControl().request("DISCONNECT"), "disconnect")
+        } catch {
+            daemon?.record("error", ["message": .string("disassociate \(interface): \(error)")])
+        }
+    }
+
+    public func setAutoJoin(_ enabled: Bool, network: NetworkIdentity, interface: String) {
+        guard !enabled else { return }   // a manual join selects the network anyway
+        do {
+            for known in try listNetworks() where known.ssid == network.ssid {
+                try expectOK(try requireControl().request("DISABLE_NETWORK \(known.id)"), "disable network \(known.id)")
+            }
+        } catch {
+            daemon?.record("error", ["message": .string("disable auto-join for \(network): \(error)")])
+        }
+    }
+
+    // MARK: events (a thread reads wpa_supplicant's events and posts them to the daemon's loop)
+
+    private func startEventThread() {
+        var tid = pthread_t()
+        let box = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&tid, nil, { raw in
+            let me = Unmanaged<WPAStation>.fromOpaque(raw!).takeRetainedValue()
+            me.readEvents()
+            return nil
+        }, box)
+        eventThread = tid
+    }
+
+    private func readEvents() {
+        guard let control else { return }
+        while !stopping.withLock({ stopFlag }) {
+            let event: String?
+            do {
+                event = try control.nextEvent(until: .now + .milliseconds(200))
+            } catch {
+                daemon?.post { [weak self] in self?.daemon?.record("error", ["message": .string("wpa_supplicant events: \(error)")]) }
+                return
+            }
+            guard let event else { continue }
+            if event.hasPrefix("CTRL-EVENT-CONNECTED") {
+                daemon?.post { [weak self] in self?.connected() }
+            } else if event.hasPrefix("CTRL-EVENT-DISCONNECTED") {
+                daemon?.post { [weak self] in self?.disconnected(event) }
+            } else if event.hasPrefix("CTRL-EVENT-SSID-TEMP-DISABLED") || event.hasPrefix("CTRL-EVENT-ASSOC-REJECT")
+                        || event.hasPrefix("CTRL-EVENT-AUTH-REJECT") || event.hasPrefix("CTRL-EVENT-NETWORK-NOT-FOUND") {
+                daemon?.post { [weak self] in self?.daemon?.record("station", ["action": "wpaEvent", "event": .string(event)]) }
+            }
+        }
+    }
+
+    /// Loop thread: wpa_supplicant completed an association.
+    private func connected() {
+        guard let daemon, let control else { return }
+        do {
+            let status = DaemonControl.keyValues(try control.request("STATUS"))
+            guard let ssid = status["ssid"], let bssid = status["bssid"] else {
+                daemon.record("error", ["message": .string("association reported without ssid/bssid: \(status)")])
+                return
+            }
+            if associatedBSSID == bssid, daemon.association != nil { return }   // the event and our start-up check
+            let poll = DaemonControl.keyValues((try? control.request("SIGNAL_POLL")) ?? "")
+            let rssi = Double(poll["RSSI"] ?? "") ?? -50
+            let network = HotspotNetwork(
+                ssid: ssid, bssid: bssid, signalStrength: Self.strength(rssi: rssi),
+                security: Self.security(keyMgmt: status["key_mgmt"] ?? "NONE"), didAutoJoin: !manualJoinPending)
+            manualJoinPending = false
+            associatedBSSID = bssid
+            daemon.record("station", ["action": "associated", "ssid": .string(ssid), "bssid": .string(bssid), "rssi": .number(rssi),
+                                      "keyMgmt": .string(status["key_mgmt"] ?? "?"), "frequency": .string(status["freq"] ?? "?")])
+            daemon.submit(.associated(network), via: "wpa_supplicant")
+            startDHCP()
+        } catch {
+            daemon.record("error", ["message": .string("read the association from wpa_supplicant: \(error)")])
+        }
+    }
+
+    /// Loop thread: the association ended (our DISCONNECT, the AP, or the user).
+    private func disconnected(_ event: String) {
+        associatedBSSID = nil
+        stopDHCP()
+        flushAddresses()
+        daemon?.record("station", ["action": "disassociated", "event": .string(event)])
+        if daemon?.association != nil { daemon?.submit(.disassociated, via: "wpa_supplicant") }
+    }
+
+    // MARK: DHCP
+
+    private func startDHCP() {
+        stopDHCP()
+        unlink(options.leaseFile)
+        dhcpGeneration += 1
+        let generation = dhcpGeneration
+        let started = SystemMonotonicClock.read()
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(ProcessConfiguration(
+                options.busybox, ["udhcpc", "-i", options.interface, "-f", "-q", "-n", "-t", "5", "-T", "1", "-O", "114",
+                                  "-s", options.dhcpScript],
+                stdout: .file(options.dhcpLog), stderr: .file(options.dhcpLog)))
+        } catch {
+            daemon?.record("error", ["message": .string("start the DHCP client on \(options.interface): \(error)")])
+            return
+        }
+        dhcp = child
+        daemon?.record("station", ["action": "dhcpStart", "pid": .number(Double(child.pid))])
+        let waiter = DHCPWaiter(child: child) { [weak self] status in
+            self?.daemon?.post { [weak self] in self?.dhcpFinished(generation, status, since: started) }
+        }
+        waiter.start()
+    }
+
+    private func dhcpFinished(_ generation: Int, _ status: ExitStatus?, since started: Duration) {
+        guard generation == dhcpGeneration, let daemon else { return }
+        dhcp = nil
+        let elapsed = SystemMonotonicClock.read() - started
+        guard status?.succeeded == true, daemon.association != nil else {
+            daemon.record("station", ["action": "dhcpFailed", "status": .string(status.map { "\($0)" } ?? "unknown"),
+                                      "log": .string(options.dhcpLog)])
+            return
+        }
+        var lease: [String: JSON] = [:]
+        for line in (readSmallFile(options.leaseFile) ?? "").split(separator: "\n") {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            lease[String(line[..<eq])] = .string(String(line[line.index(after: eq)...]))
+        }
+        daemon.record("station", ["action": "dhcpLease", "lease": .object(lease), "latency_ms": .number(elapsed.milliseconds)])
+        daemon.submit(.ipUp, via: "dhcp")
+    }
+
+    private func stopDHCP() {
+        dhcpGeneration += 1
+        if let dhcp, dhcp.exitStatus == nil { _ = try? dhcp.signal(SIGTERM) }
+        dhcp = nil
+    }
+
+    private func flushAddresses() {
+        do {
+            let route = try RouteNetlink.current()
+            let index = try route.index(of: options.interface)
+            for address in try route.addresses() where address.index == index && !address.prefix.address.isIPv6 {
+                try route.deleteAddress(address.prefix, from: options.interface)
+            }
+        } catch {
+            daemon?.record("error", ["message": .string("flush addresses of \(options.interface): \(error)")])
+        }
+        unlink(options.leaseFile)
+    }
+
+    /// udhcpc's script: configures the interface and writes the lease and resolver files helpers read.
+    private func writeDHCPScript() throws {
+        let candidates: [String] = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+        let ip = candidates.first(where: { path in access(path, X_OK) == 0 }) ?? "\(options.busybox) ip"
+        let script = """
+            #!/bin/sh
+            # Written by hotspotd (HotspotStation): udhcpc calls it with deconfig, bound, renew or leasefail.
+            case "$1" in
+              deconfig)
+                \(ip) -4 addr flush dev "$interface"
+                ;;
+              bound|renew)
+                \(ip) -4 addr flush dev "$interface"
+                \(ip) addr add "$ip/${mask:-24}" dev "$interface"
+                [ -n "$router" ] && \(ip) route replace default via "${router%% *}" dev "$interface"
+                { echo "ip=$ip"; echo "subnet=$subnet"; echo "mask=$mask"; echo "router=$router"; echo "dns=$dns"
+                  echo "lease=$lease"; echo "serverid=$serverid"; [ -n "$opt114" ] && echo "opt114=$opt114"; } > \(options.leaseFile).tmp
+                mv \(options.leaseFile).tmp \(options.leaseFile)
+                : > \(options.resolvConf).tmp
+                for server in $dns; do echo "nameserver $server" >> \(options.resolvConf).tmp; done
+                mv \(options.resolvConf).tmp \(options.resolvConf)
+                ;;
+            esac
+            exit 0
+
+            """
+        try AtomicFile.write(Array(script.utf8), to: options.dhcpScript, mode: 0o755)
+    }
+
+    // MARK: wpa_supplicant helpers
+
+    struct KnownNetwork { var id: String; var ssid: String; var flags: String }
+
+    private func requireControl() throws -> DaemonControl {
+        guard let control else { throw SystemError("talk to wpa_supplicant at", options.wpaControlPath, reason: "not attached") }
+        return control
+    }
+
+    private func listNetworks() throws -> [KnownNetwork] {
+        let reply = try requireControl().request("LIST_NETWORKS")
+        return reply.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 2 else { return nil }
+            return KnownNetwork(id: fields[0], ssid: fields[1], flags: fields.count > 3 ? fields[3] : "")
+        }
+    }
+
+    /// The frequency of the SSID in the last scan results (so the join scans one channel).
+    private func scanFrequency(ssid: String) throws -> Int? {
+        let reply = try requireControl().request("SCAN_RESULTS")
+        for line in reply.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            if fields.count >= 5, fields[4] == ssid { return Int(fields[1]) }
+        }
+        return nil
+    }
+
+    private func set(_ id: String, _ key: String, _ value: String) throws {
+        try expectOK(try requireControl().request("SET_NETWORK \(id) \(key) \(value)"), "set network \(id) \(key)")
+    }
+
+    private func expectOK(_ reply: String, _ what: String) throws {
+        guard reply.hasPrefix("OK") else { throw SystemError(what, options.wpaControlPath, reason: "wpa_supplicant answered \(reply)") }
+    }
+
+    private func quoted(_ text: String) -> String { "\"" + text + "\"" }
+
+    /// wpa_supplicant's key_mgmt (STATUS or GET_NETWORK) as the network's security type.
+    public static func security(keyMgmt: String) -> SecurityType {
+        let k = keyMgmt.uppercased()
+        if k.contains("EAP") || k.contains("802.1X") { return .wpa2Enterprise }
+        if k.contains("PSK") || k.contains("SAE") { return .wpa2Personal }
+        return .open
+    }
+
+    /// RSSI in dBm as 0.0 ... 1.0 (-90 dBm or less is 0, -30 dBm or more is 1).
+    public static func strength(rssi: Double) -> Double {
+        min(1, max(0, (rssi + 90) / 60))
+    }
+}
+
+/// Waits for the DHCP client on its own thread (the daemon's loop never blocks on it).
+final class DHCPWaiter: @unchecked Sendable {
+    let child: ChildProcess
+    let done: (ExitStatus?) -> Void
+    init(child: ChildProcess, done: @escaping (ExitStatus?) -> Void) {
+        self.child = child
+        self.done = done
+    }
+
+    func start() {
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { raw in
+            let me = Unmanaged<DHCPWaiter>.fromOpaque(raw!).takeRetainedValue()
+            me.done(try? me.child.wait())
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        pthread_detach(tid)
+    }
+}

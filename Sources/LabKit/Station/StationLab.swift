@@ -1,0 +1,404 @@
+import Foundation
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import HotspotSystem
+import Netlink
+
+/// How the lab runs a topology's stations.
+public struct StationLabOptions: Sendable {
+    /// hotspotd's `--time-scale` (every deadline and interval multiplied).
+    public var timeScale: Double
+    /// hotspotd's `--maintain-interval` in seconds before scaling (300 on the platform; labs shorten it).
+    public var maintainInterval: Double
+    /// Extra arguments for every helper, by helper executable name (e.g. a test helper's `--delay-ms`).
+    public var helperArguments: [String: [String]]
+    /// Replace the topology's helper commands for every station (`hotspot-lab run --helper CMD`).
+    public var helperOverride: [String]?
+
+    public init(timeScale: Double = 1, maintainInterval: Double = 300, helperArguments: [String: [String]] = [:],
+                helperOverride: [String]? = nil) {
+        self.timeScale = timeScale
+        self.maintainInterval = maintainInterval
+        self.helperArguments = helperArguments
+        self.helperOverride = helperOverride
+    }
+}
+
+/// A helper process a station runs.
+public struct RunningHelper: @unchecked Sendable {
+    /// The command as the topology gives it (`hotspot-helper-portal --account guest:croissant`).
+    public var command: String
+    public var process: ChildProcess
+    public var log: String
+    /// Where the lab writes what the user types into this helper's UI (`HOTSPOT_HELPER_UI`).
+    public var uiDirectory: String
+    /// The identifier it registered with (from hotspotd's status, matched by pid).
+    public var identifier: String?
+}
+
+/// A station as it runs: its namespace and radio, a real wpa_supplicant, hotspotd driving it
+/// (`--wpa-supplicant`: association and IP come from wpa_supplicant and the DHCP client, IP suppression
+/// by policy routing), and the helpers as processes. docs/STATION.md.
+public final class RunningStation: @unchecked Sendable {
+    public let station: Station
+    public let index: Int
+    public let namespace: NetworkNamespace
+    public let interface: String
+    public let directory: String
+    public let hotspotdRunDirectory: String
+    public let wpaControlPath: String
+    public var hotspotdLog: String { directory + "/hotspotd.log" }
+    public var wpaLog: String { directory + "/wpa_supplicant.log" }
+    public var traceFile: String { hotspotdRunDirectory + "/trace.jsonl" }
+    public private(set) var hotspotd: ChildProcess
+    public private(set) var helpers: [RunningHelper]
+    let lab: Lab
+    let options: StationLabOptions
+    private let topology: Topology
+    private var controlClient: ControlClient?
+    private var wpa: DaemonControl?
+
+    init(station: Station, index: Int, namespace: NetworkNamespace, interface: String, directory: String, lab: Lab,
+         options: StationLabOptions, topology: Topology, hotspotd: ChildProcess, helpers: [RunningHelper]) {
+        self.station = station
+        self.index = index
+        self.namespace = namespace
+        self.interface = interface
+        self.directory = directory
+        hotspotdRunDirectory = directory + "/hotspotd"
+        wpaControlPath = directory + "/wpa-ctrl/" + interface
+        self.lab = lab
+        self.options = options
+        self.topology = topology
+        self.hotspotd = hotspotd
+        self.helpers = helpers
+    }
+
+    // MARK: building
+
+    /// Builds one station inside `lab` (radio mode: needs mac80211_hwsim).
+    static func build(_ station: Station, index: Int, lab: Lab, topology: Topology, logDirectory: String,
+                      options: StationLabOptions) throws -> RunningStation {
+        let dir = logDirectory + "/stations/" + station.name
+        try FileManager.default.createDirectory(atPath: dir + "/ui", withIntermediateDirectories: true)
+        let ns = try lab.createNamespace("s\(index)")
+        try ns.route.setUp("lo")
+        let (_, interfaces) = try lab.createRadio("s\(index)r", in: ns)
+        guard let interface = interfaces.first else {
+            throw SystemError("create radio", "for station \(station.name)", reason: "the new radio has no interface")
+        }
+        // wpa_supplicant with the station's known networks, all disabled until the lab joins or auto-joins.
+        let conf = dir + "/wpa_supplicant.conf"
+        try WPASupplicantConfig.render(station, topology: topology, controlDirectory: dir + "/wpa-ctrl", labLogDirectory: logDirectory)
+            .write(toFile: conf, atomically: true, encoding: .utf8)
+        let wpaLog = dir + "/wpa_supplicant.log"
+        let wpaChild = try lab.spawn(ProcessConfiguration(try HotspotLab.findTool("wpa_supplicant"),
+                                                          ["-i", interface, "-c", conf, "-D", "nl80211", "-t"],
+                                                          stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns)
+        let wpaPath = dir + "/wpa-ctrl/" + interface
+        do {
+            try DaemonControl.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
+        } catch {
+            throw SystemError("start wpa_supplicant", "for station \(station.name)",
+                              reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(HotspotLab.tail(wpaLog))")
+        }
+        let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options)
+        let running = RunningStation(station: station, index: index, namespace: ns, interface: interface, directory: dir, lab: lab,
+                                     options: options, topology: topology, hotspotd: hotspotd, helpers: [])
+        try running.connectControl()
+        try running.startHelpers()
+        return running
+    }
+
+    static func spawnHotspotd(lab: Lab, namespace: NetworkNamespace, interface: String, directory: String,
+                              options: StationLabOptions) throws -> ChildProcess {
+        let binary = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
+        let log = directory + "/hotspotd.log"
+        return try lab.spawn(ProcessConfiguration(binary, [
+            "--run-dir", directory + "/hotspotd", "--interface", interface, "--wpa-supplicant", directory + "/wpa-ctrl/" + interface,
+            "--time-scale", "\(options.timeScale)", "--maintain-interval", "\(options.maintainInterval)",
+        ], stdout: .file(log), stderr: .file(log)), in: namespace)
+    }
+
+    func connectControl() throws {
+        let path = hotspotdRunDirectory + "/control.sock"
+        do {
+            controlClient = try ControlClient.connect(path: path, timeout: .seconds(15))
+            _ = try controlClient!.status()
+        } catch {
+            throw SystemError("start hotspotd", "for station \(station.name)",
+                              reason: "\(error) (exit: \(String(describing: try? hotspotd.poll()))); log \(hotspotdLog): \(HotspotLab.tail(hotspotdLog))")
+        }
+    }
+
+    /// The helper commands this station runs.
+    var helperCommands: [String] { options.helperOverride ?? station.helpers }
+
+    func startHelpers() throws {
+        var started: [RunningHelper] = []
+        for (number, command) in helperCommands.enumerated() {
+            started.append(try startHelper(command, number: number))
+        }
+        helpers = started
+        try awaitRegistrations()
+    }
+
+    func startHelper(_ command: String, number: Int) throws -> RunningHelper {
+        var words = command.split(separator: " ").map(String.init)
+        guard !words.isEmpty else { throw SystemError("start helper", "#\(number) of station \(station.name)", reason: "empty command") }
+        let name = (words[0] as NSString).lastPathComponent
+        let executable: String
+        if words[0].contains("/") {
+            executable = words[0]
+        } else if let product = try? BuildProducts.locate(words[0]) {
+            executable = product
+        } else {
+            executable = words[0]   // looked up in PATH by the spawn
+        }
+        words.removeFirst()
+        words += options.helperArguments[name] ?? []
+        let ui = directory + "/ui/\(number)-\(name)"
+        try FileManager.default.createDirectory(atPath: ui, withIntermediateDirectories: true)
+        let log = directory + "/helper-\(number)-\(name).log"
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOTSPOT_HELPER_SOCKET"] = hotspotdRunDirectory + "/helper.sock"
+        environment["HOTSPOT_RESOLV_CONF"] = hotspotdRunDirectory + "/resolv.conf"
+        environment["HOTSPOT_DHCP_LEASE"] = hotspotdRunDirectory + "/lease.env"
+        environment["HOTSPOT_HELPER_UI"] = ui
+        let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
+                                  in: namespace)
+        return RunningHelper(command: command, process: child, log: log, uiDirectory: ui, identifier: nil)
+    }
+
+    /// Waits until every helper process registered (matched by pid in hotspotd's status).
+    func awaitRegistrations(timeout: Duration = .seconds(20)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let status = try control().status()
+            var missing: [String] = []
+            for i in helpers.indices {
+                let pid = Double(helpers[i].process.pid)
+                if let entry = status["helpers"]?.arrayValue?.first(where: { $0["pid"]?.doubleValue == pid }) {
+                    helpers[i].identifier = entry["identifier"]?.stringValue
+                } else {
+                    if let exit = try? helpers[i].process.poll() {
+                        throw SystemError("start helper", helpers[i].command,
+                                          reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(HotspotLab.tail(helpers[i].log))")
+                    }
+                    missing.append(helpers[i].command)
+                }
+            }
+            if missing.isEmpty { return }
+            if ContinuousClock.now > deadline {
+                throw SystemError("start helpers", "of station \(station.name)",
+                                  reason: "not registered with hotspotd within \(timeout): \(missing.joined(separator: ", "))")
+            }
+            usleep(20_000)
+        }
+    }
+
+    // MARK: talking to hotspotd and wpa_supplicant
+
+    /// The control connection to this station's hotspotd.
+    public func control() throws -> ControlClient {
+        if let controlClient { return controlClient }
+        try connectControl()
+        return controlClient!
+    }
+
+    @discardableResult
+    public func request(_ request: ControlRequest, timeout: Duration = .seconds(10)) throws -> JSON {
+        try control().request(request, timeout: timeout)
+    }
+
+    public func status() throws -> JSON { try control().status() }
+
+    /// The user joins `ssid` by hand (the password: given, or the one a helper set in filterScanList).
+    public func join(_ ssid: String, password: String? = nil) throws { try request(.join(ssid: ssid, password: password)) }
+    /// The device joins known networks on its own.
+    public func autoJoin() throws { try request(.autoJoin) }
+    /// The user leaves the network.
+    public func leave() throws { try request(.leave) }
+    /// The user brings `helper` (identifier) to the foreground; nil: none.
+    public func foreground(_ helper: String?) throws { try request(.foreground(helper: helper)) }
+
+    /// `logoff(network)` on behalf of a helper; true when hotspotd accepted it.
+    public func logoff(helper: String) throws -> Bool {
+        try request(.logoff(helper: helper, network: nil))["accepted"]?.boolValue ?? false
+    }
+
+    /// What the user types into a helper's UI: written where the helper reads it (`HOTSPOT_HELPER_UI/input`).
+    public func type(_ text: String, into helper: RunningHelper) throws {
+        let tmp = helper.uiDirectory + "/.input.tmp"
+        try text.write(toFile: tmp, atomically: false, encoding: .utf8)
+        guard rename(tmp, helper.uiDirectory + "/input") == 0 else {
+            throw SystemError.current("write the user's input for", helper.command)
+        }
+    }
+
+    /// The helper by identifier or by executable name.
+    public func helper(_ name: String) -> RunningHelper? {
+        helpers.first { $0.identifier == name } ?? helpers.first { ($0.command.split(separator: " ").first.map(String.init) ?? "").hasSuffix(name) }
+    }
+
+    func wpaControl() throws -> DaemonControl {
+        if let wpa { return wpa }
+        let c = try DaemonControl.connect(serverPath: wpaControlPath, timeout: .seconds(5))
+        try c.attach()
+        wpa = c
+        return c
+    }
+
+    /// Scans with wpa_supplicant and returns what it found, as the networks the scan list presents.
+    public func scan(timeout: Duration = .seconds(15)) throws -> [HotspotNetwork] {
+        let c = try wpaControl()
+        let reply = try c.request("SCAN")
+        if !reply.hasPrefix("OK") && !reply.hasPrefix("FAIL-BUSY") {
+            throw SystemError("scan on", interface, reason: "wpa_supplicant answered \(reply)")
+        }
+        _ = try c.waitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: timeout)
+        return Self.parseScanResults(try c.request("SCAN_RESULTS"))
+    }
+
+    /// `SCAN_RESULTS` (bssid, frequency, signal level, flags, ssid) as networks; hidden SSIDs are skipped.
+    public static func parseScanResults(_ text: String) -> [HotspotNetwork] {
+        var seen = Set<String>()
+        return text.split(separator: "\n").dropFirst().compactMap { line -> HotspotNetwork? in
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard f.count >= 5, !f[4].isEmpty, !f[4].hasPrefix("\\x00"), seen.insert(f[0].lowercased()).inserted else { return nil }
+            let flags = f[3]
+            let security: SecurityType = flags.contains("EAP") ? .wpa2Enterprise : (flags.contains("PSK") || flags.contains("SAE")) ? .wpa2Personal : .open
+            let rssi = Double(f[2]) ?? -60
+            return HotspotNetwork(ssid: f[4], bssid: f[0], signalStrength: min(1, max(0, (rssi + 90) / 60)), security: security)
+        }
+    }
+
+    /// Shows the scan list: scans, sends the list to hotspotd (filterScanList to every helper), waits for the
+    /// annotated list and returns it (each entry: network, annotation, claimedBy, password).
+    public func showScanList(timeout: Duration = .seconds(15)) throws -> [JSON] {
+        let networks = try scan()
+        let before = traceLineCount()
+        try request(.showScanList(networks, repeating: false))
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let record = readTrace(from: before).last(where: { $0["kind"]?.stringValue == "scanList" }) {
+                return record["networks"]?.arrayValue ?? []
+            }
+            usleep(20_000)
+        }
+        throw SystemError("show the scan list on", "station \(station.name)", reason: "no annotated list within \(timeout)")
+    }
+
+    /// The scan list as a person sees it: one line per network with its helper's annotation.
+    public static func render(scanList: [JSON]) -> [String] {
+        scanList.map { entry in
+            let ssid = entry["ssid"]?.stringValue ?? "?"
+            let secure = entry["isSecure"]?.boolValue == true || (entry["security"]?.stringValue ?? "open") != "open"
+            var line = (secure ? "🔒 " : "   ") + ssid
+            if let annotation = entry["annotation"]?.stringValue { line += "  — \(annotation)" }
+            return line
+        }
+    }
+
+    // MARK: the trace
+
+    /// hotspotd's trace records from line `from` (0-based) on.
+    public func readTrace(from: Int = 0) -> [JSON] {
+        guard let text = readSmallFile(traceFile, limit: 64 << 20) else { return [] }
+        return text.split(separator: "\n", omittingEmptySubsequences: true).dropFirst(from).compactMap { try? JSON.parse(Array($0.utf8)) }
+    }
+
+    public func traceLineCount() -> Int {
+        (readSmallFile(traceFile, limit: 64 << 20) ?? "").split(separator: "\n", omittingEmptySubsequences: true).count
+    }
+
+    /// The states entered (transition targets) from trace line `from` on.
+    public func states(from: Int = 0) -> [String] {
+        readTrace(from: from).filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+    }
+
+    /// Waits until hotspotd's state is `state` (read from its trace after line `from`, or its status now).
+    @discardableResult
+    public func waitForState(_ state: String, from: Int = 0, timeout: Duration = .seconds(20)) throws -> [JSON] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let records = readTrace(from: from)
+            if let last = records.last(where: { $0["kind"]?.stringValue == "transition" }), last["to"]?.stringValue == state {
+                return records
+            }
+            if ContinuousClock.now > deadline {
+                let current = (try? status()["state"]?.stringValue) ?? "unknown"
+                let path = states(from: from).joined(separator: " -> ")
+                throw SystemError("wait for state \(state) on", "station \(station.name)",
+                                  reason: "still \(current ?? "?") after \(timeout) (states since: \(path.isEmpty ? "none" : path)); trace \(traceFile)")
+            }
+            usleep(10_000)
+        }
+    }
+
+    // MARK: general traffic
+
+    /// An application's HTTP GET from the station (general traffic: no helper mark). Returns the HTTP
+    /// status, or nil when the request failed (with curl's error).
+    public func application(_ url: String, maxTime: Int = 4) throws -> (status: Int?, error: String) {
+        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("curl"), [
+            "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*", url,
+        ]).inNetworkNamespace(namespace.name), timeout: .seconds(Int64(maxTime + 5)))
+        let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        return (result.status.succeeded && code > 0 ? code : nil, result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    // MARK: faults of the system
+
+    /// Kills a helper with `signal` (SIGKILL: the helper dies mid-command).
+    public func kill(helper: RunningHelper, signal: Int32 = SIGKILL) throws {
+        try helper.process.signal(signal)
+        _ = try helper.process.wait(timeout: .seconds(5))
+    }
+
+    /// Restarts hotspotd (SIGKILL, then a new one over the same run directory: the persisted cache is kept).
+    public func restartHotspotd(kill signal: Int32 = SIGKILL) throws {
+        controlClient = nil
+        try hotspotd.signal(signal)
+        _ = try hotspotd.wait(timeout: .seconds(5))
+        hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options)
+        try connectControl()
+    }
+
+    func close() {
+        wpa?.close()
+        wpa = nil
+        controlClient = nil
+    }
+}
+
+/// wpa_supplicant.conf for a station: its known networks, all `disabled=1` (the lab decides when the
+/// device joins), `id_str "manual"` for those the topology marks `auto-join: false`.
+public enum WPASupplicantConfig {
+    public static func render(_ station: Station, topology: Topology, controlDirectory: String, labLogDirectory: String) throws -> String {
+        var lines = ["ctrl_interface=\(controlDirectory)", "ap_scan=1", "update_config=0", ""]
+        for known in station.knownNetworks {
+            guard let hotspot = topology.hotspots.first(where: { $0.ssid == known.ssid }) else { continue }
+            var block = ["ssid=\"\(known.ssid)\"", "scan_ssid=\(hotspot.hidden ? 1 : 0)", "scan_freq=\(hotspot.frequency)",
+                         "disabled=1", "id_str=\"\(known.autoJoin ? "auto" : "manual")\""]
+            switch hotspot.security {
+            case .open:
+                block.append("key_mgmt=NONE")
+            case .wpa2PSK:
+                block += ["key_mgmt=WPA-PSK", "proto=RSN", "pairwise=CCMP"]
+                if let psk = known.psk { block.append("psk=\"\(psk)\"") }
+            case .wpa2Enterprise(let method, _):
+                block += ["key_mgmt=WPA-EAP", "identity=\"\(known.identity ?? "")\"", "password=\"\(known.password ?? "")\""]
+                switch method {
+                case .peap: block += ["eap=PEAP", "phase2=\"auth=MSCHAPV2\"", "ca_cert=\"\(labLogDirectory)/\(hotspot.name)/server.pem\""]
+                case .pwd: block.append("eap=PWD")
+                }
+            }
+            lines.append("network={")
+            lines += block.map { "    " + $0 }
+            lines.append("}")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
