@@ -145,7 +145,7 @@ public final class RunningStation: @unchecked Sendable {
     }
 
     func startHelper(_ command: String, number: Int) throws -> RunningHelper {
-        var words = command.split(separator: " ").map(String.init)
+        var words = Self.words(command)
         guard !words.isEmpty else { throw SystemError("start helper", "#\(number) of station \(station.name)", reason: "empty command") }
         let name = (words[0] as NSString).lastPathComponent
         let executable: String
@@ -169,6 +169,27 @@ public final class RunningStation: @unchecked Sendable {
         let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
                                   in: namespace)
         return RunningHelper(command: command, process: child, log: log, uiDirectory: ui, identifier: nil)
+    }
+
+    /// A helper command line as words: spaces separate, double quotes group (`--network "Cafe Lumiere"`).
+    public static func words(_ command: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var quoted = false
+        var started = false
+        for c in command {
+            if c == "\"" { quoted.toggle(); started = true; continue }
+            if c == " " && !quoted {
+                if started { words.append(current) }
+                current = ""
+                started = false
+                continue
+            }
+            current.append(c)
+            started = true
+        }
+        if started { words.append(current) }
+        return words
     }
 
     /// Waits until every helper process registered (matched by pid in hotspotd's status).
@@ -239,7 +260,7 @@ public final class RunningStation: @unchecked Sendable {
 
     /// The helper by identifier or by executable name.
     public func helper(_ name: String) -> RunningHelper? {
-        helpers.first { $0.identifier == name } ?? helpers.first { ($0.command.split(separator: " ").first.map(String.init) ?? "").hasSuffix(name) }
+        helpers.first { $0.identifier == name } ?? helpers.first { (Self.words($0.command).first ?? "").hasSuffix(name) }
     }
 
     func wpaControl() throws -> DaemonControl {
@@ -318,20 +339,25 @@ public final class RunningStation: @unchecked Sendable {
         readTrace(from: from).filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
     }
 
-    /// Waits until hotspotd's state is `state` (read from its trace after line `from`, or its status now).
+    /// Waits for hotspotd to enter `state`: the first transition to it at trace line `cursor` or later, or,
+    /// when nothing changed since `cursor`, the state it is in. Returns the cursor for the next wait (the line
+    /// after that transition).
     @discardableResult
-    public func waitForState(_ state: String, from: Int = 0, timeout: Duration = .seconds(20)) throws -> [JSON] {
+    public func waitForState(_ state: String, after cursor: Int = 0, timeout: Duration = .seconds(20)) throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let records = readTrace(from: from)
-            if let last = records.last(where: { $0["kind"]?.stringValue == "transition" }), last["to"]?.stringValue == state {
-                return records
+            let records = readTrace(from: cursor)
+            if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && $0["to"]?.stringValue == state }) {
+                return cursor + index + 1
+            }
+            if !records.contains(where: { $0["kind"]?.stringValue == "transition" }), (try? status()["state"]?.stringValue) == state {
+                return cursor
             }
             if ContinuousClock.now > deadline {
                 let current = (try? status()["state"]?.stringValue) ?? "unknown"
-                let path = states(from: from).joined(separator: " -> ")
+                let path = states(from: cursor).joined(separator: " -> ")
                 throw SystemError("wait for state \(state) on", "station \(station.name)",
-                                  reason: "still \(current ?? "?") after \(timeout) (states since: \(path.isEmpty ? "none" : path)); trace \(traceFile)")
+                                  reason: "still \(current ?? "?") after \(timeout) (states entered meanwhile: \(path.isEmpty ? "none" : path)); trace \(traceFile)")
             }
             usleep(10_000)
         }

@@ -1,0 +1,388 @@
+import Foundation
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+import Netlink
+
+/// What one step did.
+public struct StepResult: Sendable {
+    public var index: Int
+    public var step: ScenarioStep
+    public var passed: Bool
+    /// Seconds since the scenario's lab was up.
+    public var elapsed: Double
+    public var duration: Double
+    /// hotspotd's state after the step.
+    public var state: String
+    /// Why it failed (names the step, the expected and the actual), or what it saw.
+    public var message: String
+}
+
+/// One line of the timeline: what happened, from hotspotd's trace.
+public struct TimelineEntry: Sendable {
+    /// Seconds since the first record of the run.
+    public var t: Double
+    public var kind: String
+    public var text: String
+}
+
+/// A scenario's outcome: its steps, the timeline, where the logs and trace are.
+public struct ScenarioResult: Sendable {
+    public var scenario: Scenario
+    public var passed: Bool
+    public var steps: [StepResult]
+    public var timeline: [TimelineEntry]
+    /// The states entered, in order.
+    public var path: [String]
+    public var duration: Double
+    public var labUpSeconds: Double
+    public var logDirectory: String
+    public var traceFile: String?
+    /// Set when the lab could not be built (the scenario did not run).
+    public var setupError: String?
+    /// Retried once after a failure and passed then.
+    public var flaky = false
+    public var attempts = 1
+
+    public var failure: StepResult? { steps.first { !$0.passed } }
+}
+
+/// Runs scenarios against a real lab: topology up with its stations, steps carried out through hotspotd's
+/// control socket, wpa_supplicant, the portals' gate and curl; every expectation checked against hotspotd's
+/// trace and status.
+public final class ScenarioRunner: @unchecked Sendable {
+    public var logRoot: String?
+    /// Extra arguments per helper executable; `helperOverride` replaces the topology's helpers.
+    public var helperOverride: [String]?
+    /// Called after each step (progress lines).
+    public var onStep: (@Sendable (Scenario, StepResult) -> Void)?
+
+    public init(logRoot: String? = nil, helperOverride: [String]? = nil) {
+        self.logRoot = logRoot
+        self.helperOverride = helperOverride
+    }
+
+    public func run(_ scenario: Scenario) -> ScenarioResult {
+        let start = ContinuousClock.now
+        var result = ScenarioResult(scenario: scenario, passed: false, steps: [], timeline: [], path: [], duration: 0, labUpSeconds: 0,
+                                    logDirectory: "", traceFile: nil)
+        let topology: Topology
+        let lab: HotspotLab
+        do {
+            topology = try TopologyParser.load(path: scenario.topologyPath)
+            guard !topology.stations.isEmpty else {
+                throw TopologyError(file: topology.file, line: 1, column: 1, field: "stations", message: "scenario \(scenario.name) needs a station; the topology has none")
+            }
+            lab = try HotspotLab.up(topology, options: HotspotLabOptions(
+                linkMode: .radio, logRoot: logRoot,
+                stations: StationLabOptions(timeScale: scenario.timeScale, maintainInterval: scenario.maintainInterval,
+                                          helperOverride: helperOverride ?? scenario.helpers)))
+        } catch {
+            result.setupError = "\(error)"
+            result.duration = Self.seconds(since: start)
+            return result
+        }
+        defer {
+            let errors = lab.down()
+            if !errors.isEmpty { FileHandle.standardError.write(Data("hotspot-lab: teardown of \(lab.lab.prefix): \(errors)\n".utf8)) }
+        }
+        result.labUpSeconds = Self.seconds(since: start)
+        result.logDirectory = lab.logDirectory
+        guard let station = lab.station(scenario.station) else {
+            result.setupError = "\(scenario.file): station `\(scenario.station ?? "")` is not in \(topology.file)"
+            return result
+        }
+        result.traceFile = station.traceFile
+        let context = Context(lab: lab, station: station, scenario: scenario)
+        let stepsStart = ContinuousClock.now
+        for (index, step) in scenario.steps.enumerated() {
+            let stepStart = ContinuousClock.now
+            var message = ""
+            var passed = true
+            do {
+                message = try context.perform(step)
+            } catch {
+                passed = false
+                message = "\(error)"
+            }
+            let state = (try? station.status()["state"]?.stringValue) ?? nil
+            let stepResult = StepResult(index: index, step: step, passed: passed, elapsed: Self.seconds(since: stepsStart),
+                                        duration: Self.seconds(since: stepStart), state: state ?? "unknown",
+                                        message: passed ? message : "step \(index + 1) (\(scenario.file):\(step.line):\(step.column)) `\(step.text)`: \(message)")
+            result.steps.append(stepResult)
+            onStep?(scenario, stepResult)
+            if !passed { break }
+        }
+        result.passed = result.steps.allSatisfy(\.passed) && result.steps.count == scenario.steps.count
+        let records = station.readTrace()
+        result.timeline = Timeline.build(records)
+        result.path = records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        result.duration = Self.seconds(since: start)
+        return result
+    }
+
+    /// Runs and, when it fails, runs once more: a pass on the second try is marked flaky.
+    public func runWithRetry(_ scenario: Scenario) -> ScenarioResult {
+        let first = run(scenario)
+        if first.passed { return first }
+        var second = run(scenario)
+        second.attempts = 2
+        second.flaky = second.passed
+        return second
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let d = ContinuousClock.now - start
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}
+
+/// A step failed: what was expected and what was seen.
+struct StepFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The running scenario's state: the lab, the acting station, the checkpoint for `expect-states`.
+final class Context {
+    let lab: HotspotLab
+    let station: RunningStation
+    let scenario: Scenario
+    /// Trace line where the states checked by the next `expect-states` begin.
+    var stateCheckpoint = 0
+    /// Trace line where the next `wait-state` starts looking.
+    var waitCursor = 0
+
+    init(lab: HotspotLab, station: RunningStation, scenario: Scenario) {
+        self.lab = lab
+        self.station = station
+        self.scenario = scenario
+    }
+
+    var status: JSON { get throws { try station.status() } }
+
+    func helperID(_ name: String) -> String { station.helper(name)?.identifier ?? name }
+
+    func perform(_ step: ScenarioStep) throws -> String {
+        switch step.action {
+        case .showScanList(let expect):
+            let list = try station.showScanList()
+            let lines = RunningStation.render(scanList: list)
+            for (ssid, annotation) in expect {
+                guard let entry = list.first(where: { $0["ssid"]?.stringValue == ssid }) else {
+                    throw StepFailure("expected \(ssid) in the scan list; the list shows: \(lines.joined(separator: "; "))")
+                }
+                let actual = entry["annotation"]?.stringValue
+                guard actual == annotation else {
+                    throw StepFailure("expected \(ssid) annotated \(annotation.map { "\"\($0)\"" } ?? "with nothing"), "
+                                      + "actual \(actual.map { "\"\($0)\"" } ?? "nothing")")
+                }
+            }
+            return "scan list:\n" + lines.map { "      " + $0 }.joined(separator: "\n")
+        case .join(let ssid, let password):
+            try station.join(ssid, password: password)
+            return "join \(ssid)"
+        case .autoJoin:
+            try station.autoJoin()
+            return "auto-join"
+        case .leave:
+            try station.leave()
+            return "leave"
+        case .waitState(let state, let timeout):
+            waitCursor = try station.waitForState(state, after: waitCursor, timeout: .milliseconds(Int64(timeout * 1000)))
+            return "state \(state)"
+        case .expectStates(let expected):
+            let actual = station.states(from: stateCheckpoint)
+            stateCheckpoint = station.traceLineCount()
+            guard actual == expected else {
+                throw StepFailure("expected the states \(expected.joined(separator: " -> ")), actual \(actual.isEmpty ? "none" : actual.joined(separator: " -> "))")
+            }
+            return actual.joined(separator: " -> ")
+        case .expectCommand(let command, let result, let helper, let didJustJoin, let absent):
+            return try expectCommand(command, result: result, helper: helper.map(helperID), didJustJoin: didJustJoin, absent: absent)
+        case .expectNotification(let helper):
+            let notes = station.readTrace().filter { $0["kind"]?.stringValue == "notification" }
+            let wanted = helper.map(helperID)
+            guard let note = notes.first(where: { wanted == nil || $0["helper"]?.stringValue == wanted }) else {
+                throw StepFailure("expected a notification\(wanted.map { " from \($0)" } ?? ""), none was posted")
+            }
+            return "notification \"\(note["title"]?.stringValue ?? "")\": \(note["body"]?.stringValue ?? "")"
+        case .foreground(let helper):
+            try station.foreground(helper.map(helperID))
+            return "foreground \(helper.map(helperID) ?? "none")"
+        case .type(let helper, let text):
+            guard let running = station.helper(helper) else { throw StepFailure("no helper \(helper) on station \(station.station.name)") }
+            try station.type(text, into: running)
+            return "typed into \(helper)"
+        case .expireSession(let hotspot):
+            return try expireSession(hotspot)
+        case .logoff(let helper, let expectAccepted):
+            let accepted = try station.logoff(helper: helperID(helper))
+            guard accepted == expectAccepted else {
+                throw StepFailure("expected logoff to be \(expectAccepted ? "accepted" : "refused"), it was \(accepted ? "accepted" : "refused") (state \(try status["state"]?.stringValue ?? "?"))")
+            }
+            return "logoff \(accepted ? "accepted" : "refused")"
+        case .killHelper(let helper):
+            guard let running = station.helper(helper) else { throw StepFailure("no helper \(helper) on station \(station.station.name)") }
+            try station.kill(helper: running)
+            return "killed \(helper) (pid \(running.process.pid))"
+        case .restartHotspotd:
+            try station.restartHotspotd()
+            stateCheckpoint = station.traceLineCount()
+            waitCursor = stateCheckpoint
+            return "hotspotd restarted"
+        case .application(let expect, let url):
+            let target = url ?? "http://\(lab.topology.internet.address)/"
+            let (code, error) = try station.application(target)
+            let allowed = code == 200
+            guard allowed == (expect == .allowed) else {
+                throw StepFailure("expected the application's GET \(target) to be \(expect.rawValue), it was "
+                                  + (allowed ? "allowed (HTTP 200)" : "blocked (\(code.map { "HTTP \($0)" } ?? error))")
+                                  + " in state \(try status["state"]?.stringValue ?? "?")")
+            }
+            return "application \(expect.rawValue): " + (code.map { "HTTP \($0)" } ?? error)
+        case .expectAutoJoinDisabled(let ssid, let disabled):
+            let list = try status["autoJoinDisabled"]?.arrayValue ?? []
+            let isDisabled = list.contains { $0["ssid"]?.stringValue == ssid }
+            guard isDisabled == disabled else {
+                throw StepFailure("expected auto-join \(disabled ? "disabled" : "enabled") for \(ssid), it is \(isDisabled ? "disabled" : "enabled")")
+            }
+            return "auto-join \(disabled ? "disabled" : "enabled") for \(ssid)"
+        case .expectCache(let ssid, let entry):
+            let cache = try status["cache"]?.arrayValue ?? []
+            let item = cache.first { $0["ssid"]?.stringValue == ssid }
+            let actual: String? = item.map { $0["notCaptive"]?.boolValue == true ? "not captive" : ($0["helper"]?.stringValue ?? "?") }
+            let wanted = entry.map { $0 == "not captive" ? $0 : helperID($0) }
+            guard actual == wanted else {
+                throw StepFailure("expected the cache entry for \(ssid) to be \(wanted ?? "none"), actual \(actual ?? "none")")
+            }
+            return "cache \(ssid): \(actual ?? "none")"
+        case .sleep(let seconds):
+            usleep(UInt32(seconds * 1_000_000))
+            return "slept \(seconds) s"
+        }
+    }
+
+    func expectCommand(_ command: String, result: String?, helper: String?, didJustJoin: Bool?, absent: Bool) throws -> String {
+        let records = station.readTrace()
+        let commands = records.filter {
+            $0["kind"]?.stringValue == "command" && $0["commandType"]?.stringValue == command
+                && (helper == nil || $0["helper"]?.stringValue == helper)
+                && (didJustJoin == nil || $0["network"]?["didJustJoin"]?.boolValue == didJustJoin)
+        }
+        if absent {
+            guard commands.isEmpty else { throw StepFailure("expected no \(command) command, \(commands.count) were sent") }
+            return "no \(command)"
+        }
+        guard !commands.isEmpty else {
+            let sent = records.filter { $0["kind"]?.stringValue == "command" }.compactMap { $0["commandType"]?.stringValue }
+            throw StepFailure("expected a \(command) command\(helper.map { " to \($0)" } ?? ""), sent: \(sent.isEmpty ? "none" : sent.joined(separator: ", "))")
+        }
+        guard let result else { return "\(command) sent" }
+        let ids = Set(commands.compactMap { $0["id"]?.intValue })
+        let answers = records.filter { $0["kind"]?.stringValue == "response" && ids.contains($0["command"]?.intValue ?? -1) }
+        guard answers.contains(where: { $0["result"]?.stringValue == result }) else {
+            let seen = answers.compactMap { $0["result"]?.stringValue }
+            throw StepFailure("expected \(command) answered \(result), actual \(seen.isEmpty ? "no answer" : seen.joined(separator: ", "))")
+        }
+        return "\(command) -> \(result)"
+    }
+
+    /// The portal session ends: the station leaves the gate's authenticated set (as at the session length).
+    func expireSession(_ hotspotName: String?) throws -> String {
+        let ssid = try status["association"]?["ssid"]?.stringValue
+        guard let running = lab.hotspots.first(where: { hotspotName == nil ? $0.hotspot.ssid == ssid : $0.hotspot.name == hotspotName }) else {
+            throw StepFailure("no hotspot \(hotspotName ?? "for the current association (\(ssid ?? "none"))")")
+        }
+        let nft = try HotspotLab.findTool("nft")
+        let list = try ProcessRunner.run(ProcessConfiguration(nft, ["-j", "list", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
+            .inNetworkNamespace(running.namespace.name))
+        guard list.status.succeeded else { throw StepFailure("nft list set: \(list.stderr)") }
+        let flush = try ProcessRunner.run(ProcessConfiguration(nft, ["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
+            .inNetworkNamespace(running.namespace.name))
+        guard flush.status.succeeded else { throw StepFailure("nft flush set: \(flush.stderr)") }
+        return "portal session of \(running.hotspot.name) expired (gate set flushed)"
+    }
+}
+
+/// The readable timeline of a run, from hotspotd's trace.
+public enum Timeline {
+    public static func build(_ records: [JSON]) -> [TimelineEntry] {
+        guard let t0 = records.first?["t_ns"]?.doubleValue else { return [] }
+        var entries: [TimelineEntry] = []
+        func add(_ r: JSON, _ kind: String, _ text: String) {
+            entries.append(TimelineEntry(t: ((r["t_ns"]?.doubleValue ?? t0) - t0) / 1e9, kind: kind, text: text))
+        }
+        for r in records {
+            switch r["kind"]?.stringValue ?? "" {
+            case "transition":
+                add(r, "state", "\(r["from"]?.stringValue ?? "?") → \(r["to"]?.stringValue ?? "?")"
+                    + (r["bestHelper"]?.stringValue.map { " (best helper \($0))" } ?? ""))
+            case "command":
+                var text = "→ \(r["commandType"]?.stringValue ?? "?") to \(r["helper"]?.stringValue ?? "?")"
+                if let n = r["network"], let ssid = n["ssid"]?.stringValue {
+                    text += " [\(ssid)\(n["didJustJoin"]?.boolValue == true ? ", didJustJoin" : "")]"
+                }
+                add(r, "command", text)
+            case "response":
+                let latency = (r["latency_us"]?.doubleValue ?? 0) / 1000
+                var text = "← \(r["commandType"]?.stringValue ?? "?") \(r["result"]?.stringValue ?? "?") from \(r["helper"]?.stringValue ?? "?")"
+                if r["commandType"]?.stringValue == "evaluate", let c = r["network"]?["confidence"] {
+                    text += " (confidence \(c.intValue.flatMap { Confidence(rawValue: $0)?.description } ?? c.stringValue ?? "?"))"
+                }
+                add(r, "response", text + String(format: " in %.1f ms", latency))
+            case "event":
+                let name = r["event"]?.stringValue ?? "?"
+                switch name {
+                case "associated":
+                    let n = r["detail"]?["network"]
+                    add(r, "event", "associated with \(n?["ssid"]?.stringValue ?? "?") \(n?["bssid"]?.stringValue ?? "")"
+                        + (n?["didAutoJoin"]?.boolValue == true ? " (auto-join)" : " (joined by the user)"))
+                case "disassociated", "ipUp", "ipDown", "maintainTimerFired":
+                    add(r, "event", name + (r["via"]?.stringValue.map { " (\($0))" } ?? ""))
+                case "foreground":
+                    add(r, "user", "user brings \(r["detail"]?["helper"]?.stringValue ?? "no helper") to the foreground")
+                case "deadlinePassed":
+                    add(r, "event", "deadline passed for command \(r["detail"]?["command"]?.intValue ?? -1)")
+                case "helperGone":
+                    add(r, "event", "helper \(r["detail"]?["helper"]?.stringValue ?? "?") gone")
+                default: break
+                }
+            case "network":
+                add(r, "network", r["action"]?.stringValue ?? "?")
+            case "notification":
+                add(r, "notification", "\(r["helper"]?.stringValue ?? "?") posts \"\(r["title"]?.stringValue ?? "")\"")
+            case "irregular", "rejected":
+                add(r, r["kind"]!.stringValue!, r["message"]?.stringValue ?? "?")
+            case "cache":
+                add(r, "cache", "cache \(r["network"]?["ssid"]?.stringValue ?? "?"): "
+                    + (r["action"]?.stringValue == "remove" ? "removed" : (r["helper"]?.stringValue ?? "not captive")))
+            case "autoJoin":
+                add(r, "autoJoin", "auto-join \(r["action"]?.stringValue ?? "?")d for \(r["network"]?["ssid"]?.stringValue ?? "?")")
+            case "station":
+                let action = r["action"]?.stringValue ?? "?"
+                if action == "dhcpLease" {
+                    add(r, "station", "DHCP lease \(r["lease"]?["ip"]?.stringValue ?? "?")" + String(format: " in %.0f ms", r["latency_ms"]?.doubleValue ?? 0))
+                } else if action == "join" {
+                    add(r, "user", "user joins \(r["ssid"]?.stringValue ?? "?") (password from \(r["passwordFrom"]?.stringValue ?? "?"))")
+                } else if ["leave", "autoJoin"].contains(action) {
+                    add(r, "user", action == "leave" ? "user leaves the network" : "device auto-joins known networks")
+                }
+            case "logoffRequest":
+                add(r, "user", "logoff requested for \(r["helper"]?.stringValue ?? "?")")
+            case "logoffAnswer":
+                add(r, "event", "logoff \(r["accepted"]?.boolValue == true ? "accepted" : "refused")")
+            case "scanList":
+                let claimed = (r["networks"]?.arrayValue ?? []).filter { $0["annotation"]?.stringValue != nil }
+                add(r, "scanList", "scan list shown: " + claimed.map { "\($0["ssid"]?.stringValue ?? "?") — \($0["annotation"]?.stringValue ?? "")" }.joined(separator: ", "))
+            default:
+                break
+            }
+        }
+        return entries
+    }
+
+    public static func render(_ entries: [TimelineEntry]) -> [String] {
+        entries.map { String(format: "%8.3f s  ", $0.t) + $0.text }
+    }
+}

@@ -1,0 +1,267 @@
+import ArgumentParser
+import Foundation
+import HotspotSystem
+import LabKit
+
+/// `hotspot-lab demo`: the guide's four sequences (captive, not captive, cached, UI required) on the
+/// default topologies with the reference helpers, each with a readable timeline. The README's main command.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the four sequences of the guide (captive, not captive, cached, UI required) end to end and print their timelines.")
+
+    @Option(help: "Folder of the demo's scenario files.")
+    var scenarios: String = "topologies/scenarios"
+
+    @Option(help: "Log folder root (default $HOTSPOT_LAB_LOGS or /tmp/hotspot-lab).")
+    var logs: String?
+
+    @Option(help: "Also write a JUnit XML report here.")
+    var junit: String?
+
+    @OptionGroup var placement: Placement
+
+    static let sequences = ["captive", "not-captive", "cached", "ui-required"]
+
+    func run() async throws {
+        let folder = ScenarioFiles.resolveFolder(scenarios)
+        let loaded = try ScenarioFiles.load(Self.sequences.map { "\(folder)/\($0).yaml" })
+        try await placement.relayIfNeeded()
+        let reporter = ProgressReporter()
+        let runner = ScenarioRunner(logRoot: logs)
+        runner.onStep = { scenario, step in reporter.step(scenario, step) }
+        var results: [ScenarioResult] = []
+        let start = ContinuousClock.now
+        for scenario in loaded {
+            reporter.say("\n━━ \(scenario.name): \(scenario.description)")
+            let result = runner.run(scenario)
+            results.append(result)
+            reporter.finish(result, timeline: true)
+        }
+        reporter.summary(results, wall: ContinuousClock.now - start)
+        if let junit { try Reports.junit(results, suite: "hotspot-lab demo").write(toFile: junit, atomically: true, encoding: .utf8) }
+        if !results.allSatisfy(\.passed) { throw ExitCode(1) }
+    }
+}
+
+/// `hotspot-lab run SCENARIO...`: runs scenario files (or folders of them), each in its own lab; a failed
+/// scenario is retried once and marked flaky if it then passes.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run scenario files (docs/SCENARIOS.md): progress per step, JUnit/JSON reports, retry-once flaky marking.")
+
+    @Argument(help: "Scenario files or folders of them (default topologies/scenarios).")
+    var scenarios: [String] = []
+
+    @Option(name: .customLong("helper"), help: "Run this helper command instead of the topology's (repeat for several).")
+    var helpers: [String] = []
+
+    @Option(help: "Run only shard K of N (K/N, 1-based): scenarios sorted by file name, every N-th from the K-th.")
+    var shard: String?
+
+    @Option(help: "Scenarios at a time. Labs share the one hwsim medium, so they run one at a time (1).")
+    var jobs: Int = 1
+
+    @Flag(help: "Do not retry a failed scenario.")
+    var noRetry = false
+
+    @Option(help: "Write a JUnit XML report (one test case per scenario).")
+    var junit: String?
+
+    @Option(help: "Write a JSON result.")
+    var json: String?
+
+    @Flag(help: "Print each scenario's timeline.")
+    var timeline = false
+
+    @Option(help: "Log folder root (default $HOTSPOT_LAB_LOGS or /tmp/hotspot-lab).")
+    var logs: String?
+
+    @OptionGroup var placement: Placement
+
+    func validate() throws {
+        if let shard { _ = try Shard.parse(shard) }
+        guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
+    }
+
+    func run() async throws {
+        var files = try ScenarioFiles.expand(scenarios.isEmpty ? [ScenarioFiles.resolveFolder("topologies/scenarios")] : scenarios)
+        if let shard { files = try Shard.parse(shard).select(files) }
+        let loaded = try ScenarioFiles.load(files)
+        if jobs > 1 {
+            FileHandle.standardError.write(Data("hotspot-lab run: --jobs \(jobs): labs share the one hwsim medium (their radios would hear each other), so scenarios run one at a time\n".utf8))
+        }
+        try await placement.relayIfNeeded()
+        let reporter = ProgressReporter()
+        let runner = ScenarioRunner(logRoot: logs, helperOverride: helpers.isEmpty ? nil : helpers)
+        runner.onStep = { scenario, step in reporter.step(scenario, step) }
+        var results: [ScenarioResult] = []
+        let start = ContinuousClock.now
+        for scenario in loaded {
+            reporter.say("━━ \(scenario.name) (\(scenario.file))")
+            let result = noRetry ? runner.run(scenario) : runner.runWithRetry(scenario)
+            results.append(result)
+            reporter.finish(result, timeline: timeline)
+        }
+        reporter.summary(results, wall: ContinuousClock.now - start)
+        if let junit { try Reports.junit(results, suite: "hotspot-lab run").write(toFile: junit, atomically: true, encoding: .utf8) }
+        if let json { try Reports.json(results).write(toFile: json, atomically: true, encoding: .utf8) }
+        if !results.allSatisfy(\.passed) { throw ExitCode(1) }
+    }
+}
+
+/// `--shard K/N`.
+struct Shard {
+    var index: Int
+    var count: Int
+
+    static func parse(_ text: String) throws -> Shard {
+        let parts = text.split(separator: "/").map { Int($0) }
+        guard parts.count == 2, let k = parts[0], let n = parts[1], n >= 1, (1...n).contains(k) else {
+            throw ValidationError("--shard: expected K/N with 1 <= K <= N, found `\(text)`")
+        }
+        return Shard(index: k, count: n)
+    }
+
+    /// Every N-th item from the K-th, after sorting: the union of the N shards is the whole list, once.
+    func select(_ items: [String]) -> [String] {
+        items.sorted().enumerated().filter { $0.offset % count == index - 1 }.map(\.element)
+    }
+}
+
+enum ScenarioFiles {
+    /// `topologies/scenarios` relative to the working directory, else to the package this binary was built in.
+    static func resolveFolder(_ folder: String) -> String {
+        if FileManager.default.fileExists(atPath: folder) || folder.hasPrefix("/") { return folder }
+        var dir = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
+        for _ in 0..<4 {
+            dir = (dir as NSString).deletingLastPathComponent
+            if FileManager.default.fileExists(atPath: dir + "/" + folder) { return dir + "/" + folder }
+        }
+        return folder
+    }
+
+    static func expand(_ paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ValidationError("scenario \(path): No such file or directory")
+            }
+            if isDirectory.boolValue {
+                let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+                files += names.map { path + "/" + $0 }
+            } else {
+                files.append(path)
+            }
+        }
+        return files
+    }
+
+    /// Parses every file before anything runs: a bad file stops the run with file:line:column.
+    static func load(_ files: [String]) throws -> [Scenario] {
+        var scenarios: [Scenario] = []
+        for file in files {
+            do {
+                let scenario = try ScenarioParser.load(path: file)
+                _ = try TopologyParser.load(path: scenario.topologyPath)
+                scenarios.append(scenario)
+            } catch let error as TopologyError {
+                FileHandle.standardError.write(Data("hotspot-lab: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
+        return scenarios
+    }
+}
+
+/// Progress lines: one per step (name, elapsed, state), then the outcome.
+final class ProgressReporter: @unchecked Sendable {
+    let lock = NSLock()
+
+    func say(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    func step(_ scenario: Scenario, _ step: StepResult) {
+        let mark = step.passed ? "✓" : "✗"
+        var line = String(format: "  %@ %6.2f s  %-14@ %@", mark, step.elapsed, step.state as NSString, step.step.text as NSString)
+        if !step.passed { line += "\n      FAILED: " + step.message }
+        else if step.message.contains("\n") { line += "\n    " + step.message }
+        say(line)
+    }
+
+    func finish(_ result: ScenarioResult, timeline: Bool) {
+        if let setup = result.setupError {
+            say("  ✗ \(result.scenario.name): the lab could not be built: \(setup)")
+            return
+        }
+        if timeline {
+            say("  timeline (hotspotd's trace, \(result.traceFile ?? "?")):")
+            for line in Timeline.render(result.timeline) { say("    " + line) }
+        }
+        let verdict = result.passed ? (result.flaky ? "PASSED (flaky: failed once, passed on retry)" : "PASSED") : "FAILED"
+        say(String(format: "  %@ %@ in %.1f s (lab up %.1f s); states: %@; logs %@", result.passed ? "✓" : "✗", verdict as NSString,
+                   result.duration, result.labUpSeconds, result.path.joined(separator: " → ") as NSString, result.logDirectory as NSString))
+    }
+
+    func summary(_ results: [ScenarioResult], wall: Duration) {
+        let passed = results.filter(\.passed).count
+        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        say("")
+        for r in results {
+            say("  \(r.passed ? "✓" : "✗") \(r.scenario.name)\(r.flaky ? " (flaky)" : "")" + (r.failure.map { ": \($0.message)" } ?? r.setupError.map { ": \($0)" } ?? ""))
+        }
+        say(String(format: "%d passed, %d failed (%.1f s)", passed, results.count - passed, seconds))
+    }
+}
+
+/// JUnit XML and JSON results.
+enum Reports {
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func junit(_ results: [ScenarioResult], suite: String) -> String {
+        let failures = results.filter { !$0.passed }.count
+        let total = results.reduce(0) { $0 + $1.duration }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml += "  <testsuite name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        for r in results {
+            xml += "    <testcase classname=\"scenarios\" name=\"\(escape(r.scenario.name))\" file=\"\(escape(r.scenario.file))\" time=\"\(String(format: "%.3f", r.duration))\">\n"
+            if let setup = r.setupError {
+                xml += "      <error message=\"\(escape(setup))\"/>\n"
+            } else if let failure = r.failure {
+                xml += "      <failure message=\"\(escape(failure.message))\">\(escape(Timeline.render(r.timeline).joined(separator: "\n")))</failure>\n"
+            }
+            var out = r.steps.map { String(format: "%.2f s %@ %@: %@", $0.elapsed, $0.passed ? "ok" : "FAILED", $0.step.text, $0.message) }
+            if r.flaky { out.insert("flaky: failed on the first try, passed on the retry", at: 0) }
+            out.append("logs: \(r.logDirectory)")
+            xml += "      <system-out>\(escape(out.joined(separator: "\n")))</system-out>\n"
+            xml += "    </testcase>\n"
+        }
+        xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    static func json(_ results: [ScenarioResult]) throws -> String {
+        let objects: [[String: Any]] = results.map { r in
+            [
+                "name": r.scenario.name, "file": r.scenario.file, "passed": r.passed, "flaky": r.flaky, "attempts": r.attempts,
+                "duration_s": r.duration, "labUp_s": r.labUpSeconds, "path": r.path, "logs": r.logDirectory,
+                "trace": r.traceFile ?? NSNull(), "setupError": r.setupError ?? NSNull(),
+                "steps": r.steps.map { s in
+                    ["step": s.step.text, "line": s.step.line, "passed": s.passed, "elapsed_s": s.elapsed, "state": s.state, "message": s.message] as [String: Any]
+                },
+                "timeline": r.timeline.map { ["t_s": $0.t, "kind": $0.kind, "text": $0.text] as [String: Any] },
+            ]
+        }
+        let data = try JSONSerialization.data(withJSONObject: ["scenarios": objects], options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
