@@ -187,5 +187,9 @@ import Testing
         let error = try #require(failure(yaml))
         #expect(error.field == "stations[0].known-networks[0]")
         #expect(error.message.contains("expected `psk:`"))
+        // With a helper on the station, the password may come from its filterScanList answer.
+        let withHelper = yaml.replacingOccurrences(of: "  - name: phone\n", with: "  - name: phone\n    helpers: [hotspot-helper-portal]\n")
+        let topology = try TopologyParser.parse(withHelper, file: "t.yaml")
+        #expect(topology.stations[0].knownNetworks[0].psk == nil)
     }
 }

@@ -53,6 +53,8 @@ public enum ScenarioAction: Sendable {
     case expectAutoJoinDisabled(ssid: String, disabled: Bool)
     case expectCache(ssid: String, entry: String?)
     case sleep(Double)
+    /// The hotspot's captive gate holds (or does not hold) the station in its authenticated set.
+    case gate(authenticated: Bool, hotspot: String?)
 }
 
 /// Parses scenario files with the topology parser's YAML reader: every error is `file:line:column`.
@@ -60,7 +62,7 @@ public enum ScenarioParser {
     public static let stepKinds = [
         "show-scan-list", "join", "auto-join", "leave", "wait-state", "expect-states", "expect-command", "expect-notification",
         "foreground", "type", "expire-session", "logoff", "kill-helper", "restart-hotspotd", "application",
-        "expect-auto-join-disabled", "expect-cache", "sleep",
+        "expect-auto-join-disabled", "expect-cache", "sleep", "gate",
     ]
     static let states = HotspotState.allCases.map(\.rawValue)
     static let commands = CommandType.allCases.map(\.description)
@@ -138,14 +140,22 @@ public enum ScenarioParser {
         guard stepKinds.contains(kind) else {
             throw field.error("unknown step `\(kind)`; expected one of: \(stepKinds.joined(separator: ", "))")
         }
-        let text = field.file.isEmpty ? kind : Self.render(field.node)
+        var text = Self.render(field.node)
+        if text.hasPrefix("{"), text.hasSuffix("}") { text = String(text.dropFirst().dropLast()) }
         let action = try Self.action(kind, value)
         return ScenarioStep(line: field.mark.line, column: field.mark.column, text: text, action: action)
     }
 
+    /// A step in one line, flow style: `expect-command: {command: maintain, result: success}`.
     static func render(_ node: Node) -> String {
-        ((try? Yams.serialize(node: node)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            .replacingOccurrences(of: "\n", with: " ")
+        switch node {
+        case .scalar(let s): return s.string
+        case .sequence(let seq): return "[" + seq.map(render).joined(separator: ", ") + "]"
+        case .mapping(let m):
+            let pairs = m.map { "\($0.key.string ?? "?"): \(render($0.value))" }
+            return "{" + pairs.joined(separator: ", ") + "}"
+        case .alias: return "*alias"
+        }
     }
 
     static func action(_ kind: String, _ v: Field) throws -> ScenarioAction {
@@ -215,6 +225,13 @@ public enum ScenarioParser {
             return .expectCache(ssid: try keys["ssid"]!.nonEmptyString(), entry: entry)
         case "sleep":
             return .sleep(try number(v, in: 0...600))
+        case "gate":
+            if case .scalar = v.node {
+                return .gate(authenticated: try oneOf(v, ["authenticated", "unauthenticated"], what: "gate state") == "authenticated", hotspot: nil)
+            }
+            let keys = try v.mapping(allowed: ["expect", "hotspot"], required: ["expect"])
+            return .gate(authenticated: try oneOf(keys["expect"]!, ["authenticated", "unauthenticated"], what: "gate state") == "authenticated",
+                         hotspot: try keys["hotspot"]?.nonEmptyString())
         default:
             throw v.error("unknown step `\(kind)`")
         }

@@ -260,7 +260,30 @@ final class Context {
         case .sleep(let seconds):
             usleep(UInt32(seconds * 1_000_000))
             return "slept \(seconds) s"
+        case .gate(let authenticated, let hotspot):
+            let running = try hotspotFor(hotspot)
+            let mac = try station.macAddress()
+            let elements = try GateInspector.authenticated(in: running)
+            let present = elements.contains { $0.lowercased().hasPrefix(mac.lowercased()) }
+            guard present == authenticated else {
+                throw StepFailure("expected the gate of \(running.hotspot.name) \(authenticated ? "to hold" : "not to hold") the station \(mac); "
+                                  + "its authenticated set: \(elements.isEmpty ? "empty" : elements.joined(separator: ", "))")
+            }
+            return "gate of \(running.hotspot.name): \(authenticated ? "authenticated" : "not authenticated") (\(elements.joined(separator: ", ")))"
         }
+    }
+
+    /// The named hotspot, else the one the station is (or was last) associated with, else the only one.
+    func hotspotFor(_ name: String?) throws -> RunningHotspot {
+        if let name {
+            guard let h = lab.hotspots.first(where: { $0.hotspot.name == name }) else { throw StepFailure("no hotspot \(name) in \(lab.topology.file)") }
+            return h
+        }
+        let ssid = try status["association"]?["ssid"]?.stringValue
+            ?? station.readTrace().last(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated" })?["ssid"]?.stringValue
+        if let h = lab.hotspots.first(where: { $0.hotspot.ssid == ssid }) { return h }
+        if lab.hotspots.count == 1 { return lab.hotspots[0] }
+        throw StepFailure("which hotspot? name one (`hotspot:`); the station is not associated")
     }
 
     func expectCommand(_ command: String, result: String?, helper: String?, didJustJoin: Bool?, absent: Bool) throws -> String {
@@ -290,18 +313,32 @@ final class Context {
 
     /// The portal session ends: the station leaves the gate's authenticated set (as at the session length).
     func expireSession(_ hotspotName: String?) throws -> String {
-        let ssid = try status["association"]?["ssid"]?.stringValue
-        guard let running = lab.hotspots.first(where: { hotspotName == nil ? $0.hotspot.ssid == ssid : $0.hotspot.name == hotspotName }) else {
-            throw StepFailure("no hotspot \(hotspotName ?? "for the current association (\(ssid ?? "none"))")")
-        }
+        let running = try hotspotFor(hotspotName)
         let nft = try HotspotLab.findTool("nft")
-        let list = try ProcessRunner.run(ProcessConfiguration(nft, ["-j", "list", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
-            .inNetworkNamespace(running.namespace.name))
-        guard list.status.succeeded else { throw StepFailure("nft list set: \(list.stderr)") }
         let flush = try ProcessRunner.run(ProcessConfiguration(nft, ["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
             .inNetworkNamespace(running.namespace.name))
         guard flush.status.succeeded else { throw StepFailure("nft flush set: \(flush.stderr)") }
         return "portal session of \(running.hotspot.name) expired (gate set flushed)"
+    }
+}
+
+/// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
+public enum GateInspector {
+    public static func authenticated(in running: RunningHotspot) throws -> [String] {
+        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"),
+                                                                ["list", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
+            .inNetworkNamespace(running.namespace.name))
+        guard result.status.succeeded else {
+            throw SystemError("list the gate set of", running.hotspot.name, reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        // elements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m58s, ... }
+        guard let open = result.stdout.range(of: "elements = {") else { return [] }
+        let body = result.stdout[open.upperBound...].prefix { $0 != "}" }
+        return body.split(separator: ",").compactMap { item in
+            let words = item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
+            guard words.count >= 3, words[1] == "." else { return nil }
+            return "\(words[0]) . \(words[2])"
+        }
     }
 }
 

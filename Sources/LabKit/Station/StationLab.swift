@@ -363,6 +363,14 @@ public final class RunningStation: @unchecked Sendable {
         }
     }
 
+    /// The station's Wi-Fi MAC address.
+    public func macAddress() throws -> String {
+        guard let mac = try namespace.route.link(interface).mac else {
+            throw SystemError("read the MAC address of", interface, reason: "the link has none")
+        }
+        return "\(mac)"
+    }
+
     // MARK: general traffic
 
     /// An application's HTTP GET from the station (general traffic: no helper mark). Returns the HTTP
@@ -406,6 +414,9 @@ public enum WPASupplicantConfig {
         var lines = ["ctrl_interface=\(controlDirectory)", "ap_scan=1", "update_config=0", ""]
         for known in station.knownNetworks {
             guard let hotspot = topology.hotspots.first(where: { $0.ssid == known.ssid }) else { continue }
+            // A PSK network without its psk is not written (wpa_supplicant refuses such a block): joining it
+            // adds it with the password a helper set in its filterScanList answer.
+            if case .wpa2PSK = hotspot.security, known.psk == nil { continue }
             var block = ["ssid=\"\(known.ssid)\"", "scan_ssid=\(hotspot.hidden ? 1 : 0)", "scan_freq=\(hotspot.frequency)",
                          "disabled=1", "id_str=\"\(known.autoJoin ? "auto" : "manual")\""]
             switch hotspot.security {

@@ -500,8 +500,9 @@ struct Validator {
                     continue // a network the station remembers but that is not on the air: allowed
                 }
                 switch hotspot.security {
-                case .wpa2PSK where known.psk == nil:
-                    throw error(marks, path, "`\(known.ssid)` is wpa2-psk; expected `psk:` (8 to 63 characters)")
+                case .wpa2PSK where known.psk == nil && station.helpers.isEmpty:
+                    // With helpers, the password may come from a helper's filterScanList answer.
+                    throw error(marks, path, "`\(known.ssid)` is wpa2-psk; expected `psk:` (8 to 63 characters), or a helper that sets the password in its filterScanList answer")
                 case .wpa2Enterprise where known.identity == nil || known.password == nil:
                     throw error(marks, path, "`\(known.ssid)` is wpa2-enterprise; expected `identity:` and `password:`")
                 default: break
