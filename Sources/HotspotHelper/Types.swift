@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import HotspotCore
+import HotspotSystem
 
 /// The commands hotspotd sends (`NEHotspotHelperCommandType`), with Apple's raw values.
 public enum HotspotHelperCommandType: Int, Sendable, CustomStringConvertible {
@@ -84,6 +85,8 @@ public final class HotspotHelperCommand: @unchecked Sendable {
     public let identifier: UInt64
     /// When the daemon stops waiting (nil: no deadline, presentUI).
     public let deadlineMilliseconds: Double?
+    /// When the command arrived (CLOCK_MONOTONIC): the deadline counts from here.
+    let receivedAt = SystemMonotonicClock.read()
     let client: HelperClient
 
     init(_ command: Command, client: HelperClient) {

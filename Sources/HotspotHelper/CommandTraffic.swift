@@ -1,0 +1,306 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotSystem
+
+// Traffic a helper sends for the command it handles (Apple's `NEHotspotHelperCommand.createTCPConnection`).
+//
+// While the station suppresses general IP traffic (every state but Authenticated), its policy routing makes
+// every packet unreachable EXCEPT packets whose socket carries SO_MARK == `HotspotHelper.commandTrafficMark`.
+// Sockets made here get that mark before they connect, so a helper can probe, read the portal page and
+// log in while everything else on the device is held back.
+
+extension HotspotHelper {
+    /// The SO_MARK of the sockets a helper uses for its commands ("HS"). The station's suppression lets
+    /// exactly these through.
+    public static let commandTrafficMark: UInt32 = 0x4853
+}
+
+/// A failed network operation of a helper: `OPERATION TARGET: CAUSE (ENAME)`, e.g.
+/// `connect to 198.51.100.1:8080: Connection refused (ECONNREFUSED)`.
+public struct HotspotTrafficError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was attempted: `connect to`, `resolve`, `send request to`, `read response from`, `parse URL`...
+    public var operation: String
+    /// The host, `host:port` or URL it was attempted on.
+    public var target: String
+    /// The errno value (ETIMEDOUT for timeouts), 0 when the cause is not an errno (see `detail`).
+    public var errno: Int32
+    /// The cause in words when there is no errno, or extra text after the errno text.
+    public var detail: String?
+
+    public init(_ operation: String, _ target: String, errno: Int32 = 0, detail: String? = nil) {
+        self.operation = operation
+        self.target = target
+        self.errno = errno
+        self.detail = detail
+    }
+
+    /// The operation did not finish in time.
+    public var isTimeout: Bool { errno == ETIMEDOUT }
+    /// Nobody listens (TCP reset on connect, or ICMP port unreachable for DNS).
+    public var isConnectionRefused: Bool { errno == ECONNREFUSED }
+
+    public var description: String {
+        var cause = errno != 0 ? Errno.text(errno) : (detail ?? "unknown error")
+        if errno != 0, let detail, !detail.isEmpty { cause += ", " + detail }
+        return "\(operation) \(target): \(cause)"
+    }
+}
+
+/// A point in time by which an operation must be done (CLOCK_MONOTONIC).
+struct TrafficDeadline {
+    let end: Duration
+    let total: Duration
+
+    init(_ timeout: Duration) {
+        total = timeout
+        end = SystemMonotonicClock.read() + timeout
+    }
+
+    var remaining: Duration { end - SystemMonotonicClock.read() }
+    var passed: Bool { remaining <= .zero }
+
+    /// ETIMEDOUT with the timeout in words.
+    func timedOut(_ operation: String, _ target: String) -> HotspotTrafficError {
+        HotspotTrafficError(operation, target, errno: ETIMEDOUT, detail: "no answer within \(Self.words(total))")
+    }
+
+    static func words(_ d: Duration) -> String {
+        let ms = Int64(d.components.seconds) * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+    }
+
+    /// Waits for `events` on `fd`; false when the deadline passes first.
+    func wait(_ fd: Int32, _ events: Int16) -> Bool {
+        while true {
+            let left = remaining
+            if left <= .zero { return false }
+            var p = pollfd(fd: fd, events: events, revents: 0)
+            let n = poll(&p, 1, left.pollMilliseconds)
+            if n > 0 { return true }
+            if n < 0, Errno.current != EINTR { return true } // let the following call report the error
+        }
+    }
+}
+
+/// Applying SO_MARK, and the one report when it cannot be applied (not root: EPERM).
+enum CommandTrafficMark {
+    private static let lock = NSLockLite()
+    nonisolated(unsafe) private static var reported = false
+
+    /// Sets SO_MARK on `fd`. On failure the socket stays unmarked (its traffic then only passes while IP is not
+    /// suppressed) and the failure is reported once per process, through the SDK's report (stderr and
+    /// `HotspotHelper.lastError`).
+    @discardableResult
+    static func apply(_ mark: UInt32, to fd: Int32) -> Bool {
+        var value = mark
+        if setsockopt(fd, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) == 0 { return true }
+        let code = Errno.current
+        let first = lock.with { () -> Bool in
+            defer { reported = true }
+            return !reported
+        }
+        if first {
+            let why = code == EPERM ? " (setting SO_MARK needs CAP_NET_ADMIN: run the helper as root)" : ""
+            reportSDKError(HotspotHelperError(
+                "set SO_MARK 0x\(String(mark, radix: 16)) on a command socket: \(Errno.text(code))\(why); "
+                    + "continuing unmarked: this helper's traffic passes only while the station does not suppress IP"))
+        }
+        return false
+    }
+
+    /// The SO_MARK of `fd` (0: none), nil when it cannot be read.
+    static func read(_ fd: Int32) -> UInt32? {
+        var value: UInt32 = 0
+        var length = socklen_t(MemoryLayout<UInt32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_MARK, &value, &length) == 0 else { return nil }
+        return value
+    }
+}
+
+/// Reports through the registered connection when there is one, else to stderr and `lastError`.
+func reportSDKError(_ error: HotspotHelperError) {
+    if let client = HelperClient.shared {
+        client.report(error)
+    } else {
+        HelperClient.setError(error.description)
+        logLine("HotspotHelper: \(error.description)")
+    }
+}
+
+/// Parses a dotted IPv4 literal (`198.51.100.1`); nil for anything else.
+func parseIPv4(_ text: String) -> in_addr? {
+    var address = in_addr()
+    let ok = text.withCString { inet_pton(AF_INET, $0, &address) }
+    return ok == 1 ? address : nil
+}
+
+func ipv4Text(_ address: in_addr) -> String {
+    let b = withUnsafeBytes(of: address.s_addr) { Array($0) }
+    return "\(b[0]).\(b[1]).\(b[2]).\(b[3])"
+}
+
+func socketAddress(_ address: in_addr, port: UInt16) -> sockaddr_in {
+    var sa = sockaddr_in()
+    sa.sin_family = sa_family_t(AF_INET)
+    sa.sin_port = port.bigEndian
+    sa.sin_addr = address
+    return sa
+}
+
+/// A connected TCP socket (IPv4), marked for command traffic when asked (`HotspotHelperCommand.createTCPConnection`).
+/// Nonblocking underneath; every read and write takes a timeout. Closed by `close()` or deinit.
+public final class HotspotTCPConnection: @unchecked Sendable {
+    /// The descriptor (-1 once closed).
+    public private(set) var fd: Int32
+    /// The host as given (a name or an IPv4 literal) and the port.
+    public let host: String
+    public let port: UInt16
+    /// The IPv4 address connected to.
+    public let address: String
+
+    init(fd: Int32, host: String, port: UInt16, address: String) {
+        self.fd = fd
+        self.host = host
+        self.port = port
+        self.address = address
+    }
+
+    deinit { close() }
+
+    /// `host:port` for messages (with the address when `host` is a name).
+    public var target: String { host == address ? "\(host):\(port)" : "\(host):\(port) (\(address))" }
+
+    /// Resolves `host` (an IPv4 literal skips DNS; else `resolver`, by default the one the environment names),
+    /// creates the socket, sets SO_MARK to `mark` (when given) BEFORE connecting, and connects within `timeout`.
+    public static func connect(host: String, port: UInt16, timeout: Duration = .seconds(10), mark: UInt32? = nil,
+                               resolver: HotspotResolver? = nil) throws(HotspotTrafficError) -> HotspotTCPConnection
+    {
+        let deadline = TrafficDeadline(timeout)
+        return try connect(host: host, port: port, deadline: deadline, mark: mark, resolver: resolver)
+    }
+
+    static func connect(host: String, port: UInt16, deadline: TrafficDeadline, mark: UInt32?,
+                        resolver: HotspotResolver?) throws(HotspotTrafficError) -> HotspotTCPConnection
+    {
+        let address: in_addr
+        if let literal = parseIPv4(host) {
+            address = literal
+        } else {
+            let r = resolver ?? HotspotResolver.fromEnvironment(mark: mark)
+            let text = try r.resolve(host, deadline: deadline)
+            guard let parsed = parseIPv4(text) else { throw HotspotTrafficError("resolve", host, detail: "bad address \(text)") }
+            address = parsed
+        }
+        let addressText = ipv4Text(address)
+        let target = host == addressText ? "\(host):\(port)" : "\(host):\(port) (\(addressText))"
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw HotspotTrafficError("create a TCP socket for", target, errno: Errno.current) }
+        let connection = HotspotTCPConnection(fd: fd, host: host, port: port, address: addressText)
+        if let mark { CommandTrafficMark.apply(mark, to: fd) }
+        var sa = socketAddress(address, port: port)
+        let rc = withUnsafePointer(to: &sa) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if rc != 0 {
+            let code = Errno.current
+            guard code == EINPROGRESS || code == EINTR else { throw HotspotTrafficError("connect to", target, errno: code) }
+            guard deadline.wait(fd, Int16(POLLOUT)) else { throw deadline.timedOut("connect to", target) }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = Errno.current }
+            if error != 0 { throw HotspotTrafficError("connect to", target, errno: error) }
+        }
+        return connection
+    }
+
+    /// The socket's SO_MARK (0: unmarked), nil when closed or unreadable.
+    public var mark: UInt32? { fd >= 0 ? CommandTrafficMark.read(fd) : nil }
+
+    public func close() {
+        if fd >= 0 {
+            _ = Glibc.close(fd)
+            fd = -1
+        }
+    }
+
+    /// Writes all of `bytes` within `timeout`.
+    public func write(_ bytes: [UInt8], timeout: Duration = .seconds(10)) throws(HotspotTrafficError) {
+        try write(bytes, deadline: TrafficDeadline(timeout))
+    }
+
+    func write(_ bytes: [UInt8], deadline: TrafficDeadline) throws(HotspotTrafficError) {
+        var offset = 0
+        while offset < bytes.count {
+            guard fd >= 0 else { throw HotspotTrafficError("send to", target, errno: EBADF) }
+            let n = bytes.withUnsafeBytes { p in
+                Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                offset += n
+                continue
+            }
+            let code = Errno.current
+            if n < 0, code == EINTR { continue }
+            guard n < 0, code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError("send to", target, errno: code) }
+            guard deadline.wait(fd, Int16(POLLOUT)) else { throw deadline.timedOut("send to", target) }
+        }
+    }
+
+    /// Reads what is available (up to `maximum` bytes), waiting up to `timeout` for something; empty at end of stream.
+    public func read(maximum: Int = 65_536, timeout: Duration = .seconds(10)) throws(HotspotTrafficError) -> [UInt8] {
+        try read(maximum: maximum, deadline: TrafficDeadline(timeout))
+    }
+
+    func read(maximum: Int, deadline: TrafficDeadline) throws(HotspotTrafficError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max(1, maximum))
+        while true {
+            guard fd >= 0 else { throw HotspotTrafficError("read from", target, errno: EBADF) }
+            let n = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if n >= 0 { return Array(buffer[0..<n]) }
+            let code = Errno.current
+            if code == EINTR { continue }
+            guard code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError("read from", target, errno: code) }
+            guard deadline.wait(fd, Int16(POLLIN)) else { throw deadline.timedOut("read from", target) }
+        }
+    }
+}
+
+extension HotspotHelperCommand {
+    /// A TCP connection for this command: its socket carries `HotspotHelper.commandTrafficMark` (set before
+    /// connecting), so it works while the station suppresses general traffic. Host names are resolved over a
+    /// marked UDP socket (see `HotspotResolver.fromEnvironment`). The timeout is cut short so that the
+    /// command can still be answered before its deadline (see `timeLeft`).
+    public func createTCPConnection(host: String, port: UInt16, timeout: Duration = .seconds(10))
+        throws(HotspotTrafficError) -> HotspotTCPConnection
+    {
+        let t = try boundedTimeout(timeout, "connect to", "\(host):\(port)")
+        return try HotspotTCPConnection.connect(host: host, port: port, timeout: t, mark: HotspotHelper.commandTrafficMark)
+    }
+
+    /// Sends one HTTP/1.1 request for this command over a marked connection and returns the answer as it is
+    /// (redirects are NOT followed: a helper must see the portal's 302). The timeout is `request.timeout`
+    /// (default 10 s), cut short so that the command can still be answered before its deadline.
+    public func http(_ request: HotspotHTTPRequest) throws(HotspotTrafficError) -> HotspotHTTPResponse {
+        var bounded = request
+        bounded.timeout = try boundedTimeout(request.timeout ?? HotspotHTTPClient.defaultTimeout, request.method, request.url)
+        return try HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark).send(bounded)
+    }
+
+    /// Time left until 80% of the command's deadline has passed (the margin is for answering); nil for
+    /// presentUI (no deadline).
+    public var timeLeft: Duration? {
+        guard let ms = deadlineMilliseconds else { return nil }
+        let budget = Duration.milliseconds(Int64(ms * 0.8))
+        return budget - (SystemMonotonicClock.read() - receivedAt)
+    }
+
+    func boundedTimeout(_ requested: Duration, _ operation: String, _ target: String) throws(HotspotTrafficError) -> Duration {
+        guard let left = timeLeft else { return requested }
+        guard left > .milliseconds(1) else {
+            throw HotspotTrafficError(operation, target, errno: ETIMEDOUT,
+                                      detail: "no time left before the \(commandType) command's deadline")
+        }
+        return min(requested, left)
+    }
+}

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotSystem
+
+/// What the station tells a helper through its environment (docs/PROTOCOL.md, "Helper environment"):
+///
+/// | variable | what |
+/// |---|---|
+/// | `HOTSPOT_HELPER_SOCKET` | hotspotd's helper socket |
+/// | `HOTSPOT_RESOLV_CONF` | a file of `nameserver A.B.C.D` lines: the DNS servers of the current network |
+/// | `HOTSPOT_DHCP_LEASE` | a file of `key=value` lines from the DHCP client: ip, subnet, router, dns, opt114 |
+/// | `HOTSPOT_HELPER_UI` | a directory; the user's typing arrives as the file `input` in it |
+/// | `HOTSPOT_PROBE_URL` | the connectivity probe (default Apple's) |
+public enum HotspotHelperEnvironment {
+    public static let resolvConfVariable = "HOTSPOT_RESOLV_CONF"
+    public static let dhcpLeaseVariable = "HOTSPOT_DHCP_LEASE"
+    public static let uiDirectoryVariable = "HOTSPOT_HELPER_UI"
+    public static let probeURLVariable = "HOTSPOT_PROBE_URL"
+
+    public static let defaultResolvConf = "/etc/resolv.conf"
+    public static let defaultProbeURL = "http://captive.apple.com/hotspot-detect.html"
+    /// Apple's success page: the probe answers exactly this when the internet is reachable.
+    public static let probeSuccessBody = "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
+    /// The file in `$HOTSPOT_HELPER_UI` the user's input arrives in.
+    public static let uiInputFile = "input"
+
+    static func variable(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+
+    /// `$HOTSPOT_PROBE_URL`, else Apple's probe.
+    public static var probeURL: String { variable(probeURLVariable) ?? defaultProbeURL }
+
+    /// True when `body` is the probe's success page (surrounding white space ignored).
+    public static func isProbeSuccess(_ body: String) -> Bool {
+        trimmed(body) == probeSuccessBody
+    }
+
+    /// `$HOTSPOT_RESOLV_CONF`, else /etc/resolv.conf.
+    public static var resolvConfPath: String { variable(resolvConfVariable) ?? defaultResolvConf }
+
+    /// The IPv4 nameservers of `resolvConfPath` (an unreadable file names none).
+    public static func nameservers() -> [String] {
+        parseResolvConf(readSmallFile(resolvConfPath) ?? "")
+    }
+
+    /// `nameserver A.B.C.D` lines (others, comments and IPv6 servers are skipped).
+    public static func parseResolvConf(_ text: String) -> [String] {
+        text.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            guard fields.count >= 2, fields[0] == "nameserver", parseIPv4(String(fields[1])) != nil else { return nil }
+            return String(fields[1])
+        }
+    }
+
+    /// `$HOTSPOT_DHCP_LEASE`, nil when not set.
+    public static var dhcpLeasePath: String? { variable(dhcpLeaseVariable) }
+
+    /// The current lease (`ip`, `subnet`, `router`, `dns`, `opt114`, ...); empty when there is none.
+    public static func dhcpLease() -> [String: String] {
+        guard let path = dhcpLeasePath, let text = readSmallFile(path) else { return [:] }
+        return parseLease(text)
+    }
+
+    /// `key=value` lines; the value is everything after the first `=` (blank lines and `#` comments skipped).
+    public static func parseLease(_ text: String) -> [String: String] {
+        var lease: [String: String] = [:]
+        for raw in text.split(separator: "\n") {
+            let line = trimmed(String(raw))
+            guard !line.isEmpty, !line.hasPrefix("#"), let eq = line.firstIndex(of: "=") else { continue }
+            lease[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        return lease
+    }
+
+    /// The RFC 8910 captive portal API URI (DHCP option 114) of the current lease, nil when not announced.
+    public static func captivePortalAPI(lease: [String: String]? = nil) -> String? {
+        guard let value = (lease ?? dhcpLease())["opt114"] else { return nil }
+        return decodeOption114(value)
+    }
+
+    /// busybox udhcpc exports option 114 as hex (`687474703a2f2f...`); other clients give the text itself.
+    /// Returns the URI, nil for an empty value.
+    public static func decodeOption114(_ value: String) -> String? {
+        let v = trimmed(value)
+        guard !v.isEmpty else { return nil }
+        let digits = Array(v.utf8)
+        let isHex = digits.count % 2 == 0 && digits.allSatisfy {
+            (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0)
+        }
+        guard isHex else { return v }
+        func nibble(_ c: UInt8) -> UInt8 { c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10 }
+        var bytes: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) { bytes.append(nibble(digits[i]) << 4 | nibble(digits[i + 1])) }
+        while bytes.last == 0 { bytes.removeLast() }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `$HOTSPOT_HELPER_UI`, nil when the station offers no UI.
+    public static var uiDirectory: String? { variable(uiDirectoryVariable) }
+
+    /// `$HOTSPOT_HELPER_UI/input`.
+    public static var uiInputPath: String? { uiDirectory.map { $0 + "/" + uiInputFile } }
+
+    /// Waits for the user's input (presentUI): polls `DIRECTORY/input` (default `$HOTSPOT_HELPER_UI`) every
+    /// `pollInterval`, and once it is there reads it, removes it and returns its text without the trailing
+    /// newline. Nil when there is no UI directory, when `timeout` passes, or when `stop` returns true (e.g.
+    /// `{ command.isCancelled }`). Whoever writes the file should write it elsewhere and rename it into place.
+    public static func waitForUserInput(directory: String? = nil, pollInterval: Duration = .milliseconds(50),
+                                        timeout: Duration? = nil, stop: () -> Bool = { false }) -> String?
+    {
+        guard let directory = directory ?? uiDirectory else { return nil }
+        let path = directory + "/" + uiInputFile
+        let end = timeout.map { SystemMonotonicClock.read() + $0 }
+        while true {
+            if access(path, F_OK) == 0, let text = readSmallFile(path) {
+                unlink(path)
+                var t = text
+                while t.hasSuffix("\n") || t.hasSuffix("\r") { t.removeLast() }
+                return t
+            }
+            if stop() { return nil }
+            if let end, SystemMonotonicClock.read() >= end { return nil }
+            var ts = timespec(tv_sec: Int(pollInterval.components.seconds),
+                              tv_nsec: Int(pollInterval.components.attoseconds / 1_000_000_000))
+            nanosleep(&ts, nil)
+        }
+    }
+
+    static func trimmed(_ s: String) -> String {
+        let isSpace = { (c: Character) in c == " " || c == "\t" || c == "\n" || c == "\r" }
+        guard let first = s.firstIndex(where: { !isSpace($0) }), let last = s.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(s[first...last])
+    }
+}
