@@ -138,5 +138,13 @@ let package = Package(
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals"], swiftSettings: strict),
         .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
+        .testTarget(
+            name: "HelperTests",
+            dependencies: [
+                "HotspotHelper", "Portals", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper",
+                "HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotDaemon", "LabKit", "Netlink",
+            ],
+            swiftSettings: strict
+        ),
     ]
 )
