@@ -13,7 +13,7 @@ import Netlink
 /// ```
 ///
 /// While suppressed every route lookup for general traffic ends in `unreachable` (applications get
-/// ENETUNREACH at once); sockets a helper marks with `HotspotHelper.commandTrafficMark` skip to the main
+/// EHOSTUNREACH, "No route to host", at once); sockets a helper marks with `HotspotHelper.commandTrafficMark` skip to the main
 /// table and reach the portal. Local delivery (the `local` table at pref 0) is untouched, so answers to
 /// the helper come in, and DHCP's raw sockets do not route at all. Released, the table is empty and
 /// lookups fall through to `main` as usual. IPv4 only (the lab's gate rejects IPv6 from clients).

@@ -81,7 +81,9 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var placement: Placement
 
     func validate() throws {
-        if let shard { _ = try Shard.parse(shard) }
+        if let shard {
+            do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") }
+        }
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
     }
 
@@ -108,25 +110,6 @@ struct RunCommand: AsyncParsableCommand {
         if let junit { try Reports.junit(results, suite: "hotspot-lab run").write(toFile: junit, atomically: true, encoding: .utf8) }
         if let json { try Reports.json(results).write(toFile: json, atomically: true, encoding: .utf8) }
         if !results.allSatisfy(\.passed) { throw ExitCode(1) }
-    }
-}
-
-/// `--shard K/N`.
-struct Shard {
-    var index: Int
-    var count: Int
-
-    static func parse(_ text: String) throws -> Shard {
-        let parts = text.split(separator: "/").map { Int($0) }
-        guard parts.count == 2, let k = parts[0], let n = parts[1], n >= 1, (1...n).contains(k) else {
-            throw ValidationError("--shard: expected K/N with 1 <= K <= N, found `\(text)`")
-        }
-        return Shard(index: k, count: n)
-    }
-
-    /// Every N-th item from the K-th, after sorting: the union of the N shards is the whole list, once.
-    func select(_ items: [String]) -> [String] {
-        items.sorted().enumerated().filter { $0.offset % count == index - 1 }.map(\.element)
     }
 }
 

@@ -35,7 +35,7 @@ import Testing
         #expect(cafe.gateway.address.description == "198.51.100.1")
         #expect(cafe.gateway.captiveAPI == .none)
         #expect(t.internet.address.description == "198.18.0.1")
-        #expect(t.stations.first?.helpers == ["hotspot-helper-portal"])
+        #expect(t.stations.first?.helpers == [#"hotspot-helper-portal --account guest:croissant --network "Cafe Lumiere""#])
     }
 
     @Test func multiHotspotHasSecureAndOpenAndTwoHelpers() throws {

@@ -41,13 +41,20 @@ enum VMSuiteRun {
         return exe
     }
 
+    /// Which suites run inside: every `InVM` suite, or `$HOTSPOT_LAB_VM_FILTER` (a developer running one suite:
+    /// `HOTSPOT_LAB_VM_FILTER=InVMScenarioTests swift test --filter suitesInsideOneBoot`).
+    static var filter: String {
+        let custom = ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] ?? ""
+        return custom.isEmpty ? InVM.suiteFilter : custom
+    }
+
     /// The bundle run with Swift Testing only, filtered to the in-VM suites, writing xunit to the results share.
     static func job(bundle: String) -> VMJob {
         VMJob(
             executable: bundle,
             arguments: [
                 // One kernel is shared by every InVM suite of the boot: run them one at a time.
-                "--testing-library", "swift-testing", "--no-parallel", "--filter", InVM.suiteFilter,
+                "--testing-library", "swift-testing", "--no-parallel", "--filter", filter,
                 "--xunit-output", "\(VMInit.resultsMount)/xunit.xml",
             ],
             workingDirectory: FileManager.default.currentDirectoryPath,

@@ -6,7 +6,7 @@ import Netlink
 import Testing
 
 /// IP suppression by policy routing on the host kernel (netns + veth; no Wi-Fi needed): while suppressed a
-/// general application's TCP connect fails with ENETUNREACH, a socket carrying the helper mark (0x4853)
+/// general application's TCP connect fails with EHOSTUNREACH, a socket carrying the helper mark (0x4853)
 /// still connects; released, everyone connects; the rules go away with `remove()`.
 @Suite("IP suppression by policy routing (root, host kernel)", .serialized, .enabled(if: getuid() == 0, "needs root (CI runs as root)"))
 struct IPSuppressionRootTests {
@@ -34,7 +34,7 @@ struct IPSuppressionRootTests {
         }
     }
 
-    @Test("root: suppressed blocks unmarked traffic with ENETUNREACH, lets the helper's marked traffic through; released lets all through")
+    @Test("root: suppressed blocks unmarked traffic with EHOSTUNREACH, lets the helper's marked traffic through; released lets all through")
     func suppressionByPolicyRouting() throws {
         let p = Self.prefix()
         let namespaces = try NetworkNamespace.createMany([p + "a", p + "b"])
@@ -66,12 +66,12 @@ struct IPSuppressionRootTests {
         #expect(try station.route.ruleCount() == rulesBefore + 2)
         #expect(try suppression.isSuppressed())
         // The portal on the LAN and the "internet" behind the gateway: both unreachable for general traffic.
-        #expect(try Self.connect(from: station, to: "198.51.100.1", 7080, mark: nil) == -ENETUNREACH)
-        #expect(try Self.connect(from: station, to: "198.18.0.1", 7080, mark: nil) == -ENETUNREACH)
+        #expect(try Self.connect(from: station, to: "198.51.100.1", 7080, mark: nil) == -EHOSTUNREACH)
+        #expect(try Self.connect(from: station, to: "198.18.0.1", 7080, mark: nil) == -EHOSTUNREACH)
         // A helper's command traffic (SO_MARK 0x4853) goes through.
         #expect(try Self.connect(from: station, to: "198.51.100.1", 7080, mark: IPSuppression.commandTrafficMark) == 0)
         // Another mark does not.
-        #expect(try Self.connect(from: station, to: "198.51.100.1", 7080, mark: 0x1) == -ENETUNREACH)
+        #expect(try Self.connect(from: station, to: "198.51.100.1", 7080, mark: 0x1) == -EHOSTUNREACH)
 
         try suppression.release()
         #expect(try !suppression.isSuppressed())
@@ -79,7 +79,7 @@ struct IPSuppressionRootTests {
         try suppression.release()   // idempotent
         try suppression.suppress()
         try suppression.suppress()  // idempotent
-        #expect(try Self.connect(from: station, to: "198.18.0.1", 7080, mark: nil) == -ENETUNREACH)
+        #expect(try Self.connect(from: station, to: "198.18.0.1", 7080, mark: nil) == -EHOSTUNREACH)
 
         suppression.remove()
         #expect(try station.route.ruleCount() == rulesBefore)

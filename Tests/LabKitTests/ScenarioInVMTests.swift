@@ -1,0 +1,81 @@
+import Foundation
+import HotspotSystem
+import Netlink
+import Testing
+@testable import LabKit
+
+/// The sequences end to end, inside the hotspot-lab VM (one boot for every InVM suite, VMSuiteTests):
+/// real radios (mac80211_hwsim), hostapd, wpa_supplicant, dnsmasq, the nftables gate, the portals,
+/// hotspotd on the station's interface, the reference helpers as processes. Every shipped scenario
+/// (topologies/scenarios) must pass; a failure prints the failing step and the trace's timeline.
+@Suite("InVM: scenarios end to end (root)", .serialized,
+       .enabled(if: InVM.hwsimAvailable && getuid() == 0, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+struct InVMScenarioTests {
+    static let folder = "topologies/scenarios"
+    static var files: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
+    }
+
+    static func loadHwsim() throws {
+        if !FileManager.default.fileExists(atPath: "/sys/module/mac80211_hwsim") {
+            _ = try ProcessRunner.check(ProcessConfiguration("modprobe", ["mac80211_hwsim", "radios=0"]), timeout: .seconds(30))
+        }
+    }
+
+    /// Runs a scenario (retried once: a pass on the retry is reported as flaky, hostap-style) and reports
+    /// the failing step and the timeline when it fails.
+    static func run(_ scenario: Scenario) throws -> ScenarioResult {
+        try loadHwsim()
+        let result = ScenarioRunner().runWithRetry(scenario)
+        if result.flaky { print("FLAKY: scenario \(scenario.name) failed once and passed on the retry") }
+        if !result.passed {
+            print("scenario \(scenario.name) failed; timeline:\n" + Timeline.render(result.timeline).joined(separator: "\n"))
+        }
+        #expect(result.setupError == nil, "\(result.setupError ?? "")")
+        #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "not every step ran")")
+        #expect(NetworkNamespace.list().filter { $0.hasPrefix("hsl") && !$0.hasPrefix("hslt") }.isEmpty, "a lab left namespaces behind")
+        return result
+    }
+
+    /// The state paths of the guide's four sequences, asserted again from the trace on top of each file's own steps.
+    static let guidePaths: [String: [String]] = [
+        "captive": ["Evaluating", "Authenticating", "Authenticated", "Maintaining", "Authenticated"],
+        "not-captive": ["Evaluating", "Authenticated"],
+        "cached": ["Evaluating", "Authenticating", "Authenticated", "Inactive", "Maintaining", "Authenticated"],
+        "ui-required": ["Evaluating", "Authenticating", "PresentingUI", "Authenticated"],
+    ]
+
+    @Test("root: every shipped scenario passes end to end", arguments: files)
+    func scenario(_ file: String) throws {
+        let scenario = try ScenarioParser.load(path: Self.folder + "/" + file)
+        let result = try Self.run(scenario)
+        if let path = Self.guidePaths[scenario.name] {
+            #expect(result.path == path, "state path of \(scenario.name) from hotspotd's trace")
+        }
+        // Every step ran and each left hotspotd in a known state.
+        #expect(result.steps.count == scenario.steps.count)
+        #expect(!result.timeline.isEmpty)
+    }
+
+    @Test("root: a scenario that expects the wrong state fails, naming the step, the expected and the actual state")
+    func wrongExpectationFails() throws {
+        try Self.loadHwsim()
+        let scenario = try ScenarioParser.parse("""
+            topology: \(FileManager.default.currentDirectoryPath)/topologies/captive.yaml
+            steps:
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - expect-states: [Evaluating, Authenticated]
+              - leave
+            """, file: "wrong.yaml")
+        let result = ScenarioRunner().run(scenario)
+        #expect(!result.passed)
+        let failure = try #require(result.failure)
+        #expect(failure.index == 2)
+        #expect(failure.message.contains("step 3 (wrong.yaml:5:5) `expect-states: [Evaluating, Authenticated]`"), "\(failure.message)")
+        #expect(failure.message.contains("expected the states Evaluating -> Authenticated, actual Evaluating -> Authenticating -> Authenticated"),
+                "\(failure.message)")
+        #expect(result.steps.count == 3, "the run stops at the failing step")
+        #expect(failure.state == "Authenticated")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import LabKit
+
+/// Scenario files: every shipped one parses (and its topology); errors name file:line:column, the field and
+/// what was expected; --shard splits a suite into disjoint parts whose union is the suite.
+@Suite("Scenario files (no root)")
+struct ScenarioParserTests {
+    static let folder = "topologies/scenarios"
+
+    func failure(_ yaml: String) -> TopologyError? {
+        do {
+            _ = try ScenarioParser.parse(yaml, file: "s.yaml")
+            return nil
+        } catch let error as TopologyError {
+            return error
+        } catch {
+            return nil
+        }
+    }
+
+    @Test("every shipped scenario parses, names an existing topology with a station, and has steps")
+    func shippedScenariosParse() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder).filter { $0.hasSuffix(".yaml") }.sorted()
+        #expect(Set(["captive.yaml", "not-captive.yaml", "cached.yaml", "ui-required.yaml"]).isSubset(of: Set(files)))
+        for file in files {
+            let scenario = try ScenarioParser.load(path: Self.folder + "/" + file)
+            #expect(!scenario.steps.isEmpty)
+            let topology = try TopologyParser.load(path: scenario.topologyPath)
+            #expect(!topology.stations.isEmpty, "\(file): its topology has no station")
+        }
+    }
+
+    @Test("steps carry their line and a one-line text; arguments are read")
+    func stepsAndArguments() throws {
+        let scenario = try ScenarioParser.parse("""
+            topology: captive.yaml
+            maintain-interval: 4
+            steps:
+              - join: Cafe Lumiere
+              - wait-state: {state: Maintaining, timeout: 15}
+              - expect-states: [Evaluating, Authenticated]
+              - expect-command: {command: maintain, result: success, did-just-join: true}
+              - leave
+              - application: blocked
+            """, file: "dir/s.yaml")
+        #expect(scenario.topologyPath == "dir/captive.yaml")
+        #expect(scenario.maintainInterval == 4)
+        #expect(scenario.steps.map(\.line) == [4, 5, 6, 7, 8, 9])
+        #expect(scenario.steps[1].text == "wait-state: {state: Maintaining, timeout: 15}")
+        #expect(scenario.steps[4].text == "leave")
+        guard case .waitState("Maintaining", let timeout) = scenario.steps[1].action else { Issue.record("wait-state"); return }
+        #expect(timeout == 15)
+        guard case .expectCommand("maintain", "success", nil, true, false) = scenario.steps[3].action else {
+            Issue.record("expect-command: \(scenario.steps[3].action)")
+            return
+        }
+        guard case .application(.blocked, nil) = scenario.steps[5].action else { Issue.record("application"); return }
+    }
+
+    @Test("errors name file:line:column, the field and what was expected")
+    func errors() throws {
+        let unknownStep = try #require(failure("topology: t.yaml\nsteps:\n  - jump: Cafe\n"))
+        #expect(unknownStep.description.hasPrefix("s.yaml:3:5: steps[0]: unknown step `jump`; expected one of: show-scan-list, join"))
+        let badState = try #require(failure("topology: t.yaml\nsteps:\n  - wait-state: Authenticatd\n"))
+        #expect(badState.line == 3 && badState.column == 17)
+        #expect(badState.field == "steps[0].wait-state")
+        #expect(badState.message.hasPrefix("unknown state `Authenticatd`; expected one of: Inactive, Evaluating"))
+        let badResult = try #require(failure("topology: t.yaml\nsteps:\n  - expect-command: {command: maintain, result: sucess}\n"))
+        #expect(badResult.field == "steps[0].expect-command.result")
+        #expect(badResult.message.contains("unknown result `sucess`"))
+        let badKey = try #require(failure("topology: t.yaml\nstep: []\n"))
+        #expect(badKey.message.hasPrefix("unknown key `step`"))
+        let missing = try #require(failure("steps:\n  - leave\n"))
+        #expect(missing.message == "missing key `topology`")
+        let badTimeout = try #require(failure("topology: t.yaml\nsteps:\n  - wait-state: {state: Inactive, timeout: soon}\n"))
+        #expect(badTimeout.field == "steps[0].wait-state.timeout")
+        #expect(badTimeout.message.contains("expected a number"))
+        let twoKeys = try #require(failure("topology: t.yaml\nsteps:\n  - {join: Cafe, leave: null}\n"))
+        #expect(twoKeys.message.hasPrefix("expected one step per list item"))
+        let empty = try #require(failure("topology: t.yaml\nsteps: []\n"))
+        #expect(empty.message == "expected at least one step")
+    }
+
+    @Test("--shard K/N: disjoint shards whose union is the suite, in any N")
+    func shards() throws {
+        let items = (1...11).map { "s\($0).yaml" }
+        for n in 1...5 {
+            let parts = try (1...n).map { try Shard.parse("\($0)/\(n)").select(items) }
+            #expect(parts.flatMap { $0 }.sorted() == items.sorted())
+            #expect(Set(parts.flatMap { $0 }).count == items.count)
+        }
+        #expect(throws: ShardError.self) { try Shard.parse("0/3") }
+        #expect(throws: ShardError.self) { try Shard.parse("4/3") }
+        #expect(throws: ShardError.self) { try Shard.parse("two") }
+    }
+
+    @Test("the scan list as a person sees it: each claimed network annotated with its helper's display name")
+    func scanListRendering() {
+        let lines = RunningStation.render(scanList: [
+            ["ssid": "Cafe Lumiere", "security": "open", "annotation": "Portal Login"],
+            ["ssid": "Office Secure", "security": "wpa2-psk", "isSecure": true, "annotation": .null],
+        ])
+        #expect(lines == ["   Cafe Lumiere  — Portal Login", "🔒 Office Secure"])
+    }
+
+    @Test("helper command lines: spaces separate, double quotes group")
+    func helperWords() {
+        #expect(RunningStation.words(#"hotspot-helper-portal --account guest:croissant --network "Cafe Lumiere""#)
+                == ["hotspot-helper-portal", "--account", "guest:croissant", "--network", "Cafe Lumiere"])
+        #expect(RunningStation.words("  a   b ") == ["a", "b"])
+        #expect(RunningStation.words(#"x --n """#) == ["x", "--n", ""])
+    }
+}
