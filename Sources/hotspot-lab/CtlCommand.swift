@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HotspotCore
 import HotspotDaemon
 import HotspotProtocol
@@ -10,20 +11,43 @@ struct CtlCommand: ParsableCommand {
         abstract: "Drive a running hotspotd through its control socket.",
         subcommands: [
             CtlStatus.self, CtlAssociate.self, CtlDisassociate.self, CtlIPUp.self, CtlIPDown.self, CtlScan.self,
-            CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self,
+            CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self, CtlJoin.self, CtlLeave.self, CtlAutoJoin.self,
         ]
     )
 }
 
 struct CtlSocket: ParsableArguments {
-    @Option(help: "hotspotd's control socket.")
-    var socket: String = "/run/hotspotd/control.sock"
+    @Option(help: "hotspotd's control socket (default /run/hotspotd/control.sock, or the --station's).")
+    var socket: String?
+
+    @Option(help: "A station of a lab started by `hotspot-lab up` on this machine: its hotspotd (the newest lab that has it).")
+    var station: String?
+
+    /// The socket: given, else the named station's in the newest running lab, else the system hotspotd's.
+    func path() throws -> String {
+        if let socket { return socket }
+        guard let station else { return "/run/hotspotd/control.sock" }
+        let root = ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
+        let labs = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).map { root + "/" + $0 }
+        let candidates = labs.map { $0 + "/stations/\(station)/hotspotd/control.sock" }.filter { FileManager.default.fileExists(atPath: $0) }
+        let newest = candidates.max { a, b in
+            let ma = (try? FileManager.default.attributesOfItem(atPath: a)[.modificationDate] as? Date) ?? .distantPast
+            let mb = (try? FileManager.default.attributesOfItem(atPath: b)[.modificationDate] as? Date) ?? .distantPast
+            return ma < mb
+        }
+        guard let newest else {
+            throw ValidationError("no running lab under \(root) has a station `\(station)` (start one with `hotspot-lab up TOPOLOGY`; "
+                                  + "a lab running inside the VM is not reachable from the host)")
+        }
+        return newest
+    }
 
     func client() throws -> ControlClient {
+        let path = try path()
         do {
-            return try ControlClient(path: socket)
+            return try ControlClient(path: path)
         } catch {
-            throw ValidationError("cannot reach hotspotd: \(error)")
+            throw ValidationError("cannot reach hotspotd at \(path): \(error)")
         }
     }
 
@@ -123,6 +147,26 @@ struct CtlForeground: ParsableCommand {
     @OptionGroup var socket: CtlSocket
     @Option(help: "The helper's identifier.") var helper: String?
     func run() throws { try socket.send(.foreground(helper: helper)) }
+}
+
+struct CtlJoin: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "join", abstract: "The user joins a network (hotspotd with --wpa-supplicant).")
+    @OptionGroup var socket: CtlSocket
+    @Argument(help: "SSID") var ssid: String
+    @Option(help: "Password (default: the one a helper set in its filterScanList answer, or the configured one).") var password: String?
+    func run() throws { try socket.send(.join(ssid: ssid, password: password)) }
+}
+
+struct CtlLeave: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "leave", abstract: "The user leaves the network (hotspotd with --wpa-supplicant).")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.leave) }
+}
+
+struct CtlAutoJoin: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "auto-join", abstract: "The device joins known networks on its own (hotspotd with --wpa-supplicant).")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.autoJoin) }
 }
 
 struct CtlTrace: ParsableCommand {

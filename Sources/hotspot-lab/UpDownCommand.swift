@@ -23,6 +23,12 @@ struct UpCommand: AsyncParsableCommand {
     @Option(help: "Log folder root (default $HOTSPOT_LAB_LOGS or /tmp/hotspot-lab).")
     var logs: String?
 
+    @Flag(inversion: .prefixedNo, help: "Start the topology's stations (radio mode): wpa_supplicant, hotspotd and the helpers; drive them with `hotspot-lab ctl --station NAME`.")
+    var stations = true
+
+    @Option(help: "The stations' hotspotd maintain interval in seconds.")
+    var maintainInterval: Double = 300
+
     @OptionGroup var placement: Placement
 
     func validate() throws {
@@ -43,7 +49,8 @@ struct UpCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let lab: HotspotLab
         do {
-            lab = try HotspotLab.up(parsed, options: HotspotLabOptions(linkMode: mode, logRoot: logs))
+            let stationOptions = stations && mode == .radio && !parsed.stations.isEmpty ? StationLabOptions(maintainInterval: maintainInterval) : nil
+            lab = try HotspotLab.up(parsed, options: HotspotLabOptions(linkMode: mode, logRoot: logs, stations: stationOptions))
         } catch {
             FileHandle.standardError.write(Data("hotspot-lab up: \(error)\n".utf8))
             throw ExitCode(1)

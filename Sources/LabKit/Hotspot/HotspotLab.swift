@@ -395,7 +395,10 @@ public final class HotspotLab: @unchecked Sendable {
         for station in stations {
             lines.append("station \(station.station.name): helpers \(station.helpers.map { $0.identifier ?? $0.command }.joined(separator: ", "))")
             lines.append("  ip netns exec \(station.namespace.name) bash    # interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
-            lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock (hotspot-lab ctl), trace \(station.traceFile), log \(station.hotspotdLog)")
+            lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock, trace \(station.traceFile), log \(station.hotspotdLog)")
+            if let first = station.station.knownNetworks.first {
+                lines.append("  drive it: hotspot-lab ctl --station \(station.station.name) join \"\(first.ssid)\"   (status, trace, foreground, logoff, leave, auto-join)")
+            }
         }
         lines.append("timings: " + timings.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))
         return lines.joined(separator: "\n")
