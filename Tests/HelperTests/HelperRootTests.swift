@@ -38,18 +38,24 @@ final class HelperStation: @unchecked Sendable {
             directory = lab.logDirectory + "/station"
             try FileManager.default.createDirectory(atPath: directory + "/ui", withIntermediateDirectories: true)
             try Self.dhcp(lab: lab, running: running, directory: directory)
-            // Until Authenticated, general traffic does not use the interface (the station starts suppressed).
-            try Self.check(["ip", "rule", "add", "pref", "100", "not", "fwmark", "0x4853", "unreachable"], in: running.stationNamespace!.name)
+            // Until Authenticated, general traffic does not use the interface (the station starts suppressed). The
+            // same policy routing as HotspotStation's (docs/STATION.md), here from a hook since this hotspotd has no
+            // wpa_supplicant: marked sockets (a helper's command traffic) use the main table, everything else
+            // meets the suppression table's unreachable default while it is there.
+            let ns = running.stationNamespace!.name
+            try Self.check(["ip", "rule", "add", "pref", "100", "fwmark", "0x4853", "lookup", "main"], in: ns)
+            try Self.check(["ip", "rule", "add", "pref", "101", "lookup", "18515"], in: ns)
+            try Self.check(["ip", "route", "add", "unreachable", "default", "table", "18515"], in: ns)
             let hook = directory + "/hook.sh"
             try """
                 #!/bin/sh
-                # hotspotd hook: ACTION INTERFACE [SSID SECURITY]. Suppression as the station does it: every packet
-                # unreachable except those of sockets marked 0x4853 (a helper's command traffic).
+                # hotspotd hook: ACTION INTERFACE [SSID SECURITY]; suppress-ip / release-ip add / remove the
+                # suppression table's unreachable default.
                 PATH=/usr/sbin:/usr/bin:/sbin:/bin
                 echo "$*" >> \(directory)/hook.log
                 case "$1" in
-                  suppress-ip) ip rule show pref 100 | grep -q . || ip rule add pref 100 not fwmark 0x4853 unreachable ;;
-                  release-ip) while ip rule del pref 100 2>/dev/null; do :; done ;;
+                  suppress-ip) ip route replace unreachable default table 18515 ;;
+                  release-ip) ip route del unreachable default table 18515 2>/dev/null ;;
                 esac
                 exit 0
 
@@ -259,7 +265,7 @@ struct HelperRootTests {
             // Suppressed: general traffic cannot leave; the helper's marked traffic must.
             let before = try station.generalTraffic()
             #expect(!before.status.succeeded, "unmarked traffic while suppressed: \(before.status) \(before.stdout)")
-            #expect(try station.route(marked: false).contains("Network is unreachable"))
+            #expect(try station.route(marked: false).contains("No route to host"))
             #expect(try station.route(marked: true).contains("via 198.51.100.1"))
             try station.startHelper("hotspot-helper-portal", identifier: portalID, c.account.map { ["--account", $0] } ?? [])
             try station.join()
