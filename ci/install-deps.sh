@@ -7,6 +7,8 @@ packages=(
   pkg-config libnl-3-dev libnl-genl-3-dev libmnl-dev
   iproute2 nftables iw hostapd wpasupplicant dnsmasq-base curl tcpdump kmod cpio
   qemu-system-x86 linux-image-amd64 busybox-static
+  # headless browser for the HTML report's rendering test (Tests/LabKitTests/HTMLReportTests.swift)
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -19,6 +19,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Also write a JUnit XML report here.")
     var junit: String?
 
+    @Option(help: "Write a self-contained HTML report.")
+    var html: String?
+
     @OptionGroup var placement: Placement
 
     static let sequences = ["captive", "not-captive", "cached", "ui-required"]
@@ -40,6 +43,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
         if let junit { try Reports.junit(results, suite: "hotspot-lab demo").write(toFile: junit, atomically: true, encoding: .utf8) }
+        if let html { try HTMLReport.render(results, title: "hotspot-lab demo").write(toFile: html, atomically: true, encoding: .utf8) }
         if !results.allSatisfy(\.passed) { throw ExitCode(1) }
     }
 }
@@ -71,6 +75,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Write a JSON result.")
     var json: String?
+
+    @Option(help: "Write a self-contained HTML report.")
+    var html: String?
 
     @Flag(help: "Print each scenario's timeline.")
     var timeline = false
@@ -109,6 +116,7 @@ struct RunCommand: AsyncParsableCommand {
         reporter.summary(results, wall: ContinuousClock.now - start)
         if let junit { try Reports.junit(results, suite: "hotspot-lab run").write(toFile: junit, atomically: true, encoding: .utf8) }
         if let json { try Reports.json(results).write(toFile: json, atomically: true, encoding: .utf8) }
+        if let html { try HTMLReport.render(results, title: "hotspot-lab run").write(toFile: html, atomically: true, encoding: .utf8) }
         if !results.allSatisfy(\.passed) { throw ExitCode(1) }
     }
 }
