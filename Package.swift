@@ -113,6 +113,11 @@ let package = Package(
         ),
         .executableTarget(name: "hotspot-nsexec"),
         .executableTarget(name: "hotspot-test-helper", dependencies: ["HotspotHelper"], swiftSettings: strict),
+        // A deliberately broken helper (a relay that breaks one rule) for the certify tests.
+        .executableTarget(
+            name: "hotspot-certify-fixture", dependencies: ["HotspotProtocol", "HotspotSystem"],
+            path: "Tests/Fixtures/CertifyFixture", swiftSettings: strict
+        ),
         .executableTarget(
             name: "hotspot-lab",
             dependencies: [

@@ -3,10 +3,20 @@ public struct FormLoginPortal: PortalKind {
     public static let name = "form-login"
     let username: String
     let password: String
+    /// A fault: every sign-in answers this HTTP status (the portal's back end is down); nil: normal.
+    let loginStatus: Int?
 
     public init(settings: [String: String]) throws {
         username = try Self.required(settings, "username")
         password = try Self.required(settings, "password")
+        if let status = settings["login-status"] {
+            guard let code = Int(status), (400...599).contains(code) else {
+                throw PortalSettingError(kind: Self.name, setting: "login-status", message: "expected an HTTP error status 400...599, found `\(status)`")
+            }
+            loginStatus = code
+        } else {
+            loginStatus = nil
+        }
     }
 
     public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {
@@ -14,6 +24,9 @@ public struct FormLoginPortal: PortalKind {
         if let response = await handleLogoff(request, context: context) { return response }
         switch (request.method, request.path) {
         case ("POST", "/login"):
+            if let loginStatus {
+                return .html(loginStatus, "Service unavailable", "<p>Sign-in is not available right now. Please try again later.</p>")
+            }
             guard request.field("username") == username, request.field("password") == password else {
                 return .html(401, "Sign-in refused", "<p>Wrong username or password.</p><p><a href=\"/\">Try again</a></p>")
             }

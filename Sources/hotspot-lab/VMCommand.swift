@@ -89,20 +89,65 @@ struct Placement: ParsableArguments {
 
     func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true)) async throws {
         let (placement, reason) = resolve()
-        guard placement == .vm else { return }
+        guard placement == .vm else {
+            VMLogs.adoptInsideVM()
+            return
+        }
         FileHandle.standardError.write(Data("hotspot-lab: running in the VM (\(reason)); --where host to force the host kernel\n".utf8))
+        // The VM's own /tmp is gone when it stops: its labs write their logs to a host folder, at the same path.
+        var options = vm
+        var environment: [String: String] = [:]
+        if options.resultsDirectory == nil, let folder = VMLogs.hostFolder() {
+            options.resultsDirectory = folder
+            environment[VMLogs.environmentKey] = folder
+        }
         // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged.
-        let code = try await VMRelay.run(arguments: Array(CommandLine.arguments.dropFirst()), options: vm)
+        let code = try await VMRelay.run(arguments: Array(CommandLine.arguments.dropFirst()), options: options, environment: environment)
+        if let folder = environment[VMLogs.environmentKey] {
+            FileHandle.standardError.write(Data("hotspot-lab: the VM run's logs are in \(folder)\n".utf8))
+        }
         throw ExitCode(code)
+    }
+}
+
+/// Logs of labs that run in the VM: the VM's results share is a host folder under the logs root
+/// (`$HOTSPOT_LAB_LOGS` or /tmp/hotspot-lab, `vm-<time>-<pid>`). Inside, labs log to a local folder at that
+/// same path (sockets cannot live on a 9p share) and `HotspotLab.down()` copies the files to the share
+/// (`VMLogMirror`), so every log path printed inside is valid on the host afterwards.
+enum VMLogs {
+    static let environmentKey = VMLogMirror.environmentKey
+
+    static func hostFolder() -> String? {
+        let root = ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
+        var t = time(nil)
+        var parts = tm()
+        localtime_r(&t, &parts)
+        let stamp = String(format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+        let folder = "\(root)/vm-\(stamp)-\(getpid())"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            return folder
+        } catch {
+            FileHandle.standardError.write(Data("hotspot-lab: cannot create \(folder) for the VM's logs (\(error)); they stay inside the VM\n".utf8))
+            return nil
+        }
+    }
+
+    /// Inside the VM: labs log under the host folder's path (copied to the share by `HotspotLab.down()`).
+    static func adoptInsideVM() {
+        guard InVM.isActive, let folder = ProcessInfo.processInfo.environment[environmentKey], InVM.resultsDirectory != nil else { return }
+        setenv("HOTSPOT_LAB_LOGS", folder, 1)
     }
 }
 
 /// Runs this binary with `arguments` in the VM, streaming its output to ours.
 enum VMRelay {
-    static func run(arguments: [String], options: VMOptions) async throws -> Int32 {
+    static func run(arguments: [String], options: VMOptions, environment: [String: String] = [:]) async throws -> Int32 {
         let runner = VMRunner(options: options)
+        var job = VMJob.currentProcess(arguments: arguments)
+        job.environment.merge(environment) { _, new in new }
         do {
-            let result = try await runner.run(VMJob.currentProcess(arguments: arguments)) { stream, data in
+            let result = try await runner.run(job) { stream, data in
                 data.withUnsafeBytes { buffer in
                     var offset = 0
                     while offset < buffer.count {

@@ -42,6 +42,9 @@ public struct RunningHotspot: @unchecked Sendable {
     /// hostapd's control connection, attached to its events (radio mode).
     public var hostapd: DaemonControl?
     public var logs: [String: String]
+    /// The portal server process (nil: not captive) and the kind it serves now.
+    public var portal: ChildProcess?
+    public var portalKind: String?
 }
 
 /// Brings a topology up inside a `Lab`: the internet namespace (probe + web server), and per hotspot a
@@ -114,7 +117,9 @@ public final class HotspotLab: @unchecked Sendable {
     public func down() -> [any Error] {
         for station in stations { station.close() }
         for hotspot in hotspots { hotspot.hostapd?.close() }
-        return lab.teardown()
+        let errors = lab.teardown()
+        VMLogMirror.copyOut(logDirectory)
+        return errors
     }
 
     // MARK: building
@@ -247,19 +252,12 @@ public final class HotspotLab: @unchecked Sendable {
         }
 
         // The portal.
+        var portalChild: ChildProcess?
         if let portal = gateway.portal {
-            let log = dir + "/portal.log"
-            logs["portal"] = log
-            let ready = dir + "/portal.ready"
-            unlink(ready)
-            var args = ["--kind", portal.kind, "--listen", "\(gateway.address):\(portal.port)",
-                        "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
-                        "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", ready]
-            for (key, value) in portal.settings.sorted(by: { $0.key < $1.key }) { args += ["--setting", "\(key)=\(value)"] }
-            let child = try lab.spawn(ProcessConfiguration(portalBinary, args, stdout: .file(log), stderr: .file(log)), in: ns)
-            pending.append(("\(hotspot.name): portal ready", {
-                try Self.waitForFile(ready, child: child, log: log, what: "portal \(portal.kind) for \(hotspot.name)")
-            }))
+            logs["portal"] = dir + "/portal.log"
+            let (child, wait) = try startPortal(hotspot, in: ns, kind: portal.kind, settings: portal.settings, portalBinary: portalBinary)
+            portalChild = child
+            pending.append(("\(hotspot.name): portal ready", wait))
         }
 
         // hostapd (radio mode): wait for AP-ENABLED on its control socket.
@@ -319,7 +317,45 @@ public final class HotspotLab: @unchecked Sendable {
         return RunningHotspot(
             hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
             stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
-            hostapd: control, logs: logs)
+            hostapd: control, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind)
+    }
+
+    /// Starts the portal server of `hotspot` in its namespace; returns it and a wait for its readiness.
+    func startPortal(_ hotspot: Hotspot, in ns: NetworkNamespace, kind: String, settings: [String: String],
+                     portalBinary: String) throws -> (ChildProcess, () throws -> Void) {
+        let gateway = hotspot.gateway
+        let dir = logDirectory + "/" + hotspot.name
+        let log = dir + "/portal.log"
+        let ready = dir + "/portal.ready"
+        unlink(ready)
+        var args = ["--kind", kind, "--listen", "\(gateway.address):\(gateway.portal?.port ?? 8080)",
+                    "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
+                    "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", ready]
+        for (key, value) in settings.sorted(by: { $0.key < $1.key }) { args += ["--setting", "\(key)=\(value)"] }
+        let child = try lab.spawn(ProcessConfiguration(portalBinary, args, stdout: .file(log), stderr: .file(log)), in: ns)
+        return (child, { try Self.waitForFile(ready, child: child, log: log, what: "portal \(kind) for \(hotspot.name)") })
+    }
+
+    /// The portal changes on the server side: the hotspot's portal server is replaced by one of `kind`
+    /// (settings: the topology's, overridden by `settings`). The gate and its authenticated set stay.
+    public func switchPortal(hotspot name: String, kind: String, settings: [String: String] = [:]) throws {
+        guard let position = hotspots.firstIndex(where: { $0.hotspot.name == name }) else {
+            throw SystemError("switch the portal of", name, reason: "no such hotspot in \(topology.file)")
+        }
+        guard PortalCatalog.kinds.contains(kind) else {
+            throw SystemError("switch the portal of", name, reason: "unknown portal kind `\(kind)`; expected one of: \(PortalCatalog.kinds.joined(separator: ", "))")
+        }
+        let running = hotspots[position]
+        guard let current = running.hotspot.gateway.portal else {
+            throw SystemError("switch the portal of", name, reason: "the hotspot is not captive (no portal in \(topology.file))")
+        }
+        if let old = running.portal, old.exitStatus == nil { _ = try old.terminate(grace: .seconds(2)) }
+        let binary = try BuildProducts.locate("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
+        let (child, wait) = try startPortal(running.hotspot, in: running.namespace, kind: kind,
+                                            settings: current.settings.merging(settings) { _, new in new }, portalBinary: binary)
+        try wait()
+        hotspots[position].portal = child
+        hotspots[position].portalKind = kind
     }
 
     // MARK: helpers
@@ -402,5 +438,29 @@ public final class HotspotLab: @unchecked Sendable {
         }
         lines.append("timings: " + timings.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))
         return lines.joined(separator: "\n")
+    }
+}
+
+/// In the VM, a lab's logs are copied to the results share when it goes down, under the same path the host
+/// sees (`hotspot-lab` sets `HOTSPOT_LAB_VM_LOGS` to a host folder that is the share). Regular files only:
+/// the control sockets stay behind.
+public enum VMLogMirror {
+    public static let environmentKey = "HOTSPOT_LAB_VM_LOGS"
+
+    public static func copyOut(_ logDirectory: String) {
+        let env = ProcessInfo.processInfo.environment
+        guard InVM.isActive, let folder = env[environmentKey], let share = InVM.resultsDirectory, logDirectory.hasPrefix(folder + "/") else { return }
+        let relative = String(logDirectory.dropFirst(folder.count + 1))
+        let fm = FileManager.default
+        guard let walker = fm.enumerator(atPath: logDirectory) else { return }
+        while let item = walker.nextObject() as? String {
+            let source = logDirectory + "/" + item
+            var info = stat()
+            guard lstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let target = share + "/" + relative + "/" + item
+            try? fm.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try? fm.removeItem(atPath: target)
+            try? fm.copyItem(atPath: source, toPath: target)
+        }
     }
 }

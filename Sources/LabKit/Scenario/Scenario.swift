@@ -55,6 +55,8 @@ public enum ScenarioAction: Sendable {
     case sleep(Double)
     /// The hotspot's captive gate holds (or does not hold) the station in its authenticated set.
     case gate(authenticated: Bool, hotspot: String?)
+    /// The portal changes on the server side: the hotspot's portal server is replaced by another kind.
+    case portal(kind: String, hotspot: String?, settings: [String: String])
 }
 
 /// Parses scenario files with the topology parser's YAML reader: every error is `file:line:column`.
@@ -62,7 +64,7 @@ public enum ScenarioParser {
     public static let stepKinds = [
         "show-scan-list", "join", "auto-join", "leave", "wait-state", "expect-states", "expect-command", "expect-notification",
         "foreground", "type", "expire-session", "logoff", "kill-helper", "restart-hotspotd", "application",
-        "expect-auto-join-disabled", "expect-cache", "sleep", "gate",
+        "expect-auto-join-disabled", "expect-cache", "sleep", "gate", "portal",
     ]
     static let states = HotspotState.allCases.map(\.rawValue)
     static let commands = CommandType.allCases.map(\.description)
@@ -225,6 +227,15 @@ public enum ScenarioParser {
             return .expectCache(ssid: try keys["ssid"]!.nonEmptyString(), entry: entry)
         case "sleep":
             return .sleep(try number(v, in: 0...600))
+        case "portal":
+            if case .scalar = v.node { return .portal(kind: try oneOf(v, PortalCatalog.kinds, what: "portal kind"), hotspot: nil, settings: [:]) }
+            let keys = try v.mapping(allowed: ["kind", "hotspot", "settings"], required: ["kind"])
+            var settings: [String: String] = [:]
+            if let s = keys["settings"], case .mapping(let m) = s.node {
+                for (key, value) in m { settings[key.string ?? ""] = try s.child(key.string ?? "?", value).string() }
+            }
+            return .portal(kind: try oneOf(keys["kind"]!, PortalCatalog.kinds, what: "portal kind"),
+                           hotspot: try keys["hotspot"]?.nonEmptyString(), settings: settings)
         case "gate":
             if case .scalar = v.node {
                 return .gate(authenticated: try oneOf(v, ["authenticated", "unauthenticated"], what: "gate state") == "authenticated", hotspot: nil)

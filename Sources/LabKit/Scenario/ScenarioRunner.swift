@@ -260,6 +260,10 @@ final class Context {
         case .sleep(let seconds):
             usleep(UInt32(seconds * 1_000_000))
             return "slept \(seconds) s"
+        case .portal(let kind, let hotspot, let settings):
+            let running = try hotspotFor(hotspot)
+            try lab.switchPortal(hotspot: running.hotspot.name, kind: kind, settings: settings)
+            return "portal of \(running.hotspot.name) is now \(kind)"
         case .gate(let authenticated, let hotspot):
             let running = try hotspotFor(hotspot)
             let mac = try station.macAddress()

@@ -1,0 +1,447 @@
+import Foundation
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+
+/// `hotspot-lab certify`: runs a vendor's helper through real labs and judges named checks from hotspotd's
+/// trace (docs/CERTIFY.md). Every check says pass or fail with its evidence: the trace records that prove it.
+public enum CertificationRun: String, Sendable, CaseIterable {
+    /// The scan list with decoys, a not-captive network, a decoy captive network.
+    case scan
+    /// The café: login, maintain, session expiry, logoff in the foreground, the cached re-join.
+    case captive
+    /// The café's portal answers 503 to the sign-in when the helper must log in again.
+    case portalError = "portal-error"
+    /// The café's portal became a voucher portal (the protocol changed on the server side).
+    case changedPortal = "changed-portal"
+}
+
+public struct CertificationCheck: Sendable {
+    public var id: String
+    public var title: String
+    public var required: Bool
+    /// The runs whose traces the check reads.
+    public var runs: [CertificationRun]
+
+    public static let all: [CertificationCheck] = [
+        .init(id: "deadlines", title: "answers every command before its deadline", required: true, runs: [.scan, .captive]),
+        .init(id: "decoys", title: "claims none of the decoy networks it cannot know", required: true, runs: [.scan]),
+        .init(id: "not-high-for-everything", title: "does not answer high for everything (a not-captive network)", required: true, runs: [.scan]),
+        .init(id: "scan-list-passwords", title: "sets a password for each secure network it claims in filterScanList", required: true, runs: [.scan]),
+        .init(id: "one-response", title: "exactly one response per command", required: true, runs: [.scan, .captive]),
+        .init(id: "maintain", title: "handles maintain both with and without didJustJoin", required: true, runs: [.captive]),
+        .init(id: "reauthenticate", title: "logs in again after authenticationRequired", required: true, runs: [.captive]),
+        .init(id: "unsupported-network", title: "returns unsupportedNetwork instead of failing on a network it mis-claimed", required: true, runs: [.changedPortal]),
+        .init(id: "logoff", title: "answers logoff and ends its session only then", required: true, runs: [.captive]),
+        .init(id: "temporary-failure", title: "distinguishes temporaryFailure from failure when the portal errors", required: true, runs: [.portalError]),
+        .init(id: "valid-results", title: "uses only results valid for each command", required: true, runs: [.scan, .captive]),
+    ]
+}
+
+public struct CheckResult: Sendable {
+    public var check: CertificationCheck
+    public var passed: Bool
+    /// Why, in one sentence.
+    public var reason: String
+    /// Trace records (`[run] seq N: {...}`) and observations that prove it.
+    public var evidence: [String]
+}
+
+/// One lab run of the certification.
+public struct CertificationRunRecord: Sendable {
+    public var run: CertificationRun
+    public var records: [JSON]
+    public var notes: [String]
+    public var logDirectory: String
+    public var traceFile: String?
+    public var duration: Double
+    public var error: String?
+    /// Gate observations: label -> the station was in the authenticated set.
+    public var gate: [String: Bool]
+}
+
+public struct CertificationReport: Sendable {
+    public var helpers: [String]
+    public var results: [CheckResult]
+    public var runs: [CertificationRunRecord]
+    public var passed: Bool { results.allSatisfy { $0.passed || !$0.check.required } }
+}
+
+/// Runs the certification: one lab per run needed by the selected checks, then the checks over the traces.
+public final class Certifier: @unchecked Sendable {
+    public let topologyPath: String
+    public let helpers: [String]
+    public let logRoot: String?
+    public let checks: [CertificationCheck]
+    /// The network the helper is certified on (the café), the not-captive one and the decoys.
+    public var home = "Cafe Lumiere"
+    public var notCaptive = "Public Library"
+    public var decoys = ["Airport Lounge", "Bank Secure"]
+    public var onProgress: (@Sendable (String) -> Void)?
+    /// hotspotd's time scale for the certification (deadlines 45 s × scale) and maintain interval (before scaling).
+    public var timeScale = 0.25
+    public var maintainInterval = 12.0
+
+    public init(topologyPath: String, helpers: [String], logRoot: String? = nil, only: [String]? = nil) throws {
+        self.topologyPath = topologyPath
+        self.helpers = helpers
+        self.logRoot = logRoot
+        if let only {
+            let unknown = only.filter { id in !CertificationCheck.all.contains { $0.id == id } }
+            guard unknown.isEmpty else {
+                throw SystemError("select checks", unknown.joined(separator: ", "),
+                                  reason: "unknown; expected some of: \(CertificationCheck.all.map(\.id).joined(separator: ", "))")
+            }
+            checks = CertificationCheck.all.filter { only.contains($0.id) }
+        } else {
+            checks = CertificationCheck.all
+        }
+    }
+
+    public func run() -> CertificationReport {
+        let needed = CertificationRun.allCases.filter { run in checks.contains { $0.runs.contains(run) } }
+        var records: [CertificationRunRecord] = []
+        for run in needed {
+            onProgress?("run \(run.rawValue): starting a lab")
+            let record = perform(run)
+            onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
+            records.append(record)
+        }
+        let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
+        return CertificationReport(helpers: helpers, results: checks.map(judge.judge), runs: records)
+    }
+
+    // MARK: the runs
+
+    func perform(_ run: CertificationRun) -> CertificationRunRecord {
+        let start = ContinuousClock.now
+        var record = CertificationRunRecord(run: run, records: [], notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
+        let lab: HotspotLab
+        do {
+            let topology = try TopologyParser.load(path: topologyPath)
+            lab = try HotspotLab.up(topology, options: HotspotLabOptions(
+                linkMode: .radio, logRoot: logRoot,
+                stations: StationLabOptions(timeScale: timeScale, maintainInterval: maintainInterval, helperOverride: helpers)))
+        } catch {
+            record.error = "the lab could not be built: \(error)"
+            record.duration = ScenarioRunner.seconds(since: start)
+            return record
+        }
+        record.logDirectory = lab.logDirectory
+        if let station = lab.station() {
+            record.traceFile = station.traceFile
+            let driver = RunDriver(lab: lab, station: station, certifier: self)
+            do {
+                switch run {
+                case .scan: try driver.scan()
+                case .captive: try driver.captive()
+                case .portalError: try driver.changedPortal(kind: "form-login", settings: ["login-status": "503"])
+                case .changedPortal: try driver.changedPortal(kind: "voucher", settings: ["voucher": "LOUNGE-7"])
+                }
+            } catch {
+                driver.note("stopped: \(error)")
+                record.error = "\(error)"
+            }
+            record.notes = driver.notes
+            record.gate = driver.gate
+            record.records = station.readTrace()
+        } else {
+            record.error = "the topology \(topologyPath) has no station"
+        }
+        let errors = lab.down()
+        if !errors.isEmpty { record.notes.append("teardown: \(errors)") }
+        record.duration = ScenarioRunner.seconds(since: start)
+        return record
+    }
+}
+
+/// Drives one run's lab, tolerating any helper behaviour (the judge decides afterwards).
+final class RunDriver {
+    let lab: HotspotLab
+    let station: RunningStation
+    let certifier: Certifier
+    var notes: [String] = []
+    var gate: [String: Bool] = [:]
+    var cursor = 0
+
+    init(lab: HotspotLab, station: RunningStation, certifier: Certifier) {
+        self.lab = lab
+        self.station = station
+        self.certifier = certifier
+    }
+
+    func note(_ s: String) { notes.append(s) }
+
+    /// Long enough for every deadline (a helper that never answers) plus the lab's own delays.
+    var patience: Duration { .milliseconds(Int64(45_000 * certifier.timeScale * 2.5) + 15_000) }
+
+    /// Waits for hotspotd to enter one of `states` after the cursor; returns which (nil: none in time).
+    @discardableResult
+    func waitAny(_ states: Set<String>, timeout: Duration? = nil) -> String? {
+        let deadline = ContinuousClock.now + (timeout ?? patience)
+        while ContinuousClock.now < deadline {
+            let records = station.readTrace(from: cursor)
+            if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && states.contains($0["to"]?.stringValue ?? "") }) {
+                cursor += index + 1
+                return records[index]["to"]?.stringValue
+            }
+            usleep(20_000)
+        }
+        note("no state of \(states.sorted().joined(separator: "/")) within \(timeout ?? patience)")
+        return nil
+    }
+
+    func observeGate(_ label: String) {
+        do {
+            let running = lab.hotspots.first { $0.hotspot.ssid == certifier.home } ?? lab.hotspots[0]
+            let mac = try station.macAddress().lowercased()
+            gate[label] = try GateInspector.authenticated(in: running).contains { $0.lowercased().hasPrefix(mac) }
+        } catch {
+            note("gate \(label): \(error)")
+        }
+    }
+
+    var helperID: String? { station.helpers.first?.identifier }
+
+    func scan() throws {
+        let list = try station.showScanList()
+        note("scan list: " + RunningStation.render(scanList: list).joined(separator: " | "))
+        try station.join(certifier.notCaptive)
+        waitAny(["Authenticated", "Inactive"])
+        try station.leave()
+        waitAny(["Inactive"], timeout: .seconds(10))
+        try station.join(certifier.decoys[0])
+        waitAny(["Authenticated", "Inactive"])
+    }
+
+    func captive() throws {
+        try station.join(certifier.home)
+        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
+            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
+            return
+        }
+        // The maintain timer (scaled) fires: maintain without didJustJoin.
+        guard waitAny(["Maintaining"]) != nil, waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
+            note("maintain did not return to Authenticated")
+            return
+        }
+        // The portal session ends: the next maintain must ask to log in again.
+        _ = try Context(lab: lab, station: station, scenario: Scenario(name: "certify", description: "", file: "", topologyPath: "", station: nil,
+                                                                      maintainInterval: 0, timeScale: 1, helpers: nil, steps: []))
+            .expireSession(nil)
+        note("portal session expired (gate flushed)")
+        guard waitAny(["Maintaining"]) != nil else { return }
+        var state = waitAny(["Authenticated", "Evaluating", "Inactive"])
+        if state == "Evaluating" { state = waitAny(["Authenticated", "Inactive"]) }
+        guard state == "Authenticated" else {
+            note("not Authenticated again after the session expired")
+            return
+        }
+        // Logoff in the foreground: the session must still be up until the logoff command.
+        observeGate("beforeLogoff")
+        guard let helperID else { return }
+        try station.foreground(helperID)
+        let accepted = try station.logoff(helper: helperID)
+        note("logoff(network) \(accepted ? "accepted" : "refused")")
+        if accepted {
+            waitAny(["Inactive"])
+            observeGate("afterLogoff")
+        }
+        try station.foreground(nil)
+        // The cached re-join: maintain with didJustJoin.
+        try station.autoJoin()
+        waitAny(["Maintaining"])
+        waitAny(["Authenticated", "Inactive"])
+    }
+
+    func changedPortal(kind: String, settings: [String: String]) throws {
+        try station.join(certifier.home)
+        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
+            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
+            return
+        }
+        try station.leave()
+        waitAny(["Inactive"], timeout: .seconds(10))
+        let home = lab.hotspots.first { $0.hotspot.ssid == certifier.home }!
+        try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
+        _ = try Context(lab: lab, station: station, scenario: Scenario(name: "certify", description: "", file: "", topologyPath: "", station: nil,
+                                                                      maintainInterval: 0, timeScale: 1, helpers: nil, steps: []))
+            .expireSession(home.hotspot.name)
+        note("the café's portal is now \(kind); the old session is gone")
+        try station.autoJoin()
+        waitAny(["Maintaining"])
+        var state = waitAny(["Authenticated", "Inactive", "Evaluating"])
+        if state == "Evaluating" { state = waitAny(["Authenticated", "Inactive"]) }
+        note("ended in \(state ?? "no final state")")
+    }
+}
+
+/// Judges the checks from the runs' traces.
+struct Judge {
+    let runs: [CertificationRunRecord]
+    let home: String
+    let notCaptive: String
+    let decoys: [String]
+    let timeScale: Double
+
+    func records(_ run: CertificationRun) -> [JSON] { runs.first { $0.run == run }?.records ?? [] }
+    func record(_ run: CertificationRun) -> CertificationRunRecord? { runs.first { $0.run == run } }
+
+    func evidence(_ run: CertificationRun, _ r: JSON) -> String {
+        var o = r.objectValue ?? [:]
+        o["t_ns"] = nil
+        o["networkList"] = o["networkList"].map { list in .array((list.arrayValue ?? []).map { n in
+            ["ssid": n["ssid"] ?? .null, "password": n["password"] ?? .null]
+        }) }
+        return "[\(run.rawValue)] seq \(r["seq"]?.intValue ?? 0): \(JSON.object(o).text)"
+    }
+
+    func kind(_ r: JSON, _ k: String) -> Bool { r["kind"]?.stringValue == k }
+
+    func responses(_ run: CertificationRun, to commandType: String) -> [JSON] {
+        records(run).filter { kind($0, "response") && $0["commandType"]?.stringValue == commandType }
+    }
+
+    /// The command record of a response.
+    func command(_ run: CertificationRun, _ response: JSON) -> JSON? {
+        records(run).first { kind($0, "command") && $0["id"]?.intValue == response["command"]?.intValue }
+    }
+
+    func missing(_ check: CertificationCheck) -> CheckResult? {
+        for run in check.runs {
+            guard let r = record(run) else { return CheckResult(check: check, passed: false, reason: "run \(run.rawValue) did not run", evidence: []) }
+            if r.records.isEmpty {
+                return CheckResult(check: check, passed: false, reason: "run \(run.rawValue) produced no trace: \(r.error ?? "?")", evidence: r.notes)
+            }
+        }
+        return nil
+    }
+
+    func judge(_ check: CertificationCheck) -> CheckResult {
+        if let missing = missing(check) { return missing }
+        func pass(_ reason: String, _ evidence: [String]) -> CheckResult { CheckResult(check: check, passed: true, reason: reason, evidence: evidence) }
+        func fail(_ reason: String, _ evidence: [String]) -> CheckResult { CheckResult(check: check, passed: false, reason: reason, evidence: evidence) }
+        switch check.id {
+        case "deadlines":
+            var late: [String] = []
+            var answered = 0
+            for run in check.runs {
+                late += records(run).filter { kind($0, "irregular") && $0["irregularity"]?.stringValue == "noAnswer" }.map { evidence(run, $0) }
+                answered += records(run).filter { kind($0, "response") }.count
+            }
+            return late.isEmpty ? pass("\(answered) answers, none after its deadline", [])
+                : fail("\(late.count) command(s) unanswered by the deadline", late)
+        case "decoys":
+            var claims: [String] = []
+            for r in responses(.scan, to: "filterScanList") {
+                let claimed = (r["networkList"]?.arrayValue ?? []).compactMap { $0["ssid"]?.stringValue }
+                if claimed.contains(where: decoys.contains) || claimed.contains(notCaptive) { claims.append(evidence(.scan, r)) }
+            }
+            for r in responses(.scan, to: "evaluate") where decoys.contains(command(.scan, r)?["network"]?["ssid"]?.stringValue ?? "") {
+                if (r["network"]?["confidence"]?.intValue ?? 0) > 0 { claims.append(evidence(.scan, r)) }
+            }
+            let evaluated = responses(.scan, to: "evaluate").contains { decoys.contains(command(.scan, $0)?["network"]?["ssid"]?.stringValue ?? "") }
+            if !evaluated { return fail("the helper was never asked to evaluate a decoy (the run did not get that far)", record(.scan)?.notes ?? []) }
+            return claims.isEmpty ? pass("no decoy claimed in filterScanList or evaluate", [])
+                : fail("claimed \(claims.count) time(s) a network it cannot know", claims)
+        case "not-high-for-everything":
+            let answers = responses(.scan, to: "evaluate").filter { command(.scan, $0)?["network"]?["ssid"]?.stringValue == notCaptive }
+            guard let answer = answers.first else { return fail("no evaluate answer for \(notCaptive)", record(.scan)?.notes ?? []) }
+            return answer["network"]?["confidence"]?.intValue == 2
+                ? fail("answered high for \(notCaptive), a network with the internet behind it", [evidence(.scan, answer)])
+                : pass("evaluate of \(notCaptive) answered with confidence \(answer["network"]?["confidence"]?.intValue ?? 0)", [evidence(.scan, answer)])
+        case "scan-list-passwords":
+            var bad: [String] = []
+            var secureClaims = 0
+            for r in responses(.scan, to: "filterScanList") {
+                guard let presented = command(.scan, r)?["networkList"]?.arrayValue else { continue }
+                for n in r["networkList"]?.arrayValue ?? [] {
+                    let ssid = n["ssid"]?.stringValue
+                    let secure = presented.first { $0["ssid"]?.stringValue == ssid }.map { $0["security"]?.stringValue != "open" } ?? false
+                    if secure {
+                        secureClaims += 1
+                        if (n["password"]?.stringValue ?? "").isEmpty { bad.append(evidence(.scan, r)) }
+                    }
+                }
+            }
+            if responses(.scan, to: "filterScanList").isEmpty { return fail("no filterScanList answer", []) }
+            return bad.isEmpty ? pass(secureClaims == 0 ? "claimed no secure network" : "\(secureClaims) secure claim(s), each with a password", [])
+                : fail("claimed a secure network without a password", bad)
+        case "one-response":
+            var bad: [String] = []
+            for run in check.runs {
+                bad += records(run).filter { kind($0, "rejected") && ["duplicateResponse", "unknownCommand", "notYourCommand"].contains($0["reason"]?.stringValue ?? "") }
+                    .map { evidence(run, $0) }
+            }
+            return bad.isEmpty ? pass("no second or stray response", []) : fail("\(bad.count) response(s) rejected", bad)
+        case "maintain":
+            let answers = responses(.captive, to: "maintain")
+            let plain = answers.filter { command(.captive, $0)?["network"]?["didJustJoin"]?.boolValue == false }
+            let joined = answers.filter { command(.captive, $0)?["network"]?["didJustJoin"]?.boolValue == true }
+            let valid = ["success", "authenticationRequired"]
+            guard let p = plain.first, valid.contains(p["result"]?.stringValue ?? "") else {
+                return fail("maintain without didJustJoin was not answered success/authenticationRequired", plain.map { evidence(.captive, $0) } + (record(.captive)?.notes ?? []))
+            }
+            guard let j = joined.first, valid.contains(j["result"]?.stringValue ?? "") else {
+                return fail("maintain with didJustJoin (the cached re-join) was not answered success/authenticationRequired",
+                            joined.map { evidence(.captive, $0) } + (record(.captive)?.notes ?? []))
+            }
+            return pass("maintain answered \(p["result"]?.stringValue ?? "") (didJustJoin false) and \(j["result"]?.stringValue ?? "") (didJustJoin true)",
+                        [evidence(.captive, p), evidence(.captive, j)])
+        case "reauthenticate":
+            let trace = records(.captive)
+            guard let required = trace.firstIndex(where: { kind($0, "response") && $0["commandType"]?.stringValue == "maintain"
+                    && $0["result"]?.stringValue == "authenticationRequired" }) else {
+                return fail("maintain never answered authenticationRequired after the portal session expired", record(.captive)?.notes ?? [])
+            }
+            let after = trace[required...]
+            guard let login = after.first(where: { kind($0, "response") && $0["commandType"]?.stringValue == "authenticate" }) else {
+                return fail("no authenticate answer after authenticationRequired", [evidence(.captive, trace[required])])
+            }
+            return login["result"]?.stringValue == "success"
+                ? pass("logged in again", [evidence(.captive, trace[required]), evidence(.captive, login)])
+                : fail("authenticate after authenticationRequired answered \(login["result"]?.stringValue ?? "?")", [evidence(.captive, trace[required]), evidence(.captive, login)])
+        case "unsupported-network":
+            let answers = responses(.changedPortal, to: "authenticate")
+            guard answers.count >= 2, let last = answers.last else {
+                return fail("the helper was not asked to authenticate on the changed portal", record(.changedPortal)?.notes ?? [])
+            }
+            return last["result"]?.stringValue == "unsupportedNetwork"
+                ? pass("answered unsupportedNetwork on the portal it cannot handle", [evidence(.changedPortal, last)])
+                : fail("answered \(last["result"]?.stringValue ?? "?") instead of unsupportedNetwork on a portal it cannot handle", [evidence(.changedPortal, last)])
+        case "logoff":
+            let run = record(.captive)
+            guard let answer = responses(.captive, to: "logoff").first else {
+                return fail("no answer to the logoff command", (records(.captive).filter { kind($0, "command") && $0["commandType"]?.stringValue == "logoff" }
+                    .map { evidence(.captive, $0) }) + (run?.notes ?? []))
+            }
+            guard run?.gate["beforeLogoff"] == true else {
+                return fail("the portal session had already ended before the logoff command", [evidence(.captive, answer)] + (run?.notes ?? []))
+            }
+            guard answer["result"]?.stringValue == "success" else {
+                return fail("logoff answered \(answer["result"]?.stringValue ?? "?")", [evidence(.captive, answer)])
+            }
+            guard run?.gate["afterLogoff"] == false else {
+                return fail("logoff answered success but the portal session is still up (the gate holds the station)", [evidence(.captive, answer)])
+            }
+            return pass("the session was up until the logoff command, which ended it", [evidence(.captive, answer), "gate before: authenticated, after: not"])
+        case "temporary-failure":
+            let answers = responses(.portalError, to: "authenticate")
+            guard answers.count >= 2, let last = answers.last else {
+                return fail("the helper was not asked to authenticate while the portal erred", record(.portalError)?.notes ?? [])
+            }
+            return last["result"]?.stringValue == "temporaryFailure"
+                ? pass("answered temporaryFailure while the portal's sign-in answered 503", [evidence(.portalError, last)])
+                : fail("answered \(last["result"]?.stringValue ?? "?") instead of temporaryFailure while the portal's sign-in answered 503 (failure disables auto-join)",
+                       [evidence(.portalError, last)])
+        case "valid-results":
+            var bad: [String] = []
+            for run in check.runs {
+                bad += records(run).filter { kind($0, "irregular") && $0["irregularity"]?.stringValue == "invalidResult" }.map { evidence(run, $0) }
+            }
+            return bad.isEmpty ? pass("every result was valid for its command", []) : fail("\(bad.count) result(s) not valid for their command", bad)
+        default:
+            return fail("unknown check", [])
+        }
+    }
+}

@@ -1,0 +1,160 @@
+// hotspot-certify-fixture: a deliberately broken helper for testing `hotspot-lab certify`.
+//
+//   hotspot-certify-fixture --break MODE -- HELPER-COMMAND [ARG...]
+//
+// It runs a real helper (normally the reference portal helper) and sits between it and hotspotd, relaying
+// protocol frames and breaking exactly one rule (MODE), so each certification check can be shown to fail
+// for the right reason. Modes: never-maintain, claim-everything, high-everything, double, fail-just-joined,
+// no-reauth, fail-unsupported, logoff-keeps-session, temporary-as-failure, invalid-result, none.
+import Foundation
+import HotspotProtocol
+import HotspotSystem
+
+let modes = ["never-maintain", "claim-everything", "high-everything", "double", "fail-just-joined", "no-reauth",
+             "fail-unsupported", "logoff-keeps-session", "temporary-as-failure", "invalid-result", "none"]
+
+func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-certify-fixture: \(s)\n".utf8)) }
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 4, arguments[0] == "--break", modes.contains(arguments[1]), arguments[2] == "--" else {
+    log("usage: hotspot-certify-fixture --break MODE -- HELPER-COMMAND [ARG...]; modes: \(modes.joined(separator: ", "))")
+    exit(64)
+}
+let mode = arguments[1]
+let helperCommand = Array(arguments[3...])
+guard let daemonPath = ProcessInfo.processInfo.environment["HOTSPOT_HELPER_SOCKET"] else {
+    log("HOTSPOT_HELPER_SOCKET is not set")
+    exit(64)
+}
+
+// The helper connects to us; we connect to hotspotd on its behalf.
+let relayDir = "/tmp/hsl-fixture-\(getpid())"
+let relayPath = relayDir + "/relay.sock"
+let listener: UnixSocket
+do {
+    listener = try UnixSocket.listen(path: relayPath)
+} catch {
+    log("listen on \(relayPath): \(error)")
+    exit(1)
+}
+var environment = ProcessInfo.processInfo.environment
+environment["HOTSPOT_HELPER_SOCKET"] = relayPath
+let executable = helperCommand[0].contains("/") ? helperCommand[0]
+    : ((try? BuildProducts.locate(helperCommand[0])) ?? helperCommand[0])
+let child: ChildProcess
+do {
+    child = try ChildProcess.spawn(ProcessConfiguration(executable, Array(helperCommand.dropFirst()), environment: environment))
+} catch {
+    log("start \(helperCommand.joined(separator: " ")): \(error)")
+    exit(1)
+}
+log("mode \(mode); helper pid \(child.pid)")
+@MainActor func finish(_ code: Int32) -> Never {
+    _ = try? child.terminate(grace: .seconds(1))
+    unlink(relayPath)
+    rmdir(relayDir)
+    exit(code)
+}
+guard listener.waitReadable(timeout: .seconds(30)), let helper = try? listener.accept() else {
+    log("the helper did not connect")
+    finish(1)
+}
+let daemon: UnixSocket
+do {
+    daemon = try UnixSocket.connect(path: daemonPath)
+} catch {
+    log("connect to hotspotd at \(daemonPath): \(error)")
+    finish(1)
+}
+
+/// Commands seen from hotspotd, by id.
+var commands: [Int: JSON] = [:]
+var authenticateAnswers = 0
+
+@MainActor func send(_ socket: UnixSocket, _ json: JSON) {
+    do { try socket.writeAll(frame(json.bytes)) } catch { log("write: \(error)"); finish(1) }
+}
+
+func replaced(_ json: JSON, _ key: String, _ value: JSON) -> JSON {
+    var o = json.objectValue ?? [:]
+    o[key] = value
+    return .object(o)
+}
+
+/// A helper's message on its way to hotspotd: returns what to send instead (empty: drop).
+@MainActor func fromHelper(_ message: JSON) -> [JSON] {
+    guard message["type"]?.stringValue == "response", let id = message["command"]?.intValue, let command = commands[id] else { return [message] }
+    let type = command["commandType"]?.intValue ?? 0   // 1 filterScanList 2 evaluate 3 authenticate 5 maintain
+    let result = message["result"]?.intValue ?? 0
+    var out = message
+    switch mode {
+    case "never-maintain" where type == 5:
+        log("dropping the answer to maintain \(id)")
+        return []
+    case "claim-everything" where type == 1:
+        let all = (command["networkList"]?.arrayValue ?? []).map { n -> JSON in
+            var o = n.objectValue ?? [:]
+            o["password"] = nil
+            return .object(o)
+        }
+        out = replaced(message, "networkList", .array(all))
+    case "high-everything" where type == 2:
+        var network = command["network"]?.objectValue ?? [:]
+        network["confidence"] = 2
+        out = replaced(message, "network", .object(network))
+    case "double":
+        return [message, message]
+    case "fail-just-joined" where type == 5 && command["network"]?["didJustJoin"]?.boolValue == true:
+        out = replaced(message, "result", 1)
+    case "no-reauth" where type == 3:
+        authenticateAnswers += 1
+        if authenticateAnswers > 1 { out = replaced(message, "result", 1) }
+    case "fail-unsupported" where result == 5:
+        out = replaced(message, "result", 1)
+    case "temporary-as-failure" where result == 6:
+        out = replaced(message, "result", 1)
+    case "invalid-result" where type == 5 && result == 0:
+        out = replaced(message, "result", 2)
+    default:
+        break
+    }
+    if out != message { log("rewrote the answer to command \(id): \(out.text)") }
+    return [out]
+}
+
+/// hotspotd's message on its way to the helper: returns what to forward (empty: answered here).
+@MainActor func fromDaemon(_ message: JSON) -> [JSON] {
+    if message["type"]?.stringValue == "command", let id = message["id"]?.intValue {
+        commands[id] = message
+        if mode == "logoff-keeps-session", message["commandType"]?.intValue == 6 {
+            log("answering logoff \(id) myself without ending the portal session")
+            send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
+            return []
+        }
+    }
+    return [message]
+}
+
+// Relay until either side closes.
+var decoders = [FrameDecoder(maximumLength: 16 << 20), FrameDecoder(maximumLength: 16 << 20)]
+var buffer = [UInt8](repeating: 0, count: 65_536)
+while true {
+    var fds = [pollfd(fd: helper.fd, events: Int16(POLLIN), revents: 0), pollfd(fd: daemon.fd, events: Int16(POLLIN), revents: 0)]
+    if poll(&fds, 2, 500) < 0 { if errno == EINTR { continue }; break }
+    if let status = try? child.poll() { log("the helper exited (\(status))"); finish(0) }
+    for (index, pfd) in fds.enumerated() where pfd.revents != 0 {
+        let source = index == 0 ? helper : daemon
+        let outcome = (try? buffer.withUnsafeMutableBytes { try source.read(into: $0) }) ?? .endOfFile
+        switch outcome {
+        case .bytes(let n): decoders[index].append(buffer[0..<n])
+        case .wouldBlock: continue
+        case .endOfFile:
+            log(index == 0 ? "the helper closed its connection" : "hotspotd closed the connection")
+            finish(0)
+        }
+        while let payload = try? decoders[index].nextFrame(), let json = try? JSON.parse(payload) {
+            if index == 0 { for m in fromHelper(json) { send(daemon, m) } } else { for m in fromDaemon(json) { send(helper, m) } }
+        }
+    }
+}
+finish(0)
