@@ -80,8 +80,8 @@ struct CertifyCommand: AsyncParsableCommand {
             let failed = report.results.filter { !$0.passed && $0.check.required }
             print(failed.isEmpty ? "CERTIFIED: \(report.results.count) checks passed" : "NOT CERTIFIED: \(failed.count) required check(s) failed: \(failed.map(\.check.id).joined(separator: ", "))")
         }
-        if let junit { try CertifyReports.junit(report).write(toFile: junit, atomically: true, encoding: .utf8) }
-        if let html { try CertifyReports.html(report).write(toFile: html, atomically: true, encoding: .utf8) }
+        if let junit { try ReportFile.write(CertifyReports.junit(report), to: junit) }
+        if let html { try ReportFile.write(CertifyReports.html(report), to: html) }
         if !report.passed { throw ExitCode(1) }
     }
 }

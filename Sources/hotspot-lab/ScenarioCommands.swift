@@ -42,8 +42,8 @@ struct DemoCommand: AsyncParsableCommand {
             reporter.finish(result, timeline: true)
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
-        if let junit { try Reports.junit(results, suite: "hotspot-lab demo").write(toFile: junit, atomically: true, encoding: .utf8) }
-        if let html { try HTMLReport.render(results, title: "hotspot-lab demo").write(toFile: html, atomically: true, encoding: .utf8) }
+        if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab demo"), to: junit) }
+        if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab demo"), to: html) }
         if !results.allSatisfy(\.passed) { throw ExitCode(1) }
     }
 }
@@ -114,9 +114,9 @@ struct RunCommand: AsyncParsableCommand {
             reporter.finish(result, timeline: timeline)
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
-        if let junit { try Reports.junit(results, suite: "hotspot-lab run").write(toFile: junit, atomically: true, encoding: .utf8) }
-        if let json { try Reports.json(results).write(toFile: json, atomically: true, encoding: .utf8) }
-        if let html { try HTMLReport.render(results, title: "hotspot-lab run").write(toFile: html, atomically: true, encoding: .utf8) }
+        if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab run"), to: junit) }
+        if let json { try ReportFile.write(Reports.json(results), to: json) }
+        if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab run"), to: html) }
         if !results.allSatisfy(\.passed) { throw ExitCode(1) }
     }
 }

@@ -104,6 +104,7 @@ struct Placement: ParsableArguments {
         // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged.
         let code = try await VMRelay.run(arguments: Array(CommandLine.arguments.dropFirst()), options: options, environment: environment)
         if let folder = environment[VMLogs.environmentKey] {
+            for report in ReportFile.deliver(from: folder) { FileHandle.standardError.write(Data("hotspot-lab: wrote \(report)\n".utf8)) }
             FileHandle.standardError.write(Data("hotspot-lab: the VM run's logs are in \(folder)\n".utf8))
         }
         throw ExitCode(code)
