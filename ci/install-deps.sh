@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   pkg-config libnl-3-dev libnl-genl-3-dev libmnl-dev
   iproute2 nftables iw hostapd wpasupplicant dnsmasq-base curl tcpdump kmod cpio
-  qemu-system-x86 linux-image-amd64 busybox-static
+  qemu-system-x86 linux-image-amd64 busybox-static python3-yaml
   # headless browser for the HTML report's rendering test (Tests/LabKitTests/HTMLReportTests.swift)
   chromium
 )

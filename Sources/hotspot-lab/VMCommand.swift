@@ -147,6 +147,7 @@ enum VMRelay {
         let runner = VMRunner(options: options)
         var job = VMJob.currentProcess(arguments: arguments)
         job.environment.merge(environment) { _, new in new }
+        job.environment["HOTSPOT_LAB_HOST_CWD"] = FileManager.default.currentDirectoryPath
         do {
             let result = try await runner.run(job) { stream, data in
                 data.withUnsafeBytes { buffer in

@@ -40,7 +40,7 @@ final class LoopbackPortal: @unchecked Sendable {
     let gate: LoopbackGate
     let port: UInt16
     let task: Task<Void, any Error>
-    let client = HotspotHTTPClient(timeout: .seconds(3), resolver: HotspotResolver(nameservers: []))
+    let client = HotspotHTTPClient(timeout: .seconds(10), resolver: HotspotResolver(nameservers: []))
     private let lock = NSLock()
     private var sentLog: [String] = []
 
@@ -214,7 +214,7 @@ struct HelperLogicTests {
             }
         }
         defer { server.stop() }
-        let client = HotspotHTTPClient(timeout: .seconds(3), resolver: HotspotResolver(nameservers: []))
+        let client = HotspotHTTPClient(timeout: .seconds(10), resolver: HotspotResolver(nameservers: []))
         let viaServer = { (request: HotspotHTTPRequest) throws(HotspotTrafficError) -> HotspotHTTPResponse in
             var r = request
             if let url = HotspotURL(request.url), url.host == "captive.apple.com" { r.url = server.url + url.path }

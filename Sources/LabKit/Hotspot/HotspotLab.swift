@@ -471,7 +471,9 @@ public enum VMLogMirror {
 public enum ReportFile {
     public static func write(_ text: String, to path: String) throws {
         let env = ProcessInfo.processInfo.environment
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        // Relative to the directory the user ran the command in (inside the VM it may be another).
+        let cwd = env["HOTSPOT_LAB_HOST_CWD"] ?? FileManager.default.currentDirectoryPath
+        let absolute = path.hasPrefix("/") ? path : cwd + "/" + path
         guard InVM.isActive, env[VMLogMirror.environmentKey] != nil, let share = InVM.resultsDirectory else {
             try text.write(toFile: absolute, atomically: true, encoding: .utf8)
             return
