@@ -34,6 +34,7 @@ let package = Package(
         .executable(name: "hotspot-helper-portal", targets: ["PortalHelper"]),
         .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelper"]),
         .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelper"]),
+        .executable(name: "hotspot-replay-helper", targets: ["hotspot-replay-helper"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -113,6 +114,7 @@ let package = Package(
         ),
         .executableTarget(name: "hotspot-nsexec"),
         .executableTarget(name: "hotspot-test-helper", dependencies: ["HotspotHelper"], swiftSettings: strict),
+        .executableTarget(name: "hotspot-replay-helper", dependencies: ["HotspotHelper", "HotspotProtocol"], swiftSettings: strict),
         // A deliberately broken helper (a relay that breaks one rule) for the certify tests.
         .executableTarget(
             name: "hotspot-certify-fixture", dependencies: ["HotspotProtocol", "HotspotSystem"],

@@ -5,6 +5,8 @@ public struct FormLoginPortal: PortalKind {
     let password: String
     /// A fault: every sign-in answers this HTTP status (the portal's back end is down); nil: normal.
     let loginStatus: Int?
+    /// A fault: every sign-in answers only after this many seconds (a back end slower than the deadline).
+    let loginDelay: Double
 
     public init(settings: [String: String]) throws {
         username = try Self.required(settings, "username")
@@ -17,6 +19,14 @@ public struct FormLoginPortal: PortalKind {
         } else {
             loginStatus = nil
         }
+        if let delay = settings["login-delay-seconds"] {
+            guard let seconds = Double(delay), seconds >= 0, seconds <= 3600 else {
+                throw PortalSettingError(kind: Self.name, setting: "login-delay-seconds", message: "expected seconds 0...3600, found `\(delay)`")
+            }
+            loginDelay = seconds
+        } else {
+            loginDelay = 0
+        }
     }
 
     public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {
@@ -24,6 +34,7 @@ public struct FormLoginPortal: PortalKind {
         if let response = await handleLogoff(request, context: context) { return response }
         switch (request.method, request.path) {
         case ("POST", "/login"):
+            if loginDelay > 0 { try? await Task.sleep(for: .milliseconds(Int64(loginDelay * 1000))) }
             if let loginStatus {
                 return .html(loginStatus, "Service unavailable", "<p>Sign-in is not available right now. Please try again later.</p>")
             }

@@ -5,6 +5,9 @@ import HotspotSystem
 import Glibc
 #endif
 
+/// The trace format (docs/TRACE.md) this daemon writes; in every `start` record. A replay refuses a newer one.
+public let traceFormatVersion = 1
+
 /// hotspotd's configuration.
 public struct DaemonOptions: Sendable {
     /// Holds the sockets (mode 0700), the state file and the trace unless given elsewhere.
@@ -146,7 +149,7 @@ public final class Daemon: @unchecked Sendable {
             "pid": .number(Double(getpid())), "interface": .string(options.interface),
             "helperSocket": .string(options.helperSocket), "controlSocket": .string(options.controlSocket),
             "stateFile": .string(options.stateFile), "timeScale": .number(options.timing.scale),
-            "protocolVersion": .number(Double(protocolVersion)),
+            "protocolVersion": .number(Double(protocolVersion)), "traceVersion": .number(Double(traceFormatVersion)),
             "maintainInterval_ms": .number(options.timing.scaledMaintainInterval.milliseconds),
         ]
         var ts = timespec()
@@ -524,6 +527,11 @@ public final class Daemon: @unchecked Sendable {
             reply(ControlReply.ok(requestID: rid))
         case .join, .leave, .autoJoin:
             stationRequest(request, source: source, reply: reply, requestID: rid)
+        case .record(let what):
+            var f = source
+            f["action"] = what
+            trace.record("labAction", f)
+            reply(ControlReply.ok(requestID: rid))
         }
     }
 

@@ -341,10 +341,13 @@ public enum ControlRequest: Sendable, Hashable {
     /// Station: let the device join known networks on its own (didAutoJoin true), except those whose
     /// auto-join a failure disabled.
     case autoJoin
+    /// A note for the trace (`labAction`): what the lab did to the world that hotspotd cannot see (a step of
+    /// a scenario, the user typing into a helper's UI), so a replay can do it again.
+    case record(JSON)
 
     public static let types = [
         "associate", "disassociate", "ipUp", "ipDown", "showScanList", "hideScanList", "logoff", "foreground",
-        "status", "subscribeTrace", "join", "leave", "autoJoin",
+        "status", "subscribeTrace", "join", "leave", "autoJoin", "record",
     ]
 
     public init(json: JSON) throws(ProtocolError) {
@@ -366,6 +369,11 @@ public enum ControlRequest: Sendable, Hashable {
         case "join": self = .join(ssid: try f.string("ssid"), password: try f.optionalString("password"))
         case "leave": self = .leave
         case "autoJoin": self = .autoJoin
+        case "record":
+            guard let what = f.object["what"], case .object = what else {
+                throw ProtocolError(.invalidField, "what: missing or not an object (expected the lab action to record)")
+            }
+            self = .record(what)
         default:
             throw ProtocolError(.unknownType, "unknown control request \"\(type)\" (expected one of \(ControlRequest.types.joined(separator: ", ")))")
         }
@@ -392,6 +400,7 @@ public enum ControlRequest: Sendable, Hashable {
             return .object(o)
         case .leave: return ["type": "leave"]
         case .autoJoin: return ["type": "autoJoin"]
+        case .record(let what): return ["type": "record", "what": what]
         }
     }
 

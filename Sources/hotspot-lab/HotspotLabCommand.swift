@@ -12,7 +12,7 @@ struct HotspotLabCommand: AsyncParsableCommand {
             VMCommand.self, SelftestCommand.self,
             DoctorCommand.self, CleanCommand.self,
             UpCommand.self, DownCommand.self,
-            DemoCommand.self, RunCommand.self, CertifyCommand.self,
+            DemoCommand.self, RunCommand.self, CertifyCommand.self, ReplayCommand.self,
         ]
     )
 }

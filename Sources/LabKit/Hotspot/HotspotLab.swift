@@ -336,6 +336,29 @@ public final class HotspotLab: @unchecked Sendable {
         return (child, { try Self.waitForFile(ready, child: child, log: log, what: "portal \(kind) for \(hotspot.name)") })
     }
 
+    /// Latency, jitter, loss and a rate limit on a hotspot's uplink (both directions of its egress there), with
+    /// netem; all zero removes it. Needs netem (the VM kernel has it; the host kernel here does not).
+    @discardableResult
+    public func setLinkQuality(_ running: RunningHotspot, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) throws -> String {
+        let tc = try Self.findTool("tc")
+        let device = running.uplinkInterface
+        if latencyMS == 0 && jitterMS == 0 && lossPercent == 0 && rateKbit == 0 {
+            _ = try ProcessRunner.run(ProcessConfiguration(tc, ["qdisc", "del", "dev", device, "root"]).inNetworkNamespace(running.namespace.name))
+            return "uplink of \(running.hotspot.name): no added latency or loss"
+        }
+        var args = ["qdisc", "replace", "dev", device, "root", "netem"]
+        if latencyMS > 0 || jitterMS > 0 { args += ["delay", "\(latencyMS)ms"] + (jitterMS > 0 ? ["\(jitterMS)ms"] : []) }
+        if lossPercent > 0 { args += ["loss", "\(lossPercent)%"] }
+        if rateKbit > 0 { args += ["rate", "\(rateKbit)kbit"] }
+        let result = try ProcessRunner.run(ProcessConfiguration(tc, args).inNetworkNamespace(running.namespace.name), timeout: .seconds(10))
+        guard result.status.succeeded else {
+            throw SystemError("set the link quality of hotspot \(running.hotspot.name) on", device,
+                              reason: "tc \(args.joined(separator: " ")): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)) "
+                                  + "(this kernel may lack netem; the VM kernel has it: --where vm)")
+        }
+        return "uplink of \(running.hotspot.name): " + args.dropFirst(6).joined(separator: " ")
+    }
+
     /// The portal changes on the server side: the hotspot's portal server is replaced by one of `kind`
     /// (settings: the topology's, overridden by `settings`). The gate and its authenticated set stay.
     public func switchPortal(hotspot name: String, kind: String, settings: [String: String] = [:]) throws {

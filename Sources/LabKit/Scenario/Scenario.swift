@@ -48,7 +48,8 @@ public enum ScenarioAction: Sendable {
     case expireSession(hotspot: String?)
     case logoff(helper: String, expectAccepted: Bool)
     case killHelper(String)
-    case restartHotspotd
+    /// SIGKILL hotspotd and start it again; the helpers come back `helperDelay` seconds later.
+    case restartHotspotd(helperDelay: Double)
     case application(expect: Connectivity, url: String?)
     case expectAutoJoinDisabled(ssid: String, disabled: Bool)
     case expectCache(ssid: String, entry: String?)
@@ -57,6 +58,16 @@ public enum ScenarioAction: Sendable {
     case gate(authenticated: Bool, hotspot: String?)
     /// The portal changes on the server side: the hotspot's portal server is replaced by another kind.
     case portal(kind: String, hotspot: String?, settings: [String: String])
+    /// The access point disappears (hostapd disabled) or comes back.
+    case accessPoint(up: Bool, hotspot: String?)
+    /// The hotspot's uplink to the internet goes down (a total outage) or comes back.
+    case uplink(up: Bool, hotspot: String?)
+    /// Latency, jitter, loss and a rate limit on the hotspot's uplink (netem); all zero: none.
+    case linkQuality(hotspot: String?, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int)
+    /// SIGSTOP (a hung helper) or SIGCONT.
+    case stopHelper(String, stop: Bool)
+    /// The station drops and re-joins `count` times at seeded random intervals, as devices do when they sleep.
+    case flap(count: Int, minSeconds: Double, maxSeconds: Double, seed: UInt64)
 }
 
 /// Parses scenario files with the topology parser's YAML reader: every error is `file:line:column`.
@@ -64,7 +75,8 @@ public enum ScenarioParser {
     public static let stepKinds = [
         "show-scan-list", "join", "auto-join", "leave", "wait-state", "expect-states", "expect-command", "expect-notification",
         "foreground", "type", "expire-session", "logoff", "kill-helper", "restart-hotspotd", "application",
-        "expect-auto-join-disabled", "expect-cache", "sleep", "gate", "portal",
+        "expect-auto-join-disabled", "expect-cache", "sleep", "gate", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper",
+        "flap",
     ]
     static let states = HotspotState.allCases.map(\.rawValue)
     static let commands = CommandType.allCases.map(\.description)
@@ -178,7 +190,10 @@ public enum ScenarioParser {
             return .join(ssid: try keys["ssid"]!.nonEmptyString(), password: try keys["password"]?.string())
         case "auto-join": return .autoJoin
         case "leave": return .leave
-        case "restart-hotspotd": return .restartHotspotd
+        case "restart-hotspotd":
+            if isNull(v) { return .restartHotspotd(helperDelay: 0) }
+            let keys = try v.mapping(allowed: ["helper-delay"])
+            return .restartHotspotd(helperDelay: try keys["helper-delay"].map { try number($0, in: 0...60) } ?? 0)
         case "wait-state":
             if case .scalar = v.node { return .waitState(try oneOf(v, states, what: "state"), timeout: 30) }
             let keys = try v.mapping(allowed: ["state", "timeout"], required: ["state"])
@@ -236,6 +251,32 @@ public enum ScenarioParser {
             }
             return .portal(kind: try oneOf(keys["kind"]!, PortalCatalog.kinds, what: "portal kind"),
                            hotspot: try keys["hotspot"]?.nonEmptyString(), settings: settings)
+        case "ap", "uplink":
+            let state: String
+            var hotspot: String?
+            if case .scalar = v.node {
+                state = try oneOf(v, ["up", "down"], what: "\(kind) state")
+            } else {
+                let keys = try v.mapping(allowed: ["state", "hotspot"], required: ["state"])
+                state = try oneOf(keys["state"]!, ["up", "down"], what: "\(kind) state")
+                hotspot = try keys["hotspot"]?.nonEmptyString()
+            }
+            return kind == "ap" ? .accessPoint(up: state == "up", hotspot: hotspot) : .uplink(up: state == "up", hotspot: hotspot)
+        case "link":
+            let keys = try v.mapping(allowed: ["hotspot", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
+            return .linkQuality(hotspot: try keys["hotspot"]?.nonEmptyString(),
+                                latencyMS: try keys["latency-ms"]?.int(in: 0...60_000) ?? 0, jitterMS: try keys["jitter-ms"]?.int(in: 0...60_000) ?? 0,
+                                lossPercent: try keys["loss-percent"].map { try number($0, in: 0...100) } ?? 0,
+                                rateKbit: try keys["rate-kbit"]?.int(in: 0...10_000_000) ?? 0)
+        case "stop-helper": return .stopHelper(try v.nonEmptyString(), stop: true)
+        case "continue-helper": return .stopHelper(try v.nonEmptyString(), stop: false)
+        case "flap":
+            let keys = try v.mapping(allowed: ["count", "min-seconds", "max-seconds", "seed"], required: ["count"])
+            let low = try keys["min-seconds"].map { try number($0, in: 0...600) } ?? 1
+            let high = try keys["max-seconds"].map { try number($0, in: 0...600) } ?? 5
+            guard low <= high else { throw keys["max-seconds"]!.error("expected max-seconds >= min-seconds (\(low)), found \(high)") }
+            return .flap(count: try keys["count"]!.int(in: 1...100), minSeconds: low, maxSeconds: high,
+                         seed: UInt64(try keys["seed"]?.int(in: 0...Int(Int32.max)) ?? 1))
         case "gate":
             if case .scalar = v.node {
                 return .gate(authenticated: try oneOf(v, ["authenticated", "unauthenticated"], what: "gate state") == "authenticated", hotspot: nil)

@@ -94,11 +94,20 @@ public final class ScenarioRunner: @unchecked Sendable {
         }
         result.traceFile = station.traceFile
         let context = Context(lab: lab, station: station, scenario: scenario)
+        // The trace names the scenario and the topology, and records each step: enough to replay the run.
+        let helpers = station.helpers.map { JSON.string($0.command) }
+        _ = try? station.request(.record(["scenario": .string(scenario.name), "file": .string(scenario.file),
+                                          "topology": .string(scenario.topologyPath.hasPrefix("/") ? scenario.topologyPath
+                                              : FileManager.default.currentDirectoryPath + "/" + scenario.topologyPath),
+                                          "station": .string(station.station.name),
+                                          "maintainInterval": .number(scenario.maintainInterval), "timeScale": .number(scenario.timeScale),
+                                          "helpers": .array(helpers)]))
         let stepsStart = ContinuousClock.now
         for (index, step) in scenario.steps.enumerated() {
             let stepStart = ContinuousClock.now
             var message = ""
             var passed = true
+            _ = try? station.request(.record(["step": .string(step.text), "line": .number(Double(step.line)), "index": .number(Double(index))]))
             do {
                 message = try context.perform(step)
             } catch {
@@ -226,8 +235,8 @@ final class Context {
             guard let running = station.helper(helper) else { throw StepFailure("no helper \(helper) on station \(station.station.name)") }
             try station.kill(helper: running)
             return "killed \(helper) (pid \(running.process.pid))"
-        case .restartHotspotd:
-            try station.restartHotspotd()
+        case .restartHotspotd(let delay):
+            try station.restartHotspotd(helperDelay: .milliseconds(Int64(delay * 1000)))
             stateCheckpoint = station.traceLineCount()
             waitCursor = stateCheckpoint
             return "hotspotd restarted"
@@ -260,6 +269,42 @@ final class Context {
         case .sleep(let seconds):
             usleep(UInt32(seconds * 1_000_000))
             return "slept \(seconds) s"
+        case .accessPoint(let up, let hotspot):
+            let running = try hotspotFor(hotspot)
+            guard let hostapd = running.hostapd else { throw StepFailure("hotspot \(running.hotspot.name) has no hostapd (veth mode)") }
+            let reply = try hostapd.request(up ? "ENABLE" : "DISABLE")
+            guard reply.hasPrefix("OK") else { throw StepFailure("hostapd \(up ? "ENABLE" : "DISABLE") answered \(reply)") }
+            return "access point \(running.hotspot.name) \(up ? "back" : "gone")"
+        case .uplink(let up, let hotspot):
+            let running = try hotspotFor(hotspot)
+            let (internetSide, _) = lab.topology.internet.uplink(running.index)
+            let route = Route(gateway: IPAddress("\(internetSide)")!)
+            do {
+                if up { try running.namespace.route.addRoute(route) } else { try running.namespace.route.deleteRoute(route) }
+            } catch let e as SystemError where e.errno == (up ? EEXIST : ESRCH) {}
+            return "uplink of \(running.hotspot.name) \(up ? "up" : "down")"
+        case .linkQuality(let hotspot, let latency, let jitter, let loss, let rate):
+            let running = try hotspotFor(hotspot)
+            return try lab.setLinkQuality(running, latencyMS: latency, jitterMS: jitter, lossPercent: loss, rateKbit: rate)
+        case .stopHelper(let helper, let stop):
+            guard let running = station.helper(helper) else { throw StepFailure("no helper \(helper) on station \(station.station.name)") }
+            try running.process.signal(stop ? SIGSTOP : SIGCONT)
+            return "\(helper) \(stop ? "stopped (hung)" : "continued")"
+        case .flap(let count, let low, let high, let seed):
+            var generator = SplitMix64(seed: seed)
+            var intervals: [String] = []
+            for _ in 0..<count {
+                try station.leave()
+                waitCursor = try station.waitForState("Inactive", after: waitCursor, timeout: .seconds(20))
+                let away = low + (high - low) * generator.nextUnit()
+                usleep(UInt32(away * 1_000_000))
+                try station.autoJoin()
+                waitCursor = try station.waitForState("Authenticated", after: waitCursor, timeout: .seconds(30))
+                let stay = low + (high - low) * generator.nextUnit()
+                usleep(UInt32(stay * 1_000_000))
+                intervals.append(String(format: "away %.1f s, back %.1f s", away, stay))
+            }
+            return "flapped \(count) times (seed \(seed)): " + intervals.joined(separator: "; ")
         case .portal(let kind, let hotspot, let settings):
             let running = try hotspotFor(hotspot)
             try lab.switchPortal(hotspot: running.hotspot.name, kind: kind, settings: settings)
@@ -324,6 +369,21 @@ final class Context {
         guard flush.status.succeeded else { throw StepFailure("nft flush set: \(flush.stderr)") }
         return "portal session of \(running.hotspot.name) expired (gate set flushed)"
     }
+}
+
+/// A small seeded generator (the same seed gives the same intervals on every machine).
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// 0.0 ..< 1.0
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
 
 /// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.

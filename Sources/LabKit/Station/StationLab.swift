@@ -391,13 +391,20 @@ public final class RunningStation: @unchecked Sendable {
         _ = try helper.process.wait(timeout: .seconds(5))
     }
 
-    /// Restarts hotspotd (SIGKILL, then a new one over the same run directory: the persisted cache is kept).
-    public func restartHotspotd(kill signal: Int32 = SIGKILL) throws {
+    /// Restarts hotspotd (SIGKILL, then a new one over the same run directory: the persisted cache is kept), and
+    /// the helpers after it, as the system relaunches helper apps (`helperDelay`: how long they take to come back).
+    public func restartHotspotd(kill signal: Int32 = SIGKILL, helperDelay: Duration = .zero) throws {
         controlClient = nil
         try hotspotd.signal(signal)
         _ = try hotspotd.wait(timeout: .seconds(5))
+        for helper in helpers { _ = try? helper.process.terminate(grace: .seconds(1)) }
         hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options)
         try connectControl()
+        if helperDelay > .zero {
+            let (s, a) = helperDelay.components
+            usleep(UInt32(s * 1_000_000 + a / 1_000_000_000_000))
+        }
+        try startHelpers()
     }
 
     func close() {

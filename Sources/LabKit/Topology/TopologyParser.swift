@@ -377,7 +377,7 @@ final class Reader {
         var kind: String?
         var port = 8080
         var settings: [String: String] = [:]
-        let allowedSettings = ["username", "password", "voucher", "delay-seconds", "terms", "can-extend-session", "venue-info-url", "login-status"]
+        let allowedSettings = ["username", "password", "voucher", "delay-seconds", "terms", "can-extend-session", "venue-info-url", "login-status", "login-delay-seconds"]
         for (key, value) in mapping {
             guard let name = key.string else { throw Field(node: key, path: field.path, file: field.file).error("expected a string key") }
             let f = field.child(name, value)

@@ -1,0 +1,247 @@
+import Foundation
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+
+/// A trace file that cannot be replayed (or only in part): the line and what is wrong.
+public struct TraceFileError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var message: String
+    public var description: String { "\(file):\(line): \(message)" }
+}
+
+/// hotspotd's trace (docs/TRACE.md), read for a replay: every record with its line, checked. A truncated,
+/// reordered or incomplete tail is cut off with a warning naming the line (what comes before is replayed);
+/// a newer format version, or nothing usable, is an error.
+public struct TraceFile: Sendable {
+    public var file: String
+    public var records: [JSON]
+    public var lines: [Int]
+    public var warnings: [String]
+
+    public static func load(path: String) throws -> TraceFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TraceFileError(file: path, line: 0, message: "cannot read the trace: \(String(cString: strerror(errno)))")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws -> TraceFile {
+        var trace = TraceFile(file: file, records: [], lines: [], warnings: [])
+        let rawLines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var lastSeq: Int?
+        var lastTime: Double?
+        for (offset, raw) in rawLines.enumerated() {
+            let number = offset + 1
+            if raw.allSatisfy(\.isWhitespace) { continue }
+            guard let record = try? JSON.parse(Array(raw.utf8)), case .object = record else {
+                let isLast = rawLines[(offset + 1)...].allSatisfy { $0.allSatisfy(\.isWhitespace) }
+                trace.warnings.append("\(file):\(number): " + (isLast ? "truncated record (the file ends mid-record)" : "not a JSON object")
+                                      + "; replaying the \(trace.records.count) records before it")
+                break
+            }
+            guard let kind = record["kind"]?.stringValue, let seq = record["seq"]?.intValue, let t = record["t_ns"]?.doubleValue else {
+                trace.warnings.append("\(file):\(number): a record without kind, seq or t_ns; replaying the \(trace.records.count) records before it")
+                break
+            }
+            if kind == "start" {
+                if let version = record["traceVersion"]?.intValue, version > traceFormatVersion {
+                    throw TraceFileError(file: file, line: number,
+                                         message: "trace format version \(version) is newer than this hotspot-lab reads (\(traceFormatVersion)); update hotspot-lab")
+                }
+                lastSeq = nil
+                lastTime = nil
+            }
+            if let lastSeq, seq != lastSeq + 1 {
+                trace.warnings.append("\(file):\(number): seq \(seq) follows seq \(lastSeq): records are missing or reordered; "
+                                      + "replaying the \(trace.records.count) records before it")
+                break
+            }
+            if let lastTime, t < lastTime {
+                trace.warnings.append("\(file):\(number): time goes backwards (t_ns \(Int64(t)) after \(Int64(lastTime))): records are reordered; "
+                                      + "replaying the \(trace.records.count) records before it")
+                break
+            }
+            lastSeq = seq
+            lastTime = t
+            trace.records.append(record)
+            trace.lines.append(number)
+        }
+        guard !trace.records.isEmpty else {
+            throw TraceFileError(file: file, line: 1, message: "no replayable record" + (trace.warnings.first.map { " (\($0))" } ?? ""))
+        }
+        return trace
+    }
+
+    /// The states entered, in order.
+    public var path: [String] { records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue } }
+}
+
+/// Turns a recorded run into a scenario that does the same things to the world (the environment side: what
+/// the user and the lab did), waits for the states the recording reached before each action, and checks the
+/// states entered between actions: the first `expect-states` that fails is where the new run departs.
+public enum Replay {
+    /// Steps that act; the others (expectations) are not replayed: the recording's states are expected instead.
+    static let actionKinds: Set<String> = [
+        "show-scan-list", "join", "auto-join", "leave", "foreground", "type", "expire-session", "logoff", "kill-helper",
+        "restart-hotspotd", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper", "flap",
+    ]
+
+    public struct Plan: Sendable {
+        public var scenario: Scenario
+        /// The recorded state path.
+        public var recordedPath: [String]
+        /// How each action was found (the lab's own step records, or the events hotspotd saw).
+        public var source: String
+        /// The recorded helpers (identifier, display name).
+        public var helpers: [(identifier: String, displayName: String)]
+        public var notes: [String]
+        /// The scenario as a file (`--to-scenario`).
+        public var yaml: String
+    }
+
+    /// `topology`: required when the trace does not name its own (a trace from a device, or from `ctl`).
+    public static func plan(_ trace: TraceFile, topology: String? = nil, helpers: [String]? = nil, speed: Double = 1) throws -> Plan {
+        var notes = trace.warnings
+        let header = trace.records.first { $0["kind"]?.stringValue == "labAction" && $0["action"]?["scenario"] != nil }?["action"]
+        let start = trace.records.first { $0["kind"]?.stringValue == "start" }
+        guard let topologyPath = topology ?? header?["topology"]?.stringValue else {
+            let ssids = Set(trace.records.compactMap { r -> String? in
+                r["kind"]?.stringValue == "event" && r["event"]?.stringValue == "associated" ? r["detail"]?["network"]?["ssid"]?.stringValue : nil
+            })
+            throw TraceFileError(file: trace.file, line: 1, message: "the trace does not name its topology; give --topology FILE with the networks "
+                                 + (ssids.isEmpty ? "it needs" : ssids.sorted().joined(separator: ", ")))
+        }
+        let timeScale = header?["timeScale"]?.doubleValue ?? start?["timeScale"]?.doubleValue ?? 1
+        let maintain = header?["maintainInterval"]?.doubleValue
+            ?? (start?["maintainInterval_ms"]?.doubleValue).map { $0 / 1000 / timeScale } ?? 300
+        var recordedHelpers: [(String, String)] = []
+        for r in trace.records where r["kind"]?.stringValue == "event" && r["event"]?.stringValue == "helperRegistered" {
+            if let id = r["detail"]?["helper"]?.stringValue, !recordedHelpers.contains(where: { $0.0 == id }) {
+                recordedHelpers.append((id, r["detail"]?["displayName"]?.stringValue ?? id))
+            }
+        }
+        let replayHelpers = helpers ?? recordedHelpers.map { "hotspot-replay-helper --trace \"\(trace.file)\" --identifier \($0.0) --speed \(speed)" }
+
+        // The actions, with where they stand in the trace.
+        var actions: [(index: Int, text: String)] = []
+        var source = "the lab's step records"
+        for (i, r) in trace.records.enumerated() where r["kind"]?.stringValue == "labAction" {
+            guard let text = r["action"]?["step"]?.stringValue else { continue }
+            let kind = String(text.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces)
+            guard actionKinds.contains(kind) else { continue }
+            // Expectations inside an action are the original run's; the replay checks the states instead.
+            var replayed = text
+            if kind == "show-scan-list" { replayed = "show-scan-list" }
+            if kind == "logoff", let helper = text.range(of: "helper: ") {
+                replayed = "logoff: " + text[helper.upperBound...].prefix { $0 != "," && $0 != "}" }
+            }
+            actions.append((i, replayed))
+        }
+        if actions.isEmpty {
+            source = "the events hotspotd saw (user actions, associations)"
+            actions = eventActions(trace)
+            if actions.isEmpty { notes.append("no user or lab action in the trace: the replay only starts the lab and compares the states") }
+        }
+
+        // Before each action, the states the recording entered since the previous one.
+        var steps: [String] = []
+        var previous = 0
+        var previousTime = trace.records.first?["t_ns"]?.doubleValue ?? 0
+        func segment(upTo end: Int) {
+            let states = trace.records[previous..<end].filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+            if let last = states.last {
+                steps.append("wait-state: {state: \(last), timeout: \(Int(max(30, 120 * timeScale)))}")
+                steps.append("expect-states: [\(states.joined(separator: ", "))]")
+            }
+        }
+        for (index, text) in actions {
+            segment(upTo: index)
+            // The recorded pause between the last thing that happened and the action (scaled by `speed`).
+            let lastTime = trace.records[previous..<index].last?["t_ns"]?.doubleValue ?? previousTime
+            let gap = ((trace.records[index]["t_ns"]?.doubleValue ?? lastTime) - lastTime) / 1e9 / speed
+            if gap >= 0.2 { steps.append(String(format: "sleep: %.2f", min(gap, 60))) }
+            steps.append(text)
+            previous = index + 1
+            previousTime = trace.records[index]["t_ns"]?.doubleValue ?? previousTime
+        }
+        // The tail: the states after the last action, with time for the timers that drove them.
+        let tailStates = trace.records[previous...].filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        if let last = tailStates.last {
+            steps.append("wait-state: {state: \(last), timeout: \(Int(max(30, maintain * timeScale * 3 + 30)))}")
+            steps.append("expect-states: [\(tailStates.joined(separator: ", "))]")
+        }
+        let name = (header?["scenario"]?.stringValue).map { "replay-\($0)" } ?? "replay"
+        let yaml = render(name: name, topology: topologyPath, maintain: maintain, timeScale: timeScale, helpers: replayHelpers,
+                          steps: steps.isEmpty ? ["sleep: 1"] : steps, trace: trace.file)
+        // No folder in the name: the topology path stays as recorded (relative to where the run was started).
+        let scenario = try ScenarioParser.parse(yaml, file: "replay.yaml")
+        return Plan(scenario: scenario, recordedPath: trace.path, source: source,
+                    helpers: recordedHelpers.map { (identifier: $0.0, displayName: $0.1) }, notes: notes, yaml: yaml)
+    }
+
+    /// Actions from what hotspotd recorded of the user and the world (no lab step records).
+    static func eventActions(_ trace: TraceFile) -> [(index: Int, text: String)] {
+        var actions: [(Int, String)] = []
+        for (i, r) in trace.records.enumerated() {
+            switch r["kind"]?.stringValue {
+            case "userAction":
+                switch r["request"]?["type"]?.stringValue {
+                case "join": actions.append((i, "join: \(r["request"]?["ssid"]?.stringValue ?? "?")"))
+                case "leave": actions.append((i, "leave"))
+                case "autoJoin": actions.append((i, "auto-join"))
+                default: break
+                }
+            case "event":
+                guard r["via"]?.stringValue == "control" else { continue }
+                switch r["event"]?.stringValue {
+                case "associated":
+                    let n = r["detail"]?["network"]
+                    actions.append((i, n?["didAutoJoin"]?.boolValue == true ? "auto-join" : "join: \(n?["ssid"]?.stringValue ?? "?")"))
+                case "disassociated": actions.append((i, "leave"))
+                case "foreground": actions.append((i, "foreground: \(r["detail"]?["helper"]?.stringValue ?? "null")"))
+                case "scanListShown": actions.append((i, "show-scan-list"))
+                default: break
+                }
+            case "logoffRequest":
+                if r["via"]?.stringValue == "control" { actions.append((i, "logoff: {helper: \(r["helper"]?.stringValue ?? "?"), expect: accepted}")) }
+            default:
+                break
+            }
+        }
+        // A logoff's expectation is what the recording answered.
+        return actions.map { action in
+            guard action.1.hasPrefix("logoff:") else { return action }
+            let answer = trace.records[(action.0 + 1)...].first { $0["kind"]?.stringValue == "logoffAnswer" }
+            return answer?["accepted"]?.boolValue == false ? (action.0, action.1.replacingOccurrences(of: "accepted", with: "refused")) : action
+        }
+    }
+
+    /// The scenario file a replay runs (`hotspot-lab replay --to-scenario`).
+    static func render(name: String, topology: String, maintain: Double, timeScale: Double, helpers: [String], steps: [String], trace: String) -> String {
+        var lines = ["# Replay of \(trace) (hotspot-lab replay --to-scenario); schema: docs/SCENARIOS.md",
+                     "name: \(name)",
+                     "description: the recorded run's actions, its states checked between them",
+                     "topology: \(topology)",
+                     "maintain-interval: \(maintain)",
+                     "time-scale: \(timeScale)"]
+        if !helpers.isEmpty {
+            lines.append("helpers:")
+            lines += helpers.map { "  - '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }
+        }
+        lines.append("steps:")
+        lines += steps.map { "  - " + $0 }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Where two state paths part: nil when equal.
+    public static func departure(recorded: [String], replayed: [String]) -> (index: Int, recorded: String?, replayed: String?)? {
+        for i in 0..<max(recorded.count, replayed.count) {
+            let a = i < recorded.count ? recorded[i] : nil
+            let b = i < replayed.count ? replayed[i] : nil
+            if a != b { return (i, a, b) }
+        }
+        return nil
+    }
+}

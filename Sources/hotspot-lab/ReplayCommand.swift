@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import LabKit
+
+/// `hotspot-lab replay TRACE`: a recorded run (hotspotd's trace.jsonl) done again in a lab, its state path
+/// compared with the recording step by step; `--to-scenario` prints it as a scenario file to keep.
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay a hotspotd trace in a lab (the recorded helper answers, or --helper) and report where the state path departs from the recording.")
+
+    @Argument(help: "hotspotd's trace (trace.jsonl).")
+    var trace: String
+
+    @Option(name: .customLong("helper"), help: "Run this helper instead of the recorded answers (repeatable).")
+    var helpers: [String] = []
+
+    @Option(help: "The topology (default: the one the trace names; a device's trace names none).")
+    var topology: String?
+
+    @Option(help: "Replay the recorded pauses this many times faster.")
+    var speed: Double = 1
+
+    @Flag(help: "Print the replay as a scenario file (keep it as a regression test) instead of running it.")
+    var toScenario = false
+
+    @Option(help: "Write a JUnit XML report.")
+    var junit: String?
+
+    @Option(help: "Write a self-contained HTML report.")
+    var html: String?
+
+    @Option(help: "Log folder root (default $HOTSPOT_LAB_LOGS or /tmp/hotspot-lab).")
+    var logs: String?
+
+    @OptionGroup var placement: Placement
+
+    func validate() throws {
+        guard speed > 0, speed.isFinite else { throw ValidationError("--speed must be a positive number, found \(speed)") }
+    }
+
+    func run() async throws {
+        let plan: Replay.Plan
+        do {
+            let file = try TraceFile.load(path: trace)
+            plan = try Replay.plan(file, topology: topology, helpers: helpers.isEmpty ? nil : helpers, speed: speed)
+        } catch let error as TraceFileError {
+            FileHandle.standardError.write(Data("hotspot-lab replay: \(error)\n".utf8))
+            throw ExitCode(2)
+        } catch let error as TopologyError {
+            FileHandle.standardError.write(Data("hotspot-lab replay: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        for note in plan.notes { FileHandle.standardError.write(Data("hotspot-lab replay: warning: \(note)\n".utf8)) }
+        if toScenario {
+            print(plan.yaml, terminator: "")
+            return
+        }
+        try await placement.relayIfNeeded()
+        let reporter = ProgressReporter()
+        reporter.say("━━ replay of \(trace): \(plan.scenario.steps.count) steps from \(plan.source); recorded path "
+                     + (plan.recordedPath.isEmpty ? "(none)" : plan.recordedPath.joined(separator: " → ")))
+        let runner = ScenarioRunner(logRoot: logs)
+        runner.onStep = { scenario, step in reporter.step(scenario, step) }
+        let result = runner.run(plan.scenario)
+        reporter.finish(result, timeline: true)
+        if let departure = Replay.departure(recorded: plan.recordedPath, replayed: result.path) {
+            reporter.say("DEPARTS at state #\(departure.index + 1): recorded \(departure.recorded ?? "(end)"), replay \(departure.replayed ?? "(end)")"
+                         + (result.failure.map { "\n  first failing step: \($0.message)" } ?? ""))
+        } else if result.passed {
+            reporter.say("SAME PATH: the replay entered the recorded states in order (\(plan.recordedPath.count) transitions)")
+        }
+        if let junit { try ReportFile.write(Reports.junit([result], suite: "hotspot-lab replay"), to: junit) }
+        if let html { try ReportFile.write(HTMLReport.render([result], title: "hotspot-lab replay"), to: html) }
+        let same = Replay.departure(recorded: plan.recordedPath, replayed: result.path) == nil
+        if !(same && result.passed) { throw ExitCode(1) }
+    }
+}

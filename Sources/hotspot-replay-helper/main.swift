@@ -1,0 +1,99 @@
+// hotspot-replay-helper: answers hotspotd's commands the way a recorded helper did (`hotspot-lab replay`
+// without --helper). For each command type it gives the recorded answers in their order (result, the
+// evaluate confidence, the filterScanList claims with their passwords), after the recorded latency; past the
+// recording it repeats the last answer of that type, and answers failure to a type never recorded.
+//
+//   hotspot-replay-helper --trace TRACE.jsonl --identifier ID [--name NAME] [--speed X]
+import Dispatch
+import Foundation
+import HotspotHelper
+import HotspotProtocol
+
+func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-replay-helper: \(s)\n".utf8)) }
+
+var options: [String: String] = [:]
+var rest = CommandLine.arguments.dropFirst()[...]
+while let flag = rest.popFirst() {
+    guard flag.hasPrefix("--"), let value = rest.popFirst() else {
+        log("usage: hotspot-replay-helper --trace FILE --identifier ID [--name NAME] [--speed X]")
+        exit(64)
+    }
+    options[String(flag.dropFirst(2))] = value
+}
+guard let tracePath = options["trace"], let identifier = options["identifier"] else {
+    log("usage: hotspot-replay-helper --trace FILE --identifier ID [--name NAME] [--speed X]")
+    exit(64)
+}
+let speed = Double(options["speed"] ?? "1") ?? 1
+guard let text = try? String(contentsOfFile: tracePath, encoding: .utf8) else {
+    log("read \(tracePath): \(String(cString: strerror(errno)))")
+    exit(66)
+}
+
+/// The recorded answers of this helper, by command type name, in order.
+struct Answer: Sendable { var result: Int; var confidence: Int?; var claims: [(ssid: String, password: String?)]; var latencyMS: Double }
+var answers: [String: [Answer]] = [:]
+var displayName = options["name"] ?? "Replay"
+for line in text.split(separator: "\n") {
+    guard let record = try? JSON.parse(Array(line.utf8)) else { continue }
+    if record["kind"]?.stringValue == "event", record["event"]?.stringValue == "helperRegistered",
+       record["detail"]?["helper"]?.stringValue == identifier, options["name"] == nil {
+        displayName = record["detail"]?["displayName"]?.stringValue ?? displayName
+    }
+    guard record["kind"]?.stringValue == "response", record["helper"]?.stringValue == identifier,
+          let type = record["commandType"]?.stringValue, let result = record["resultCode"]?.intValue else { continue }
+    let claims = (record["networkList"]?.arrayValue ?? []).compactMap { n in n["ssid"]?.stringValue.map { ($0, n["password"]?.stringValue) } }
+    answers[type, default: []].append(Answer(result: result, confidence: record["network"]?["confidence"]?.intValue, claims: claims,
+                                             latencyMS: (record["latency_us"]?.doubleValue ?? 0) / 1000))
+}
+log("\(identifier) (\"\(displayName)\"): recorded answers " + answers.map { "\($0.key) x\($0.value.count)" }.sorted().joined(separator: ", "))
+
+/// The answers, handed out in order from the helper's queue.
+final class Recording: @unchecked Sendable {
+    private let answers: [String: [Answer]]
+    private var used: [String: Int] = [:]
+    private let lock = NSLock()
+    init(_ answers: [String: [Answer]]) { self.answers = answers }
+    func next(_ type: String) -> Answer? {
+        lock.withLock {
+            guard let list = answers[type], !list.isEmpty else { return nil }
+            let index = min(used[type, default: 0], list.count - 1)
+            used[type, default: 0] += 1
+            return list[index]
+        }
+    }
+}
+let recording = Recording(answers)
+
+let queue = DispatchQueue(label: "hotspot-replay-helper")
+let registered = HotspotHelper.register(options: HotspotHelperOptions(displayName: displayName, identifier: identifier), queue: queue) { command in
+    let type = command.commandType.description
+    guard let answer = recording.next(type) else {
+        log("no recorded answer to \(type): failure")
+        command.createResponse(.failure).deliver()
+        return
+    }
+    usleep(UInt32(min(answer.latencyMS / speed, 60_000) * 1000))
+    let response = command.createResponse(HotspotHelperResult(rawValue: answer.result) ?? .failure)
+    switch command.commandType {
+    case .evaluate:
+        if let network = command.network {
+            network.setConfidence(HotspotHelperConfidence(rawValue: answer.confidence ?? 0) ?? .none)
+            response.setNetwork(network)
+        }
+    case .filterScanList:
+        let claimed = (command.networkList ?? []).filter { n in answer.claims.contains { $0.ssid == n.ssid } }
+        for n in claimed { if let password = answer.claims.first(where: { $0.ssid == n.ssid })?.password { n.setPassword(password) } }
+        response.setNetworkList(claimed)
+    default:
+        break
+    }
+    log("\(type) -> \(response.result)")
+    response.deliver()
+}
+guard registered else {
+    log("register: \(HotspotHelper.lastError ?? "?")")
+    exit(2)
+}
+while HotspotHelper.isConnected { usleep(50_000) }
+exit(0)

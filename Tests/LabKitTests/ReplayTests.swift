@@ -1,0 +1,119 @@
+import Foundation
+import HotspotProtocol
+import Testing
+@testable import LabKit
+
+/// Traces read for a replay (no root): truncated, reordered and newer-format traces get errors naming the
+/// line and what can be replayed is; a recorded run becomes a scenario of its actions with the recorded
+/// states checked between them; the departure of two paths is found at the right step.
+@Suite("Trace files and replay plans (no root)")
+struct ReplayTests {
+    static func line(_ seq: Int, _ t: Int, _ kind: String, _ fields: [String: JSON] = [:]) -> String {
+        var o = fields
+        o["seq"] = .number(Double(seq))
+        o["t_ns"] = .number(Double(t))
+        o["kind"] = .string(kind)
+        return JSON.object(o).text
+    }
+
+    /// A recorded captive run as the scenario runner leaves it: the header, each step, the states.
+    static var captive: [String] {
+        [
+            line(1, 1_000_000_000, "start", ["traceVersion": 1, "timeScale": 1, "maintainInterval_ms": 4000]),
+            line(2, 1_100_000_000, "event", ["event": "helperRegistered", "detail": ["helper": "com.hotspotlab.portal", "displayName": "Portal Login"]]),
+            line(3, 1_200_000_000, "labAction", ["action": ["scenario": "captive", "topology": "topologies/captive.yaml", "maintainInterval": 4, "timeScale": 1]]),
+            line(4, 1_300_000_000, "labAction", ["action": ["step": "join: Cafe Lumiere", "line": 10]]),
+            line(5, 2_500_000_000, "transition", ["from": "Inactive", "to": "Evaluating"]),
+            line(6, 2_800_000_000, "transition", ["from": "Evaluating", "to": "Authenticating"]),
+            line(7, 3_400_000_000, "transition", ["from": "Authenticating", "to": "Authenticated"]),
+            line(8, 3_500_000_000, "labAction", ["action": ["step": "wait-state: Authenticated", "line": 11]]),
+            line(9, 3_600_000_000, "labAction", ["action": ["step": "leave", "line": 12]]),
+            line(10, 3_700_000_000, "transition", ["from": "Authenticated", "to": "Inactive"]),
+            line(11, 3_800_000_000, "labAction", ["action": ["step": "auto-join", "line": 13]]),
+            line(12, 5_000_000_000, "transition", ["from": "Inactive", "to": "Maintaining"]),
+            line(13, 5_100_000_000, "transition", ["from": "Maintaining", "to": "Authenticated"]),
+        ]
+    }
+
+    @Test("a whole trace: every record, the state path")
+    func wholeTrace() throws {
+        let trace = try TraceFile.parse(Self.captive.joined(separator: "\n") + "\n", file: "t.jsonl")
+        #expect(trace.records.count == 13)
+        #expect(trace.warnings.isEmpty)
+        #expect(trace.path == ["Evaluating", "Authenticating", "Authenticated", "Inactive", "Maintaining", "Authenticated"])
+    }
+
+    @Test("truncated, reordered, newer: the line is named; what comes before is replayed")
+    func damagedTraces() throws {
+        var lines = Self.captive
+        let truncated = try TraceFile.parse(lines.joined(separator: "\n") + "\n" + #"{"kind":"transition","seq":14,"#, file: "t.jsonl")
+        #expect(truncated.records.count == 13)
+        #expect(truncated.warnings == ["t.jsonl:14: truncated record (the file ends mid-record); replaying the 13 records before it"])
+
+        lines.swapAt(5, 6)
+        let reordered = try TraceFile.parse(lines.joined(separator: "\n"), file: "t.jsonl")
+        #expect(reordered.records.count == 5)
+        #expect(reordered.warnings.first?.hasPrefix("t.jsonl:6: seq 7 follows seq 5: records are missing or reordered; replaying the 5 records") == true)
+
+        var newer = Self.captive
+        newer[0] = Self.line(1, 1_000_000_000, "start", ["traceVersion": 2])
+        let error = #expect(throws: TraceFileError.self) { try TraceFile.parse(newer.joined(separator: "\n"), file: "t.jsonl") }
+        #expect(error?.description == "t.jsonl:1: trace format version 2 is newer than this hotspot-lab reads (1); update hotspot-lab")
+
+        let garbage = #expect(throws: TraceFileError.self) { try TraceFile.parse("not json\n", file: "g.jsonl") }
+        #expect(garbage?.line == 1)
+    }
+
+    @Test("a recorded run becomes its actions, with the recorded states awaited and checked between them")
+    func planFromLabSteps() throws {
+        let trace = try TraceFile.parse(Self.captive.joined(separator: "\n"), file: "/x/trace.jsonl")
+        let plan = try Replay.plan(trace)
+        #expect(plan.source == "the lab's step records")
+        #expect(plan.scenario.topologyPath == "topologies/captive.yaml")
+        #expect(plan.scenario.maintainInterval == 4)
+        let texts = plan.scenario.steps.map(\.text)
+        #expect(texts.filter { !$0.hasPrefix("sleep") } == [
+            "join: Cafe Lumiere",
+            "wait-state: {state: Authenticated, timeout: 120}", "expect-states: [Evaluating, Authenticating, Authenticated]",
+            "leave",
+            "wait-state: {state: Inactive, timeout: 120}", "expect-states: [Inactive]",
+            "auto-join",
+            "wait-state: {state: Authenticated, timeout: 42}", "expect-states: [Maintaining, Authenticated]",
+        ])
+        // No helper given: the recorded answers.
+        #expect(plan.scenario.helpers == [#"hotspot-replay-helper --trace "/x/trace.jsonl" --identifier com.hotspotlab.portal --speed 1.0"#])
+        // The scenario file parses back to the same steps.
+        let again = try ScenarioParser.parse(plan.yaml, file: "again.yaml")
+        #expect(again.steps.map(\.text) == texts)
+    }
+
+    @Test("a trace without lab steps: actions from the events hotspotd saw; without a topology, a clear error")
+    func planFromEvents() throws {
+        let lines = [
+            Self.line(1, 0, "start", ["traceVersion": 1]),
+            Self.line(2, 10, "event", ["event": "associated", "via": "control", "detail": ["network": ["ssid": "Cafe", "bssid": "02:00:00:00:00:01", "didAutoJoin": false]]]),
+            Self.line(3, 20, "transition", ["from": "Inactive", "to": "Evaluating"]),
+            Self.line(4, 30, "event", ["event": "foreground", "via": "control", "detail": ["helper": "com.x"]]),
+            Self.line(5, 40, "logoffRequest", ["helper": "com.x", "via": "control"]),
+            Self.line(6, 50, "logoffAnswer", ["helper": "com.x", "accepted": false]),
+        ]
+        let trace = try TraceFile.parse(lines.joined(separator: "\n"), file: "d.jsonl")
+        let missing = #expect(throws: TraceFileError.self) { try Replay.plan(trace) }
+        #expect(missing?.message.contains("give --topology FILE with the networks Cafe") == true)
+        let plan = try Replay.plan(trace, topology: "topologies/captive.yaml", helpers: ["my-helper"])
+        #expect(plan.scenario.steps.map(\.text).filter { !$0.hasPrefix("sleep") } == [
+            "join: Cafe", "wait-state: {state: Evaluating, timeout: 120}", "expect-states: [Evaluating]",
+            "foreground: com.x", "logoff: {helper: com.x, expect: refused}",
+        ])
+        #expect(plan.scenario.helpers == ["my-helper"])
+    }
+
+    @Test("where two state paths part")
+    func departure() {
+        #expect(Replay.departure(recorded: ["Evaluating", "Authenticated"], replayed: ["Evaluating", "Authenticated"]) == nil)
+        let d = Replay.departure(recorded: ["Evaluating", "Authenticating", "Authenticated"], replayed: ["Evaluating", "Authenticating", "Failure", "Inactive"])
+        #expect(d?.index == 2 && d?.recorded == "Authenticated" && d?.replayed == "Failure")
+        let short = Replay.departure(recorded: ["Evaluating", "Authenticated"], replayed: ["Evaluating"])
+        #expect(short?.index == 1 && short?.replayed == nil)
+    }
+}
