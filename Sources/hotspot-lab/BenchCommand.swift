@@ -12,6 +12,8 @@ struct BenchCommand: AsyncParsableCommand {
             BenchVM.self,
             BenchProtocol.self,
             BenchLab.self,
+            BenchSequence.self,
+            BenchDemo.self,
         ]
     )
 }

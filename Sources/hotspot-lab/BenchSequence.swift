@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import HotspotProtocol
+import LabKit
+
+/// `hotspot-lab bench sequence`: the captive sequence from the join request to Authenticated, broken down
+/// from hotspotd's trace (association, DHCP, evaluate, authenticate, the first general request through), over
+/// several labs; `bench demo`: the wall time of the demo and of the scenario folder.
+struct BenchSequence: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sequence",
+        abstract: "Time the captive sequence, join request to Authenticated, broken down (association, DHCP, evaluate, authenticate, first general request).")
+
+    @Option(help: "Labs to run (the median and the spread are reported).")
+    var runs: Int = 3
+
+    @Option(help: "The topology (its first station joins its first hotspot).")
+    var topology: String = "topologies/captive.yaml"
+
+    @OptionGroup var placement: Placement
+
+    func run() async throws {
+        guard runs > 0 else { throw ValidationError("--runs must be at least 1") }
+        let path = ScenarioFiles.resolveFolder(topology)
+        let parsed = try TopologyParser.load(path: path)
+        try await placement.relayIfNeeded()
+        let ssid = parsed.hotspots[0].ssid
+        let yaml = """
+            topology: \(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+            steps:
+              - join: \(ssid)
+              - wait-state: Authenticated
+              - application: allowed
+            """
+        let scenario = try ScenarioParser.parse(yaml, file: "bench-sequence.yaml")
+        var rows: [[String: Double]] = []
+        for i in 1...runs {
+            let result = ScenarioRunner().run(scenario)
+            guard result.passed, let traceFile = result.traceFile else {
+                print("run \(i): failed: \(result.failure?.message ?? result.setupError ?? "?")")
+                throw ExitCode(1)
+            }
+            let trace = try TraceFile.load(path: traceFile).records
+            var row = Self.breakdown(trace)
+            row["first general request (curl after Authenticated)"] = result.steps[2].duration
+            row["lab up"] = result.labUpSeconds
+            rows.append(row)
+            print(String(format: "run %d: join -> Authenticated %.3f s", i, row["join -> Authenticated"] ?? -1))
+        }
+        let order = ["join -> associated", "associated -> DHCP lease", "lease -> evaluate answered", "evaluate -> authenticate answered",
+                     "authenticate answered -> Authenticated", "join -> Authenticated", "first general request (curl after Authenticated)", "lab up"]
+        print("\n| phase | median | min | max |\n|---|---|---|---|")
+        for key in order {
+            let values = rows.compactMap { $0[key] }.sorted()
+            guard !values.isEmpty else { continue }
+            print(String(format: "| %@ | %.3f s | %.3f s | %.3f s |", key, values[values.count / 2], values.first!, values.last!))
+        }
+        print(String(format: "\n%d runs on %@, load average %@", runs, InVM.isActive ? "the VM (TCG)" : "the host kernel", BenchVM.loadAverage()))
+    }
+
+    /// Seconds between the trace's milestones of one join.
+    static func breakdown(_ trace: [JSON]) -> [String: Double] {
+        func time(_ predicate: (JSON) -> Bool) -> Double? { trace.first(where: predicate)?["t_ns"]?.doubleValue.map { $0 / 1e9 } }
+        let kind = { (r: JSON, k: String) in r["kind"]?.stringValue == k }
+        let join = time { kind($0, "userAction") && $0["request"]?["type"]?.stringValue == "join" }
+        let associated = time { kind($0, "station") && $0["action"]?.stringValue == "associated" }
+        let lease = time { kind($0, "station") && $0["action"]?.stringValue == "dhcpLease" }
+        let evaluated = time { kind($0, "response") && $0["commandType"]?.stringValue == "evaluate" }
+        let authenticated = time { kind($0, "response") && $0["commandType"]?.stringValue == "authenticate" }
+        let done = time { kind($0, "transition") && $0["to"]?.stringValue == "Authenticated" }
+        var row: [String: Double] = [:]
+        func put(_ key: String, _ a: Double?, _ b: Double?) { if let a, let b { row[key] = b - a } }
+        put("join -> associated", join, associated)
+        put("associated -> DHCP lease", associated, lease)
+        put("lease -> evaluate answered", lease, evaluated)
+        put("evaluate -> authenticate answered", evaluated, authenticated)
+        put("authenticate answered -> Authenticated", authenticated, done)
+        put("join -> Authenticated", join, done)
+        return row
+    }
+}
+
+/// `hotspot-lab bench demo`: wall time of the demo and of the whole scenario folder, in one VM boot each,
+/// boot included (run from the host).
+struct BenchDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Wall time of `hotspot-lab demo` and of `hotspot-lab run` over the scenario folder (each as a separate command, VM boot included).")
+
+    @Flag(help: "Skip the scenario folder (the demo only).")
+    var demoOnly = false
+
+    func run() throws {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var commands: [(String, [String])] = [("hotspot-lab demo", ["demo"])]
+        if !demoOnly { commands.append(("hotspot-lab run topologies/scenarios --no-retry", ["run", "--no-retry"])) }
+        for (label, arguments) in commands {
+            let start = Date()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: exe)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            print(String(format: "%@: %.1f s wall, exit %d", label, Date().timeIntervalSince(start), process.terminationStatus))
+        }
+        print("load average \(BenchVM.loadAverage())")
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import HotspotSystem
+import Testing
+@testable import LabKit
+
+/// Replays end to end, in the VM: a recorded run of each of the guide's four sequences replays (with the
+/// recorded answers) to the same state path; the captive recording replayed with a helper that has the wrong
+/// account departs at the right step; --to-scenario output runs as a scenario.
+@Suite("InVM: replay (root)", .serialized,
+       .enabled(if: InVM.hwsimAvailable && getuid() == 0, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+struct InVMReplayTests {
+    /// Runs a shipped scenario and returns its trace file.
+    static func record(_ name: String) throws -> String {
+        try InVMScenarioTests.loadHwsim()
+        let result = ScenarioRunner().run(try ScenarioParser.load(path: "topologies/scenarios/\(name).yaml"))
+        #expect(result.passed, "recording \(name): \(result.failure?.message ?? result.setupError ?? "")")
+        return try #require(result.traceFile)
+    }
+
+    @Test("root: a recorded run of each of the four sequences replays to the same state path",
+          arguments: ["captive", "not-captive", "cached", "ui-required"])
+    func replaysToTheSamePath(_ name: String) throws {
+        let trace = try TraceFile.load(path: try Self.record(name))
+        let plan = try Replay.plan(trace)
+        #expect(plan.source == "the lab's step records")
+        let result = ScenarioRunner().run(plan.scenario)
+        #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "")")
+        #expect(result.path == trace.path, "replayed \(result.path) vs recorded \(trace.path)")
+        #expect(Replay.departure(recorded: trace.path, replayed: result.path) == nil)
+    }
+
+    @Test("root: the captive recording replayed with a helper that has the wrong account departs where the login fails")
+    func divergentReplayIsReportedAtTheRightStep() throws {
+        let trace = try TraceFile.load(path: try Self.record("captive"))
+        let plan = try Replay.plan(trace, helpers: [#"hotspot-helper-portal --account guest:wrong --network "Cafe Lumiere""#])
+        let result = ScenarioRunner().run(plan.scenario)
+        #expect(!result.passed)
+        let departure = try #require(Replay.departure(recorded: trace.path, replayed: result.path))
+        #expect(departure.index == 2, "recorded \(trace.path), replayed \(result.path)")
+        #expect(departure.recorded == "Authenticated" && departure.replayed == "Failure")
+        // The failing step is the first check after the join: the states until the recording's Authenticated.
+        let failure = try #require(result.failure)
+        #expect(failure.step.text.hasPrefix("wait-state: {state: Authenticated") || failure.step.text.hasPrefix("expect-states: [Evaluating, Authenticating, Authenticated"),
+                "\(failure.message)")
+    }
+
+    @Test("root: --to-scenario output is a scenario file that runs and passes")
+    func toScenarioRuns() throws {
+        let trace = try TraceFile.load(path: try Self.record("not-captive"))
+        let plan = try Replay.plan(trace)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(getpid()).yaml").path
+        try plan.yaml.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = ScenarioRunner().run(try ScenarioParser.load(path: file))
+        #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "")")
+        #expect(result.path == trace.path)
+    }
+}
