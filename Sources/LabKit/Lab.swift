@@ -28,6 +28,7 @@ public final class Lab: @unchecked Sendable {
     private var resources: [LabResource] = []
     private var namespaces: [String: NetworkNamespace] = [:]
     private var hwsim: Hwsim?
+    private var air: NetworkNamespace?
     private var tornDown = false
 
     /// What the lab owns, in creation order.
@@ -134,7 +135,17 @@ public final class Lab: @unchecked Sendable {
 
     // MARK: radios
 
-    /// Creates a mac80211_hwsim radio named `prefix + suffix` from the lab's root namespace (netgroup rule),
+    /// The lab's "air": a namespace of its own from which every radio of the lab is created. mac80211_hwsim
+    /// radios hear each other only within the netgroup of the namespace they were created from, so the lab's
+    /// radios share one medium and labs running at the same time (`run --jobs`) do not hear each other.
+    func airNamespace() throws -> NetworkNamespace {
+        if let air = lock.locked({ air }) { return air }
+        let created = try createNamespace("air")
+        lock.locked { air = created }
+        return created
+    }
+
+    /// Creates a mac80211_hwsim radio named `prefix + suffix` from the lab's air namespace (netgroup rule),
     /// brings its interfaces down, and moves its wiphy into `namespace`. Returns the radio and the names of
     /// its interfaces (now inside `namespace`).
     public func createRadio(_ suffix: String, in namespace: NetworkNamespace, channels: UInt32 = 1) throws
@@ -142,12 +153,13 @@ public final class Lab: @unchecked Sendable {
     {
         let radioName = try name(suffix)
         try checkOwned(namespace)
+        let air = try airNamespace()
         let hwsim = try lock.locked { () throws -> Hwsim in
             try checkOpen()
             try journal("radio \(radioName)")
             resources.append(.radio(radioName, namespace: namespace.name))
             if let hwsim = self.hwsim { return hwsim }
-            let created = try Hwsim()
+            let created = try Hwsim.inside(air)
             self.hwsim = created
             return created
         }
@@ -155,11 +167,10 @@ public final class Lab: @unchecked Sendable {
         let index = UInt8(truncatingIfNeeded: lock.locked { resources.count })
         let radio = try hwsim.createRadio(name: radioName, channels: channels, permanentAddress: MACAddress.local(seed, index),
                                           destroyOnClose: true)
-        let nl80211 = try Nl80211()
+        let nl80211 = try air.runInside { try Nl80211() }
         let wiphy = try nl80211.wiphy(named: radioName)
         let interfaces = try nl80211.interfaces(ofWiphy: wiphy)
-        let root = try RouteNetlink.current()
-        for interface in interfaces { try root.setUp(interface.name, false) }
+        for interface in interfaces { try air.route.setUp(interface.name, false) }
         try nl80211.moveWiphy(wiphy, to: namespace)
         return (radio, interfaces.map(\.name))
     }

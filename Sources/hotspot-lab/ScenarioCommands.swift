@@ -64,7 +64,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Run only shard K of N (K/N, 1-based): scenarios sorted by file name, every N-th from the K-th.")
     var shard: String?
 
-    @Option(help: "Scenarios at a time. Labs share the one hwsim medium, so they run one at a time (1).")
+    @Option(help: "Scenarios at a time, each in its own lab (every lab has its own radio medium).")
     var jobs: Int = 1
 
     @Flag(help: "Do not retry a failed scenario.")
@@ -98,20 +98,19 @@ struct RunCommand: AsyncParsableCommand {
         var files = try ScenarioFiles.expand(scenarios.isEmpty ? [ScenarioFiles.resolveFolder("topologies/scenarios")] : scenarios)
         if let shard { files = try Shard.parse(shard).select(files) }
         let loaded = try ScenarioFiles.load(files)
-        if jobs > 1 {
-            FileHandle.standardError.write(Data("hotspot-lab run: --jobs \(jobs): labs share the one hwsim medium (their radios would hear each other), so scenarios run one at a time\n".utf8))
-        }
         try await placement.relayIfNeeded()
         let reporter = ProgressReporter()
+        reporter.named = jobs > 1
         let runner = ScenarioRunner(logRoot: logs, helperOverride: helpers.isEmpty ? nil : helpers)
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
-        var results: [ScenarioResult] = []
         let start = ContinuousClock.now
-        for scenario in loaded {
+        let retry = !noRetry
+        let showTimeline = timeline
+        let results = ParallelRuns.map(loaded, jobs: jobs) { scenario in
             reporter.say("━━ \(scenario.name) (\(scenario.file))")
-            let result = noRetry ? runner.run(scenario) : runner.runWithRetry(scenario)
-            results.append(result)
-            reporter.finish(result, timeline: timeline)
+            let result = retry ? runner.runWithRetry(scenario) : runner.run(scenario)
+            reporter.finish(result, timeline: showTimeline)
+            return result
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
         if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab run"), to: junit) }
@@ -167,9 +166,50 @@ enum ScenarioFiles {
     }
 }
 
+/// Runs `body` over `items` with up to `jobs` at a time on their own threads (labs block); results in order.
+final class ParallelBox<T, R>: @unchecked Sendable {
+    let items: [T]
+    let body: (T) -> R
+    var results: [R?]
+    var next = 0
+    let lock = NSLock()
+    init(_ items: [T], _ body: @escaping (T) -> R) {
+        self.items = items
+        self.body = body
+        results = Array(repeating: nil, count: items.count)
+    }
+}
+
+enum ParallelRuns {
+    static func map<T, R>(_ items: [T], jobs: Int, _ body: @escaping (T) -> R) -> [R] {
+        let box = ParallelBox(items, body)
+        let group = DispatchGroup()
+        for _ in 0..<max(1, min(jobs, items.count)) {
+            group.enter()
+            Thread.detachNewThread {
+                while true {
+                    let index: Int? = box.lock.withLock {
+                        guard box.next < box.items.count else { return nil }
+                        box.next += 1
+                        return box.next - 1
+                    }
+                    guard let index else { break }
+                    let result = box.body(box.items[index])
+                    box.lock.withLock { box.results[index] = result }
+                }
+                group.leave()
+            }
+        }
+        group.wait()
+        return box.results.map { $0! }
+    }
+}
+
 /// Progress lines: one per step (name, elapsed, state), then the outcome.
 final class ProgressReporter: @unchecked Sendable {
     let lock = NSLock()
+    /// Prefix every line with the scenario's name (scenarios running at once).
+    var named = false
 
     func say(_ line: String) {
         lock.lock()
@@ -179,7 +219,7 @@ final class ProgressReporter: @unchecked Sendable {
 
     func step(_ scenario: Scenario, _ step: StepResult) {
         let mark = step.passed ? "✓" : "✗"
-        var line = String(format: "  %@ %6.2f s  %-14@ %@", mark, step.elapsed, step.state as NSString, step.step.text as NSString)
+        var line = (named ? "[\(scenario.name)] " : "") + String(format: "  %@ %6.2f s  %-14@ %@", mark, step.elapsed, step.state as NSString, step.step.text as NSString)
         if !step.passed { line += "\n      FAILED: " + step.message }
         else if step.message.contains("\n") { line += "\n    " + step.message }
         say(line)
