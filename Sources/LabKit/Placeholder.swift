@@ -1,1 +1,0 @@
-// Placeholder: owned by a later issue.

@@ -1,0 +1,82 @@
+import Foundation
+import HotspotSystem
+import Testing
+@testable import LabKit
+
+/// The hotspot-lab binary's own front door (no root, no VM: everything here is refused or printed before a
+/// lab or a VM is started): bad input gets an error naming the file, line, field or message.
+@Suite("hotspot-lab command line (no root)")
+struct CLITests {
+    static func hotspotLab(_ arguments: [String]) throws -> ProcessResult {
+        let binary = try BuildProducts.locate("hotspot-lab")
+        return try ProcessRunner.run(ProcessConfiguration(binary, arguments), timeout: .seconds(60))
+    }
+
+    static func temp(_ name: String, _ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-cli-\(getpid())-\(name)").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("run refuses a bad scenario with file:line:column before building anything")
+    func runRefusesBadScenario() throws {
+        let file = try Self.temp("bad.yaml", "topology: \(FileManager.default.currentDirectoryPath)/topologies/captive.yaml\nsteps:\n  - wait-state: Authenticatd\n")
+        defer { unlink(file) }
+        let result = try Self.hotspotLab(["run", file, "--where", "host"])
+        #expect(result.status == .exited(2))
+        #expect(result.stderr.contains("\(file):3:17: steps[0].wait-state: unknown state `Authenticatd`"), "\(result.stderr)")
+    }
+
+    @Test("run refuses a scenario whose topology is malformed, naming the topology's line")
+    func runRefusesBadTopology() throws {
+        let topology = try Self.temp("topo.yaml", "hotspots:\n  - name: x\n    colour: red\n")
+        let scenario = try Self.temp("s.yaml", "topology: \(topology)\nsteps:\n  - leave\n")
+        defer { unlink(topology); unlink(scenario) }
+        let result = try Self.hotspotLab(["run", scenario, "--where", "host"])
+        #expect(result.status == .exited(2))
+        #expect(result.stderr.contains("\(topology):3:5: hotspots[0].colour: unknown key `colour`"), "\(result.stderr)")
+    }
+
+    @Test("certify: unknown check, missing helper, the list of checks; run: a bad shard")
+    func certifyArguments() throws {
+        let unknown = try Self.hotspotLab(["certify", "--helper", "x", "--check", "telepathy"])
+        #expect(unknown.status == .exited(64))
+        #expect(unknown.stderr.contains("--check telepathy: unknown; expected some of: deadlines, decoys"), "\(unknown.stderr)")
+        let missing = try Self.hotspotLab(["certify"])
+        #expect(missing.status == .exited(64))
+        #expect(missing.stderr.contains("--helper CMD is required"))
+        let list = try Self.hotspotLab(["certify", "--list"])
+        #expect(list.status == .exited(0))
+        #expect(list.stdout.split(separator: "\n").count == CertificationCheck.all.count)
+        let shard = try Self.hotspotLab(["run", "--shard", "4/3"])
+        #expect(shard.status == .exited(64))
+        #expect(shard.stderr.contains("--shard: expected K/N with 1 <= K <= N, found `4/3`"), "\(shard.stderr)")
+    }
+
+    @Test("replay: a newer trace is refused naming the line; --to-scenario of a reordered trace warns and prints what can be replayed")
+    func replayTraces() throws {
+        let newer = try Self.temp("newer.jsonl", #"{"kind":"start","seq":1,"t_ns":1,"traceVersion":9}"# + "\n")
+        defer { unlink(newer) }
+        let refused = try Self.hotspotLab(["replay", newer, "--where", "host"])
+        #expect(refused.status == .exited(2))
+        #expect(refused.stderr.contains("\(newer):1: trace format version 9 is newer than this hotspot-lab reads (1)"), "\(refused.stderr)")
+
+        let lines = [
+            #"{"kind":"start","seq":1,"t_ns":1000,"traceVersion":1}"#,
+            #"{"kind":"labAction","seq":2,"t_ns":2000,"action":{"scenario":"s","topology":"topologies/captive.yaml","maintainInterval":4,"timeScale":1}}"#,
+            #"{"kind":"labAction","seq":3,"t_ns":3000,"action":{"step":"join: Cafe Lumiere","line":5}}"#,
+            #"{"kind":"transition","seq":4,"t_ns":4000,"from":"Inactive","to":"Evaluating"}"#,
+            #"{"kind":"transition","seq":5,"t_ns":5000,"from":"Evaluating","to":"Authenticated"}"#,
+            #"{"kind":"transition","seq":7,"t_ns":6000,"from":"Authenticated","to":"Inactive"}"#,
+        ]
+        let reordered = try Self.temp("trace.jsonl", lines.joined(separator: "\n") + "\n")
+        defer { unlink(reordered) }
+        let scenario = try Self.hotspotLab(["replay", "--to-scenario", reordered])
+        #expect(scenario.status == .exited(0), "\(scenario.stderr)")
+        #expect(scenario.stderr.contains("\(reordered):6: seq 7 follows seq 5: records are missing or reordered; replaying the 5 records before it"),
+                "\(scenario.stderr)")
+        let parsed = try ScenarioParser.parse(scenario.stdout, file: "out.yaml")
+        #expect(parsed.steps.map(\.text) == ["join: Cafe Lumiere", "wait-state: {state: Authenticated, timeout: 42}",
+                                            "expect-states: [Evaluating, Authenticated]"])
+    }
+}
