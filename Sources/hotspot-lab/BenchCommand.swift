@@ -14,6 +14,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchLab.self,
             BenchSequence.self,
             BenchDemo.self,
+            BenchReplay.self,
         ]
     )
 }

@@ -107,3 +107,42 @@ struct BenchDemo: AsyncParsableCommand {
         print("load average \(BenchVM.loadAverage())")
     }
 }
+
+/// `hotspot-lab bench replay`: record the captive scenario, replay its trace (the recorded answers): the time to
+/// start the replay (lab up included) and its run time against the recording's duration at scale 1.
+struct BenchReplay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Time a replay of the captive sequence: start (lab up) and run time compared with the recording's duration.")
+
+    @Option(help: "The scenario recorded, then replayed.")
+    var scenario: String = "topologies/scenarios/captive.yaml"
+
+    @OptionGroup var placement: Placement
+
+    func run() async throws {
+        let file = ScenarioFiles.resolveFolder(scenario)
+        let recorded = try ScenarioParser.load(path: file)
+        try await placement.relayIfNeeded()
+        let original = ScenarioRunner().run(recorded)
+        guard original.passed, let traceFile = original.traceFile else {
+            print("recording failed: \(original.failure?.message ?? original.setupError ?? "?")")
+            throw ExitCode(1)
+        }
+        let trace = try TraceFile.load(path: traceFile)
+        let times = trace.records.compactMap { $0["t_ns"]?.doubleValue }
+        let recordedSeconds = ((times.last ?? 0) - (times.first ?? 0)) / 1e9
+        let start = ContinuousClock.now
+        let plan = try Replay.plan(trace)
+        let result = ScenarioRunner().run(plan.scenario)
+        let total = ScenarioRunner.seconds(since: start)
+        let same = Replay.departure(recorded: trace.path, replayed: result.path) == nil
+        print(String(format: "recording: %@, trace spans %.2f s (lab up %.2f s, whole run %.2f s)", recorded.name, recordedSeconds,
+                     original.labUpSeconds, original.duration))
+        print(String(format: "replay: start (plan + lab up) %.2f s, steps %.2f s, whole %.2f s; replay/recording (steps vs trace span) %.2f; same path: %@",
+                     result.labUpSeconds, result.duration - result.labUpSeconds, total, (result.duration - result.labUpSeconds) / max(recordedSeconds, 0.001),
+                     same ? "yes" : "NO"))
+        print("load average \(BenchVM.loadAverage())")
+        if !same || !result.passed { throw ExitCode(1) }
+    }
+}

@@ -140,7 +140,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         return second
     }
 
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
+    public static func seconds(since start: ContinuousClock.Instant) -> Double {
         let d = ContinuousClock.now - start
         return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
