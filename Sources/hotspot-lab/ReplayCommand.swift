@@ -56,7 +56,7 @@ struct ReplayCommand: AsyncParsableCommand {
             print(plan.yaml, terminator: "")
             return
         }
-        try await placement.relayIfNeeded()
+        try await placement.relayIfNeeded(inputs: [trace])
         let reporter = ProgressReporter()
         reporter.say("━━ replay of \(trace): \(plan.scenario.steps.count) steps from \(plan.source); recorded path "
                      + (plan.recordedPath.isEmpty ? "(none)" : plan.recordedPath.joined(separator: " → ")))

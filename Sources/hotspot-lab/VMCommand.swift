@@ -87,7 +87,9 @@ struct Placement: ParsableArguments {
         HwsimSupport.resolve(location)
     }
 
-    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true)) async throws {
+    /// `inputs`: files an argument names that the VM must read (a trace under /tmp, which is fresh in the VM):
+    /// copied into the results share and the argument rewritten to the share's path inside.
+    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true), inputs: [String] = []) async throws {
         let (placement, reason) = resolve()
         guard placement == .vm else {
             VMLogs.adoptInsideVM()
@@ -101,8 +103,19 @@ struct Placement: ParsableArguments {
             options.resultsDirectory = folder
             environment[VMLogs.environmentKey] = folder
         }
-        // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged.
-        let code = try await VMRelay.run(arguments: Array(CommandLine.arguments.dropFirst()), options: options, environment: environment)
+        // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged
+        // (but for input files that the VM would not see).
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if let folder = options.resultsDirectory, !inputs.isEmpty {
+            try FileManager.default.createDirectory(atPath: folder + "/inputs", withIntermediateDirectories: true)
+            for (number, input) in inputs.enumerated() {
+                let name = "\(number)-" + (input as NSString).lastPathComponent
+                try? FileManager.default.removeItem(atPath: folder + "/inputs/" + name)
+                try FileManager.default.copyItem(atPath: input, toPath: folder + "/inputs/" + name)
+                arguments = arguments.map { $0 == input ? VMInit.resultsMount + "/inputs/" + name : $0 }
+            }
+        }
+        let code = try await VMRelay.run(arguments: arguments, options: options, environment: environment)
         if let folder = environment[VMLogs.environmentKey] {
             for report in ReportFile.deliver(from: folder) { FileHandle.standardError.write(Data("hotspot-lab: wrote \(report)\n".utf8)) }
             FileHandle.standardError.write(Data("hotspot-lab: the VM run's logs are in \(folder)\n".utf8))

@@ -53,7 +53,11 @@ final class Recording: @unchecked Sendable {
     private let answers: [String: [Answer]]
     private var used: [String: Int] = [:]
     private let lock = NSLock()
-    init(_ answers: [String: [Answer]]) { self.answers = answers }
+    let speed: Double
+    init(_ answers: [String: [Answer]], speed: Double) {
+        self.answers = answers
+        self.speed = speed
+    }
     func next(_ type: String) -> Answer? {
         lock.withLock {
             guard let list = answers[type], !list.isEmpty else { return nil }
@@ -63,33 +67,44 @@ final class Recording: @unchecked Sendable {
         }
     }
 }
-let recording = Recording(answers)
+let recording = Recording(answers, speed: speed)
+
+/// Answers one command from the recording (off the main actor: the SDK calls it on its queue).
+enum Replayer {
+    static func answer(_ command: HotspotHelperCommand, from recording: Recording) {
+        let type = command.commandType.description
+        guard let answer = recording.next(type) else {
+            log("no recorded answer to \(type): failure")
+            command.createResponse(.failure).deliver()
+            return
+        }
+        usleep(UInt32(min(answer.latencyMS / recording.speed, 60_000) * 1000))
+        let response = command.createResponse(HotspotHelperResult(rawValue: answer.result) ?? .failure)
+        switch command.commandType {
+        case .evaluate:
+            if let network = command.network {
+                network.setConfidence(HotspotHelperConfidence(rawValue: answer.confidence ?? 0) ?? .none)
+                response.setNetwork(network)
+            }
+        case .filterScanList:
+            var claimed: [HotspotNetwork] = []
+            for n in command.networkList ?? [] {
+                guard let claim = answer.claims.first(where: { $0.ssid == n.ssid }) else { continue }
+                if let password = claim.password { n.setPassword(password) }
+                claimed.append(n)
+            }
+            response.setNetworkList(claimed)
+        default:
+            break
+        }
+        log("\(type) -> \(response.result)")
+        response.deliver()
+    }
+}
 
 let queue = DispatchQueue(label: "hotspot-replay-helper")
-let registered = HotspotHelper.register(options: HotspotHelperOptions(displayName: displayName, identifier: identifier), queue: queue) { command in
-    let type = command.commandType.description
-    guard let answer = recording.next(type) else {
-        log("no recorded answer to \(type): failure")
-        command.createResponse(.failure).deliver()
-        return
-    }
-    usleep(UInt32(min(answer.latencyMS / speed, 60_000) * 1000))
-    let response = command.createResponse(HotspotHelperResult(rawValue: answer.result) ?? .failure)
-    switch command.commandType {
-    case .evaluate:
-        if let network = command.network {
-            network.setConfidence(HotspotHelperConfidence(rawValue: answer.confidence ?? 0) ?? .none)
-            response.setNetwork(network)
-        }
-    case .filterScanList:
-        let claimed = (command.networkList ?? []).filter { n in answer.claims.contains { $0.ssid == n.ssid } }
-        for n in claimed { if let password = answer.claims.first(where: { $0.ssid == n.ssid })?.password { n.setPassword(password) } }
-        response.setNetworkList(claimed)
-    default:
-        break
-    }
-    log("\(type) -> \(response.result)")
-    response.deliver()
+let registered = HotspotHelper.register(options: HotspotHelperOptions(displayName: displayName, identifier: identifier), queue: queue) {
+    @Sendable [recording] command in Replayer.answer(command, from: recording)
 }
 guard registered else {
     log("register: \(HotspotHelper.lastError ?? "?")")

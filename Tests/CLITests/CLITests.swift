@@ -76,7 +76,7 @@ struct CLITests {
         #expect(scenario.stderr.contains("\(reordered):6: seq 7 follows seq 5: records are missing or reordered; replaying the 5 records before it"),
                 "\(scenario.stderr)")
         let parsed = try ScenarioParser.parse(scenario.stdout, file: "out.yaml")
-        #expect(parsed.steps.map(\.text) == ["join: Cafe Lumiere", "wait-state: {state: Authenticated, timeout: 42}",
-                                            "expect-states: [Evaluating, Authenticated]"])
+        #expect(parsed.steps.map(\.text) == ["join: Cafe Lumiere", "wait-state: {state: Evaluating, timeout: 20}",
+                                            "wait-state: {state: Authenticated, timeout: 20}", "expect-states: [Evaluating, Authenticated]"])
     }
 }

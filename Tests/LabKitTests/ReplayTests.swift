@@ -74,11 +74,13 @@ struct ReplayTests {
         let texts = plan.scenario.steps.map(\.text)
         #expect(texts.filter { !$0.hasPrefix("sleep") } == [
             "join: Cafe Lumiere",
-            "wait-state: {state: Authenticated, timeout: 120}", "expect-states: [Evaluating, Authenticating, Authenticated]",
+            "wait-state: {state: Evaluating, timeout: 23}", "wait-state: {state: Authenticating, timeout: 20}",
+            "wait-state: {state: Authenticated, timeout: 21}", "expect-states: [Evaluating, Authenticating, Authenticated]",
             "leave",
-            "wait-state: {state: Inactive, timeout: 120}", "expect-states: [Inactive]",
+            "wait-state: {state: Inactive, timeout: 20}", "expect-states: [Inactive]",
             "auto-join",
-            "wait-state: {state: Authenticated, timeout: 42}", "expect-states: [Maintaining, Authenticated]",
+            "wait-state: {state: Maintaining, timeout: 23}", "wait-state: {state: Authenticated, timeout: 20}",
+            "expect-states: [Maintaining, Authenticated]",
         ])
         // No helper given: the recorded answers.
         #expect(plan.scenario.helpers == [#"hotspot-replay-helper --trace "/x/trace.jsonl" --identifier com.hotspotlab.portal --speed 1.0"#])
@@ -102,7 +104,7 @@ struct ReplayTests {
         #expect(missing?.message.contains("give --topology FILE with the networks Cafe") == true)
         let plan = try Replay.plan(trace, topology: "topologies/captive.yaml", helpers: ["my-helper"])
         #expect(plan.scenario.steps.map(\.text).filter { !$0.hasPrefix("sleep") } == [
-            "join: Cafe", "wait-state: {state: Evaluating, timeout: 120}", "expect-states: [Evaluating]",
+            "join: Cafe", "wait-state: {state: Evaluating, timeout: 20}", "expect-states: [Evaluating]",
             "foreground: com.x", "logoff: {helper: com.x, expect: refused}",
         ])
         #expect(plan.scenario.helpers == ["my-helper"])

@@ -149,12 +149,20 @@ public enum Replay {
         var steps: [String] = []
         var previous = 0
         var previousTime = trace.records.first?["t_ns"]?.doubleValue ?? 0
+        // Each recorded state is awaited in turn (a wait finds the first transition to it after the previous one),
+        // with time for the recorded gap (timers) three times over plus 20 s; then the segment is checked whole.
         func segment(upTo end: Int) {
-            let states = trace.records[previous..<end].filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
-            if let last = states.last {
-                steps.append("wait-state: {state: \(last), timeout: \(Int(max(30, 120 * timeScale)))}")
-                steps.append("expect-states: [\(states.joined(separator: ", "))]")
+            var states: [String] = []
+            var last = previous > 0 ? trace.records[previous - 1]["t_ns"]?.doubleValue : trace.records.first?["t_ns"]?.doubleValue
+            for record in trace.records[previous..<end] where record["kind"]?.stringValue == "transition" {
+                guard let state = record["to"]?.stringValue else { continue }
+                let t = record["t_ns"]?.doubleValue ?? 0
+                let gap = max(0, (t - (last ?? t)) / 1e9)
+                steps.append("wait-state: {state: \(state), timeout: \(Int(min(600, gap * 3 + 20)))}")
+                states.append(state)
+                last = t
             }
+            if !states.isEmpty { steps.append("expect-states: [\(states.joined(separator: ", "))]") }
         }
         for (index, text) in actions {
             segment(upTo: index)
@@ -166,12 +174,8 @@ public enum Replay {
             previous = index + 1
             previousTime = trace.records[index]["t_ns"]?.doubleValue ?? previousTime
         }
-        // The tail: the states after the last action, with time for the timers that drove them.
-        let tailStates = trace.records[previous...].filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
-        if let last = tailStates.last {
-            steps.append("wait-state: {state: \(last), timeout: \(Int(max(30, maintain * timeScale * 3 + 30)))}")
-            steps.append("expect-states: [\(tailStates.joined(separator: ", "))]")
-        }
+        // The tail: the states after the last action.
+        segment(upTo: trace.records.count)
         let name = (header?["scenario"]?.stringValue).map { "replay-\($0)" } ?? "replay"
         let yaml = render(name: name, topology: topologyPath, maintain: maintain, timeScale: timeScale, helpers: replayHelpers,
                           steps: steps.isEmpty ? ["sleep: 1"] : steps, trace: trace.file)

@@ -236,8 +236,7 @@ final class Context {
             try station.kill(helper: running)
             return "killed \(helper) (pid \(running.process.pid))"
         case .restartHotspotd(let delay):
-            try station.restartHotspotd(helperDelay: .milliseconds(Int64(delay * 1000)))
-            stateCheckpoint = station.traceLineCount()
+            stateCheckpoint = try station.restartHotspotd(helperDelay: .milliseconds(Int64(delay * 1000)))
             waitCursor = stateCheckpoint
             return "hotspotd restarted"
         case .application(let expect, let url):

@@ -393,10 +393,13 @@ public final class RunningStation: @unchecked Sendable {
 
     /// Restarts hotspotd (SIGKILL, then a new one over the same run directory: the persisted cache is kept), and
     /// the helpers after it, as the system relaunches helper apps (`helperDelay`: how long they take to come back).
-    public func restartHotspotd(kill signal: Int32 = SIGKILL, helperDelay: Duration = .zero) throws {
+    /// Returns the trace line count when the old daemon was gone (where the new run's records begin).
+    @discardableResult
+    public func restartHotspotd(kill signal: Int32 = SIGKILL, helperDelay: Duration = .zero) throws -> Int {
         controlClient = nil
         try hotspotd.signal(signal)
         _ = try hotspotd.wait(timeout: .seconds(5))
+        let newRunStart = traceLineCount()
         for helper in helpers { _ = try? helper.process.terminate(grace: .seconds(1)) }
         hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options)
         try connectControl()
@@ -405,6 +408,7 @@ public final class RunningStation: @unchecked Sendable {
             usleep(UInt32(s * 1_000_000 + a / 1_000_000_000_000))
         }
         try startHelpers()
+        return newRunStart
     }
 
     func close() {
