@@ -110,6 +110,19 @@ struct ReplayTests {
         #expect(plan.scenario.helpers == ["my-helper"])
     }
 
+    @Test("steps that name a helper by its executable name it by the identifier it registered with (the replay runs other executables)")
+    func helperNamesBecomeIdentifiers() throws {
+        let lines = [
+            Self.line(1, 0, "start", ["traceVersion": 1]),
+            Self.line(2, 10, "labAction", ["action": ["scenario": "ui", "topology": "topologies/ui-required.yaml",
+                                                      "helpers": [["command": #"hotspot-helper-voucher --network "Grand Hotel Guest""#, "identifier": "com.hotspotlab.voucher"]]]]),
+            Self.line(3, 20, "labAction", ["action": ["step": "foreground: hotspot-helper-voucher"]]),
+            Self.line(4, 30, "labAction", ["action": ["step": "type: {helper: hotspot-helper-voucher, text: ROOM-4217}"]]),
+        ]
+        let plan = try Replay.plan(try TraceFile.parse(lines.joined(separator: "\n"), file: "u.jsonl"))
+        #expect(plan.scenario.steps.map(\.text) == ["foreground: com.hotspotlab.voucher", "type: {helper: com.hotspotlab.voucher, text: ROOM-4217}"])
+    }
+
     @Test("where two state paths part")
     func departure() {
         #expect(Replay.departure(recorded: ["Evaluating", "Authenticated"], replayed: ["Evaluating", "Authenticated"]) == nil)

@@ -124,6 +124,19 @@ public enum Replay {
         }
         let replayHelpers = helpers ?? recordedHelpers.map { "hotspot-replay-helper --trace \"\(trace.file)\" --identifier \($0.0) --speed \(speed)" }
 
+        // Steps name helpers by executable or identifier; the replay's helpers may be other executables
+        // (the recorded answers), so executable names become the identifiers they registered with.
+        var identifiers: [(String, String)] = []
+        for h in header?["helpers"]?.arrayValue ?? [] {
+            if let command = h["command"]?.stringValue, let id = h["identifier"]?.stringValue,
+               let exe = RunningStation.words(command).first.map({ ($0 as NSString).lastPathComponent }) {
+                identifiers.append((exe, id))
+            }
+        }
+        func byIdentifier(_ text: String) -> String {
+            identifiers.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
+        }
+
         // The actions, with where they stand in the trace.
         var actions: [(index: Int, text: String)] = []
         var source = "the lab's step records"
@@ -137,7 +150,7 @@ public enum Replay {
             if kind == "logoff", let helper = text.range(of: "helper: ") {
                 replayed = "logoff: " + text[helper.upperBound...].prefix { $0 != "," && $0 != "}" }
             }
-            actions.append((i, replayed))
+            actions.append((i, byIdentifier(replayed)))
         }
         if actions.isEmpty {
             source = "the events hotspotd saw (user actions, associations)"

@@ -95,7 +95,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         result.traceFile = station.traceFile
         let context = Context(lab: lab, station: station, scenario: scenario)
         // The trace names the scenario and the topology, and records each step: enough to replay the run.
-        let helpers = station.helpers.map { JSON.string($0.command) }
+        let helpers = station.helpers.map { h -> JSON in ["command": .string(h.command), "identifier": h.identifier.map(JSON.string) ?? .null] }
         _ = try? station.request(.record(["scenario": .string(scenario.name), "file": .string(scenario.file),
                                           "topology": .string(scenario.topologyPath.hasPrefix("/") ? scenario.topologyPath
                                               : FileManager.default.currentDirectoryPath + "/" + scenario.topologyPath),
