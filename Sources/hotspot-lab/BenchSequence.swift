@@ -93,7 +93,10 @@ struct BenchDemo: AsyncParsableCommand {
     func run() throws {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var commands: [(String, [String])] = [("hotspot-lab demo", ["demo"])]
-        if !demoOnly { commands.append(("hotspot-lab run topologies/scenarios --no-retry", ["run", "--no-retry"])) }
+        if !demoOnly {
+            commands.append(("hotspot-lab run topologies/scenarios --no-retry --jobs 1", ["run", "--no-retry", "--jobs", "1"]))
+            commands.append(("hotspot-lab run topologies/scenarios --no-retry --jobs 2", ["run", "--no-retry", "--jobs", "2"]))
+        }
         for (label, arguments) in commands {
             let start = Date()
             let process = Process()
