@@ -55,6 +55,9 @@ struct InVMScenarioTests {
         // Every step ran and each left hotspotd in a known state.
         #expect(result.steps.count == scenario.steps.count)
         #expect(!result.timeline.isEmpty)
+        // The air was captured: a pcap with frames (more than its 24-byte header) in the lab's log folder.
+        let size = (try? FileManager.default.attributesOfItem(atPath: result.logDirectory + "/air.pcap")[.size] as? Int) ?? 0
+        #expect(size > 24, "air.pcap of \(scenario.name): \(size) bytes")
     }
 
     @Test("root: a scenario that expects the wrong state fails, naming the step, the expected and the actual state")

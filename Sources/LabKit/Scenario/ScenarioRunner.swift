@@ -88,6 +88,10 @@ public final class ScenarioRunner: @unchecked Sendable {
         }
         result.labUpSeconds = Self.seconds(since: start)
         result.logDirectory = lab.logDirectory
+        // The air: every radio's frames on hwsim0, as a pcap in the lab's log folder (stopped before the lab goes
+        // down, whose log copy takes it to the host). Runs at once share hwsim0: each capture holds all of them.
+        let capture = AirCapture.start(into: lab.logDirectory + "/air.pcap")
+        defer { capture?.stop() }
         guard let station = lab.station(scenario.station) else {
             result.setupError = "\(scenario.file): station `\(scenario.station ?? "")` is not in \(topology.file)"
             return result
@@ -368,6 +372,38 @@ final class Context {
         guard flush.status.succeeded else { throw StepFailure("nft flush set: \(flush.stderr)") }
         return "portal session of \(running.hotspot.name) expired (gate set flushed)"
     }
+}
+
+/// tcpdump on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's frames. Only inside the
+/// hotspot-lab VM (there hwsim0 belongs to the VM; on a host with hwsim it is the host's and is left alone).
+final class AirCapture: @unchecked Sendable {
+    let process: ChildProcess
+    let path: String
+
+    private init(process: ChildProcess, path: String) {
+        self.process = process
+        self.path = path
+    }
+
+    static func start(into path: String) -> AirCapture? {
+        guard InVM.isActive, FileManager.default.fileExists(atPath: "/sys/class/net/hwsim0"),
+              let tcpdump = try? HotspotLab.findTool("tcpdump") else { return nil }
+        do {
+            try RouteNetlink.current().setUp("hwsim0")
+            let log = path + ".log"
+            let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !(readSmallFile(log)?.contains("listening on") ?? false), ContinuousClock.now < deadline, (try? child.poll()) == nil {
+                usleep(20_000)
+            }
+            return AirCapture(process: child, path: path)
+        } catch {
+            FileHandle.standardError.write(Data("hotspot-lab: no capture of the air: \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    func stop() { _ = try? process.terminate(grace: .seconds(2)) }
 }
 
 /// A small seeded generator (the same seed gives the same intervals on every machine).
