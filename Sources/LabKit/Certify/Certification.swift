@@ -226,9 +226,8 @@ final class RunDriver {
             return
         }
         // The portal session ends: the next maintain must ask to log in again.
-        _ = try Context(lab: lab, station: station, scenario: Scenario(name: "certify", description: "", file: "", topologyPath: "", station: nil,
-                                                                      maintainInterval: 0, timeScale: 1, helpers: nil, steps: []))
-            .expireSession(nil)
+        let home = lab.hotspots.first { $0.hotspot.ssid == certifier.home } ?? lab.hotspots[0]
+        try lab.expirePortalSessions(home)
         note("portal session expired (gate flushed)")
         guard waitAny(["Maintaining"]) != nil else { return }
         var state = waitAny(["Authenticated", "Evaluating", "Inactive"])
@@ -264,9 +263,7 @@ final class RunDriver {
         waitAny(["Inactive"], timeout: .seconds(10))
         let home = lab.hotspots.first { $0.hotspot.ssid == certifier.home }!
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
-        _ = try Context(lab: lab, station: station, scenario: Scenario(name: "certify", description: "", file: "", topologyPath: "", station: nil,
-                                                                      maintainInterval: 0, timeScale: 1, helpers: nil, steps: []))
-            .expireSession(home.hotspot.name)
+        try lab.expirePortalSessions(home)
         note("the café's portal is now \(kind); the old session is gone")
         try station.autoJoin()
         waitAny(["Maintaining"])

@@ -336,6 +336,15 @@ public final class HotspotLab: @unchecked Sendable {
         return (child, { try Self.waitForFile(ready, child: child, log: log, what: "portal \(kind) for \(hotspot.name)") })
     }
 
+    /// Every portal session of the hotspot ends, as at the session length: the gate's authenticated set is flushed.
+    public func expirePortalSessions(_ running: RunningHotspot) throws {
+        let flush = try ProcessRunner.run(ProcessConfiguration(try Self.findTool("nft"), ["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
+            .inNetworkNamespace(running.namespace.name))
+        guard flush.status.succeeded else {
+            throw SystemError("expire the portal sessions of", running.hotspot.name, reason: "nft flush set: \(flush.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+    }
+
     /// Latency, jitter, loss and a rate limit on a hotspot's uplink (both directions of its egress there), with
     /// netem; all zero removes it. Needs netem (the VM kernel has it; the host kernel here does not).
     @discardableResult

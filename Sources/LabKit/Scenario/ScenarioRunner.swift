@@ -366,10 +366,7 @@ final class Context {
     /// The portal session ends: the station leaves the gate's authenticated set (as at the session length).
     func expireSession(_ hotspotName: String?) throws -> String {
         let running = try hotspotFor(hotspotName)
-        let nft = try HotspotLab.findTool("nft")
-        let flush = try ProcessRunner.run(ProcessConfiguration(nft, ["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
-            .inNetworkNamespace(running.namespace.name))
-        guard flush.status.succeeded else { throw StepFailure("nft flush set: \(flush.stderr)") }
+        try lab.expirePortalSessions(running)
         return "portal session of \(running.hotspot.name) expired (gate set flushed)"
     }
 }
