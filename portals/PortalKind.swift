@@ -112,7 +112,7 @@ extension PortalKind {
 public enum PortalRegistry {
     public static let kinds: [any PortalKind.Type] = [
         ClickThroughPortal.self, FormLoginPortal.self, VoucherPortal.self, WISPrPortal.self, CaptiveAPIPortal.self,
-        BrokenSlowPortal.self, Broken500Portal.self, BrokenRedirectLoopPortal.self, BrokenEmptyPortal.self,
+        BrokenSlowPortal.self, Broken500Portal.self, BrokenRedirectLoopPortal.self, BrokenEmptyPortal.self, Status511Portal.self,
     ]
 
     public static var names: [String] { kinds.map { $0.name } }

@@ -261,6 +261,21 @@ struct HotspotGateRootTests {
         }
     }
 
+    @Test("root: a status-511 portal answers the probes 511 Network Authentication Required with its sign-in form; signing in opens the internet")
+    func status511() throws {
+        try withLab(try labTopology(kind: "status-511", settings: ["username": "guest", "password": "croissant"])) { client in
+            _ = try client.dhcp()
+            let apple = try client.get("http://captive.apple.com/hotspot-detect.html", maxTime: 3)
+            #expect(apple.status == 511, "\(apple.status) \(apple.body)")
+            #expect(apple.body.contains("action=\"http://\(client.gateway):8080/login\""), "\(apple.body)")
+            let android = try client.get("http://connectivitycheck.gstatic.com/generate_204", maxTime: 3)
+            #expect(android.status == 511)
+            let login = try client.get("http://\(client.gateway):8080/login", form: ["username=guest", "password=croissant"])
+            #expect(login.status == 200)
+            try client.expectOnline("after signing in on the 511 page's form")
+        }
+    }
+
     @Test("root: an open, not captive hotspot reaches the internet at once")
     func notCaptive() throws {
         try withLab(try labTopology(kind: nil)) { client in

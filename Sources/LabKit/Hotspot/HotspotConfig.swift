@@ -83,8 +83,18 @@ public enum HostapdConfig {
 
 /// dnsmasq's command line for a hotspot's DHCP and DNS.
 public enum DnsmasqConfig {
+    /// How the hotspot's DNS answers (a fault switched during a run, docs/REPLAY.md).
+    public enum Mode: String, Sendable, CaseIterable {
+        /// The internet's names resolve to the internet's address.
+        case normal
+        /// No name is known and there is no upstream: every query is refused (REFUSED).
+        case refused
+        /// Every name answers with the gateway (the portal's host): a DNS hijack.
+        case hijack
+    }
+
     public static func arguments(
-        _ hotspot: Hotspot, internet: Internet, interface: String, leaseFile: String, logFile: String
+        _ hotspot: Hotspot, internet: Internet, interface: String, leaseFile: String, logFile: String, mode: Mode? = nil
     ) -> [String] {
         let gateway = hotspot.gateway
         var args = [
@@ -112,10 +122,15 @@ public enum DnsmasqConfig {
         if case .uri(let uri) = gateway.captiveAPI {
             args.append("--dhcp-option=114,\(uri)")
         }
-        if !hotspot.faults.dnsDown {
+        switch mode ?? (hotspot.faults.dnsDown ? .refused : .normal) {
+        case .normal:
             for name in internet.names {
                 args.append("--address=/\(name)/\(internet.address)")
             }
+        case .refused:
+            break
+        case .hijack:
+            args.append("--address=/#/\(gateway.address)")
         }
         return args
     }

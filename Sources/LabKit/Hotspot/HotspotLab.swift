@@ -45,6 +45,11 @@ public struct RunningHotspot: @unchecked Sendable {
     /// The portal server process (nil: not captive) and the kind it serves now.
     public var portal: ChildProcess?
     public var portalKind: String?
+    /// dnsmasq (DHCP and DNS) and how its DNS answers now.
+    public var dnsmasq: ChildProcess?
+    public var dnsMode: DnsmasqConfig.Mode = .normal
+    /// Queries are dropped (the `no-answer` DNS fault).
+    public var dnsDropped = false
 }
 
 /// Brings a topology up inside a `Lab`: the internet namespace (probe + web server), and per hotspot a
@@ -317,7 +322,54 @@ public final class HotspotLab: @unchecked Sendable {
         return RunningHotspot(
             hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
             stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
-            hostapd: control, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind)
+            hostapd: control, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind, dnsmasq: dnsmasq,
+            dnsMode: hotspot.faults.dnsDown ? .refused : .normal)
+    }
+
+    /// DNS faults during a run: `no-answer` drops every query at the hotspot (an nftables table of the
+    /// fault's own); `refused`, `hijack` and `normal` restart dnsmasq answering that way (its leases are kept in
+    /// the lease file; the previous log is kept as dnsmasq.log.N).
+    @discardableResult
+    public func setDNS(hotspot name: String, mode: String) throws -> String {
+        guard let position = hotspots.firstIndex(where: { $0.hotspot.name == name }) else {
+            throw SystemError("set the DNS of", name, reason: "no such hotspot in \(topology.file)")
+        }
+        let running = hotspots[position]
+        let nft = try Self.findTool("nft")
+        let dropTable = ["inet", "hsldnsfault"]
+        if mode == "no-answer" {
+            let rules = "table inet hsldnsfault {\n  chain input {\n    type filter hook input priority -10; policy accept;\n    udp dport 53 drop\n    tcp dport 53 drop\n  }\n}\n"
+            let file = logDirectory + "/" + running.hotspot.name + "/dns-fault.nft"
+            try rules.write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try ProcessRunner.run(ProcessConfiguration(nft, ["-f", file]).inNetworkNamespace(running.namespace.name))
+            guard result.status.succeeded else { throw SystemError("drop DNS queries at", name, reason: "nft -f: \(result.stderr)") }
+            hotspots[position].dnsDropped = true
+            return "DNS of \(name): no answer (queries dropped)"
+        }
+        guard let newMode = DnsmasqConfig.Mode(rawValue: mode) else {
+            throw SystemError("set the DNS of", name, reason: "unknown mode `\(mode)`; expected no-answer, refused, hijack or normal")
+        }
+        if running.dnsDropped {
+            _ = try ProcessRunner.run(ProcessConfiguration(nft, ["delete", "table"] + dropTable).inNetworkNamespace(running.namespace.name))
+            hotspots[position].dnsDropped = false
+        }
+        if newMode != running.dnsMode || running.dnsmasq == nil {
+            let dir = logDirectory + "/" + running.hotspot.name
+            let log = dir + "/dnsmasq.log"
+            if let old = running.dnsmasq, old.exitStatus == nil { _ = try old.terminate(grace: .seconds(2)) }
+            var generation = 1
+            while FileManager.default.fileExists(atPath: "\(log).\(generation)") { generation += 1 }
+            try? FileManager.default.moveItem(atPath: log, toPath: "\(log).\(generation)")
+            let child = try lab.spawn(ProcessConfiguration(
+                try Self.findTool("dnsmasq"),
+                DnsmasqConfig.arguments(running.hotspot, internet: topology.internet, interface: running.lanInterface,
+                                        leaseFile: dir + "/dnsmasq.leases", logFile: log, mode: newMode),
+                stdout: .file(log), stderr: .file(log)), in: running.namespace)
+            try Self.waitForLogLine(log, containing: "started, version", child: child, what: "dnsmasq for \(name)")
+            hotspots[position].dnsmasq = child
+            hotspots[position].dnsMode = newMode
+        }
+        return "DNS of \(name): \(newMode.rawValue)"
     }
 
     /// Starts the portal server of `hotspot` in its namespace; returns it and a wait for its readiness.

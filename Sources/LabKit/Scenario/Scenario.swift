@@ -64,6 +64,8 @@ public enum ScenarioAction: Sendable {
     case uplink(up: Bool, hotspot: String?)
     /// Latency, jitter, loss and a rate limit on the hotspot's uplink (netem); all zero: none.
     case linkQuality(hotspot: String?, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int)
+    /// The hotspot's DNS: no-answer, refused, hijack (every name answers with the gateway) or normal.
+    case dns(mode: String, hotspot: String?)
     /// SIGSTOP (a hung helper) or SIGCONT.
     case stopHelper(String, stop: Bool)
     /// The station drops and re-joins `count` times at seeded random intervals, as devices do when they sleep.
@@ -76,7 +78,7 @@ public enum ScenarioParser {
         "show-scan-list", "join", "auto-join", "leave", "wait-state", "expect-states", "expect-command", "expect-notification",
         "foreground", "type", "expire-session", "logoff", "kill-helper", "restart-hotspotd", "application",
         "expect-auto-join-disabled", "expect-cache", "sleep", "gate", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper",
-        "flap",
+        "flap", "dns",
     ]
     static let states = HotspotState.allCases.map(\.rawValue)
     static let commands = CommandType.allCases.map(\.description)
@@ -268,6 +270,11 @@ public enum ScenarioParser {
                                 latencyMS: try keys["latency-ms"]?.int(in: 0...60_000) ?? 0, jitterMS: try keys["jitter-ms"]?.int(in: 0...60_000) ?? 0,
                                 lossPercent: try keys["loss-percent"].map { try number($0, in: 0...100) } ?? 0,
                                 rateKbit: try keys["rate-kbit"]?.int(in: 0...10_000_000) ?? 0)
+        case "dns":
+            let modes = ["no-answer", "refused", "hijack", "normal"]
+            if case .scalar = v.node { return .dns(mode: try oneOf(v, modes, what: "DNS mode"), hotspot: nil) }
+            let keys = try v.mapping(allowed: ["mode", "hotspot"], required: ["mode"])
+            return .dns(mode: try oneOf(keys["mode"]!, modes, what: "DNS mode"), hotspot: try keys["hotspot"]?.nonEmptyString())
         case "stop-helper": return .stopHelper(try v.nonEmptyString(), stop: true)
         case "continue-helper": return .stopHelper(try v.nonEmptyString(), stop: false)
         case "flap":

@@ -208,7 +208,7 @@ final class Context {
             let actual = station.states(from: stateCheckpoint)
             stateCheckpoint = station.traceLineCount()
             guard actual == expected else {
-                throw StepFailure("expected the states \(expected.joined(separator: " -> ")), actual \(actual.isEmpty ? "none" : actual.joined(separator: " -> "))")
+                throw StepFailure("expected \(expected.isEmpty ? "no state change" : "the states " + expected.joined(separator: " -> ")), actual \(actual.isEmpty ? "none" : actual.joined(separator: " -> "))")
             }
             return actual.joined(separator: " -> ")
         case .expectCommand(let command, let result, let helper, let didJustJoin, let absent):
@@ -289,6 +289,9 @@ final class Context {
         case .linkQuality(let hotspot, let latency, let jitter, let loss, let rate):
             let running = try hotspotFor(hotspot)
             return try lab.setLinkQuality(running, latencyMS: latency, jitterMS: jitter, lossPercent: loss, rateKbit: rate)
+        case .dns(let mode, let hotspot):
+            let running = try hotspotFor(hotspot)
+            return try lab.setDNS(hotspot: running.hotspot.name, mode: mode)
         case .stopHelper(let helper, let stop):
             guard let running = station.helper(helper) else { throw StepFailure("no helper \(helper) on station \(station.station.name)") }
             try running.process.signal(stop ? SIGSTOP : SIGCONT)

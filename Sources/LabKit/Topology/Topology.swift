@@ -216,7 +216,7 @@ public struct Station: Sendable, Equatable {
 public enum PortalCatalog {
     public static let kinds: [String] = [
         "click-through", "form-login", "voucher", "wispr", "captive-api",
-        "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty",
+        "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511",
     ]
     /// Kinds a person (or helper) can log into.
     public static let loginKinds: Set<String> = ["click-through", "form-login", "voucher", "wispr", "captive-api"]
