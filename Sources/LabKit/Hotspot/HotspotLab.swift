@@ -422,9 +422,16 @@ public final class HotspotLab: @unchecked Sendable {
 
     /// The portal changes on the server side: the hotspot's portal server is replaced by one of `kind`
     /// (settings: the topology's, overridden by `settings`). The gate and its authenticated set stay.
+    /// `kind` "down": the portal server dies (stopped), whatever it was doing; the gate still redirects to it.
     public func switchPortal(hotspot name: String, kind: String, settings: [String: String] = [:]) throws {
         guard let position = hotspots.firstIndex(where: { $0.hotspot.name == name }) else {
             throw SystemError("switch the portal of", name, reason: "no such hotspot in \(topology.file)")
+        }
+        if kind == "down" {
+            if let old = hotspots[position].portal, old.exitStatus == nil { _ = try old.terminate(grace: .milliseconds(200)) }
+            hotspots[position].portal = nil
+            hotspots[position].portalKind = nil
+            return
         }
         guard PortalCatalog.kinds.contains(kind) else {
             throw SystemError("switch the portal of", name, reason: "unknown portal kind `\(kind)`; expected one of: \(PortalCatalog.kinds.joined(separator: ", "))")

@@ -245,13 +245,13 @@ public enum ScenarioParser {
         case "sleep":
             return .sleep(try number(v, in: 0...600))
         case "portal":
-            if case .scalar = v.node { return .portal(kind: try oneOf(v, PortalCatalog.kinds, what: "portal kind"), hotspot: nil, settings: [:]) }
+            if case .scalar = v.node { return .portal(kind: try oneOf(v, PortalCatalog.kinds + ["down"], what: "portal kind"), hotspot: nil, settings: [:]) }
             let keys = try v.mapping(allowed: ["kind", "hotspot", "settings"], required: ["kind"])
             var settings: [String: String] = [:]
             if let s = keys["settings"], case .mapping(let m) = s.node {
                 for (key, value) in m { settings[key.string ?? ""] = try s.child(key.string ?? "?", value).string() }
             }
-            return .portal(kind: try oneOf(keys["kind"]!, PortalCatalog.kinds, what: "portal kind"),
+            return .portal(kind: try oneOf(keys["kind"]!, PortalCatalog.kinds + ["down"], what: "portal kind"),
                            hotspot: try keys["hotspot"]?.nonEmptyString(), settings: settings)
         case "ap", "uplink":
             let state: String

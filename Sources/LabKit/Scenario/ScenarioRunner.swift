@@ -314,7 +314,7 @@ final class Context {
         case .portal(let kind, let hotspot, let settings):
             let running = try hotspotFor(hotspot)
             try lab.switchPortal(hotspot: running.hotspot.name, kind: kind, settings: settings)
-            return "portal of \(running.hotspot.name) is now \(kind)"
+            return kind == "down" ? "portal of \(running.hotspot.name) died" : "portal of \(running.hotspot.name) is now \(kind)"
         case .gate(let authenticated, let hotspot):
             let running = try hotspotFor(hotspot)
             let mac = try station.macAddress()
