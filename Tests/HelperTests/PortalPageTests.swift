@@ -24,6 +24,7 @@ struct RenderedPortal: Sendable {
 
     static let settings: [String: [String: String]] = [
         "form-login": ["username": "guest", "password": "croissant"],
+        "status-511": ["username": "guest", "password": "croissant"],
         "voucher": ["voucher": "ROOM-4217"],
         "wispr": ["username": "member", "password": "lounge-pass"],
         "captive-api": ["can-extend-session": "true"],
@@ -47,7 +48,7 @@ struct RenderedPortal: Sendable {
 struct PortalPageTests {
     @Test func everyKindIsCovered() {
         #expect(Set(PortalRegistry.names) == ["click-through", "form-login", "voucher", "wispr", "captive-api",
-                                              "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty"],
+                                              "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511"],
                 "a new portal kind: decide what the reference helpers make of it")
     }
 
@@ -74,6 +75,15 @@ struct PortalPageTests {
             #expect(form.action == "/accept" && form.method == "post")
             #expect(form.defaultSubmission.map { "\($0.name)=\($0.value)" } == ["accept=yes"])
             #expect(onRedirect == nil)
+        case "status-511":
+            // RFC 6585: no redirect, a 511 whose page holds the sign-in form; the portal page is a form login.
+            #expect(rendered.redirect.status == 511)
+            guard case .formLogin(let form, _, _)? = onRedirect, case .formLogin(let pageForm, _, _)? = onPage else {
+                Issue.record("status-511 not recognized as a form login: \(String(describing: onRedirect)), \(String(describing: onPage))")
+                return
+            }
+            #expect(form.action.hasSuffix("/login") && form.method == "post")
+            #expect(pageForm.action == "/login")
         case "wispr":
             // WISPr puts the XML in the redirect itself (and on the portal page).
             #expect(rendered.redirect.status == 302)
