@@ -96,7 +96,7 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotDaemon",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotDaemon", "HotspotStation",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict

@@ -193,7 +193,7 @@ final class RunDriver {
 
     func observeGate(_ label: String) {
         do {
-            let running = lab.hotspots.first { $0.hotspot.ssid == certifier.home } ?? lab.hotspots[0]
+            let running = try homeHotspot()
             let mac = try station.macAddress().lowercased()
             gate[label] = try GateInspector.authenticated(in: running).contains { $0.lowercased().hasPrefix(mac) }
         } catch {
@@ -202,6 +202,14 @@ final class RunDriver {
     }
 
     var helperID: String? { station.helpers.first?.identifier }
+
+    /// The hotspot of the network the helper is certified on.
+    func homeHotspot() throws -> RunningHotspot {
+        guard let home = lab.hotspots.first(where: { $0.hotspot.ssid == certifier.home }) else {
+            throw SystemError("certify on", certifier.home, reason: "\(lab.topology.file) has no hotspot with this SSID; expected the certification topology's networks")
+        }
+        return home
+    }
 
     func scan() throws {
         let list = try station.showScanList()
@@ -226,8 +234,7 @@ final class RunDriver {
             return
         }
         // The portal session ends: the next maintain must ask to log in again.
-        let home = lab.hotspots.first { $0.hotspot.ssid == certifier.home } ?? lab.hotspots[0]
-        try lab.expirePortalSessions(home)
+        try lab.expirePortalSessions(try homeHotspot())
         note("portal session expired (gate flushed)")
         guard waitAny(["Maintaining"]) != nil else { return }
         var state = waitAny(["Authenticated", "Evaluating", "Inactive"])
@@ -261,7 +268,7 @@ final class RunDriver {
         }
         try station.leave()
         waitAny(["Inactive"], timeout: .seconds(10))
-        let home = lab.hotspots.first { $0.hotspot.ssid == certifier.home }!
+        let home = try homeHotspot()
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
         try lab.expirePortalSessions(home)
         note("the café's portal is now \(kind); the old session is gone")

@@ -2,6 +2,7 @@ import Foundation
 import HotspotCore
 import HotspotDaemon
 import HotspotProtocol
+import HotspotStation
 import HotspotSystem
 import Netlink
 
@@ -288,10 +289,9 @@ public final class RunningStation: @unchecked Sendable {
         return text.split(separator: "\n").dropFirst().compactMap { line -> HotspotNetwork? in
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 5, !f[4].isEmpty, !f[4].hasPrefix("\\x00"), seen.insert(f[0].lowercased()).inserted else { return nil }
-            let flags = f[3]
-            let security: SecurityType = flags.contains("EAP") ? .wpa2Enterprise : (flags.contains("PSK") || flags.contains("SAE")) ? .wpa2Personal : .open
-            let rssi = Double(f[2]) ?? -60
-            return HotspotNetwork(ssid: f[4], bssid: f[0], signalStrength: min(1, max(0, (rssi + 90) / 60)), security: security)
+            // The flags ([WPA2-PSK-CCMP][ESS]) name the key management as STATUS's key_mgmt does.
+            return HotspotNetwork(ssid: f[4], bssid: f[0], signalStrength: WPAStation.strength(rssi: Double(f[2]) ?? -60),
+                                  security: WPAStation.security(keyMgmt: f[3]))
         }
     }
 
