@@ -113,6 +113,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "hotspot-nsexec"),
+        // The `dns: servfail` fault's server: every query answered with one error code.
+        .executableTarget(name: "hotspot-dns-fault", swiftSettings: strict),
         .executableTarget(name: "hotspot-test-helper", dependencies: ["HotspotHelper"], swiftSettings: strict),
         .executableTarget(name: "hotspot-replay-helper", dependencies: ["HotspotHelper", "HotspotProtocol"], swiftSettings: strict),
         // A deliberately broken helper (a relay that breaks one rule) for the certify tests.

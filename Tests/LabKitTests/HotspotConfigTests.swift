@@ -77,6 +77,22 @@ import Testing
         #expect(!without.contains { $0.hasPrefix("--dhcp-option=114") })
     }
 
+    @Test func dnsmasqFaultModes() {
+        let internet = Internet(address: IPv4Address("198.18.0.1")!, uplinks: IPv4Subnet("203.0.113.0/24")!, names: ["captive.apple.com", "example.com"])
+        func args(_ mode: DnsmasqConfig.Mode) -> [String] {
+            DnsmasqConfig.arguments(hotspot(.open), internet: internet, interface: "wlan0", leaseFile: "/l", logFile: "/g", mode: mode)
+        }
+        // SERVFAIL: dnsmasq serves DHCP only; hotspot-dns-fault takes port 53.
+        #expect(args(.servfail).contains("--port=0"))
+        #expect(!args(.servfail).contains { $0.hasPrefix("--address=") })
+        #expect(args(.servfail).contains { $0.hasPrefix("--dhcp-range=") })
+        // Private addresses for public names (RFC 1918), each name.
+        #expect(args(.privateAddresses).filter { $0.hasPrefix("--address=") } == ["--address=/captive.apple.com/10.0.0.1", "--address=/example.com/10.0.0.1"])
+        #expect(args(.hijack).filter { $0.hasPrefix("--address=") } == ["--address=/#/198.51.100.1"])
+        #expect(!args(.refused).contains { $0.hasPrefix("--address=") || $0 == "--port=0" })
+        #expect(HotspotLab.dnsModes == ["no-answer", "normal", "refused", "hijack", "servfail", "private"])
+    }
+
     @Test func gateRuleset() {
         let text = GateRuleset.render(hotspot(.open).gateway, lan: "lan0", uplink: "up0")
         #expect(text.contains("type ether_addr . ipv4_addr\n        flags timeout\n        timeout 600s\n"))

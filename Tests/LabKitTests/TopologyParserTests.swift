@@ -101,6 +101,18 @@ import Testing
         #expect(error.description.hasPrefix("bad.yaml:7:5: hotspots[0].colour: unknown key `colour`; expected one of: name, ssid"))
     }
 
+    @Test func dnsFaultFromTheStart() throws {
+        let servfail = try TopologyParser.parse(Self.base + "\n    faults: {dns: servfail}", file: "t.yaml")
+        #expect(servfail.hotspots[0].faults.dns == "servfail")
+        let down = try TopologyParser.parse(Self.base + "\n    faults: {dns-down: true}", file: "t.yaml")
+        #expect(down.hotspots[0].faults.dns == "refused" && down.hotspots[0].faults.dnsDown)
+        let unknown = try #require(failure(Self.base + "\n    faults: {dns: flaky}"))
+        #expect(unknown.field == "hotspots[0].faults.dns")
+        #expect(unknown.message == "unknown DNS mode `flaky`; expected one of: no-answer, normal, refused, hijack, servfail, private")
+        let both = try #require(failure(Self.base + "\n    faults: {dns-down: true, dns: hijack}"))
+        #expect(both.message.contains("give either dns-down or dns, not both"))
+    }
+
     @Test func wrongType() throws {
         let yaml = Self.base + "\n    channel: six"
         let error = try #require(failure(yaml))

@@ -91,7 +91,17 @@ public enum DnsmasqConfig {
         case refused
         /// Every name answers with the gateway (the portal's host): a DNS hijack.
         case hijack
+        /// Every query is answered SERVFAIL (an upstream that failed): dnsmasq serves DHCP only (`--port=0`)
+        /// and `hotspot-dns-fault` answers on the gateway's port 53.
+        case servfail
+        /// The internet's public names answer with a private address (`privateAddress`, RFC 1918), as a
+        /// misconfigured or rebinding resolver does; nothing in the lab has that address.
+        case privateAddresses = "private"
     }
+
+    /// The RFC 1918 address public names get in the `private` mode. No lab link has it and the lab's
+    /// internet has no route to it, so traffic to it ends in the lab (ICMP unreachable).
+    public static let privateAddress = "10.0.0.1"
 
     public static func arguments(
         _ hotspot: Hotspot, internet: Internet, interface: String, leaseFile: String, logFile: String, mode: Mode? = nil
@@ -122,7 +132,7 @@ public enum DnsmasqConfig {
         if case .uri(let uri) = gateway.captiveAPI {
             args.append("--dhcp-option=114,\(uri)")
         }
-        switch mode ?? (hotspot.faults.dnsDown ? .refused : .normal) {
+        switch mode ?? (hotspot.faults.dns == "refused" ? .refused : .normal) {
         case .normal:
             for name in internet.names {
                 args.append("--address=/\(name)/\(internet.address)")
@@ -131,6 +141,12 @@ public enum DnsmasqConfig {
             break
         case .hijack:
             args.append("--address=/#/\(gateway.address)")
+        case .servfail:
+            args.append("--port=0")
+        case .privateAddresses:
+            for name in internet.names {
+                args.append("--address=/\(name)/\(privateAddress)")
+            }
         }
         return args
     }

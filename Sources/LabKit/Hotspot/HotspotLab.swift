@@ -50,6 +50,8 @@ public struct RunningHotspot: @unchecked Sendable {
     public var dnsMode: DnsmasqConfig.Mode = .normal
     /// Queries are dropped (the `no-answer` DNS fault).
     public var dnsDropped = false
+    /// `hotspot-dns-fault`, answering every query SERVFAIL (the `servfail` DNS fault).
+    public var dnsFault: ChildProcess?
 }
 
 /// Brings a topology up inside a `Lab`: the internet namespace (probe + web server), and per hotspot a
@@ -163,6 +165,12 @@ public final class HotspotLab: @unchecked Sendable {
             }
         }
         for (label, wait) in pending { try measure(label, wait) }
+        // DNS faults a topology asks for from the start (`faults: {dns: MODE}`) other than dnsmasq's own.
+        for hotspot in topology.hotspots {
+            if let mode = hotspot.faults.dns, mode != "normal", mode != "refused" {
+                try measure("hotspot \(hotspot.name): DNS \(mode)") { try setDNS(hotspot: hotspot.name, mode: mode) }
+            }
+        }
         try measure("internet server ready") {
             try Self.waitForFile(ready, child: server, log: internetLog, what: "internet server")
         }
@@ -323,12 +331,15 @@ public final class HotspotLab: @unchecked Sendable {
             hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
             stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
             hostapd: control, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind, dnsmasq: dnsmasq,
-            dnsMode: hotspot.faults.dnsDown ? .refused : .normal)
+            dnsMode: hotspot.faults.dns == "refused" ? .refused : .normal)
     }
 
-    /// DNS faults during a run: `no-answer` drops every query at the hotspot (an nftables table of the
-    /// fault's own); `refused`, `hijack` and `normal` restart dnsmasq answering that way (its leases are kept in
-    /// the lease file; the previous log is kept as dnsmasq.log.N).
+    /// DNS faults during a run (docs/REPLAY.md): `no-answer` drops every query at the hotspot (an nftables
+    /// table of the fault's own); `refused`, `hijack`, `private` and `normal` restart dnsmasq answering that way
+    /// (its leases are kept in the lease file; the previous log is kept as dnsmasq.log.N); `servfail` restarts
+    /// dnsmasq for DHCP only and starts `hotspot-dns-fault` on the gateway's port 53 (log: dns-fault.log).
+    public static let dnsModes = ["no-answer"] + DnsmasqConfig.Mode.allCases.map(\.rawValue)
+
     @discardableResult
     public func setDNS(hotspot name: String, mode: String) throws -> String {
         guard let position = hotspots.firstIndex(where: { $0.hotspot.name == name }) else {
@@ -347,14 +358,19 @@ public final class HotspotLab: @unchecked Sendable {
             return "DNS of \(name): no answer (queries dropped)"
         }
         guard let newMode = DnsmasqConfig.Mode(rawValue: mode) else {
-            throw SystemError("set the DNS of", name, reason: "unknown mode `\(mode)`; expected no-answer, refused, hijack or normal")
+            throw SystemError("set the DNS of", name, reason: "unknown mode `\(mode)`; expected one of \(Self.dnsModes.joined(separator: ", "))")
         }
         if running.dnsDropped {
             _ = try ProcessRunner.run(ProcessConfiguration(nft, ["delete", "table"] + dropTable).inNetworkNamespace(running.namespace.name))
             hotspots[position].dnsDropped = false
         }
+        let dir = logDirectory + "/" + running.hotspot.name
+        // The SERVFAIL server goes first: dnsmasq in another mode wants port 53 back.
+        if newMode != .servfail, let fault = running.dnsFault {
+            if fault.exitStatus == nil { _ = try fault.terminate(grace: .seconds(2)) }
+            hotspots[position].dnsFault = nil
+        }
         if newMode != running.dnsMode || running.dnsmasq == nil {
-            let dir = logDirectory + "/" + running.hotspot.name
             let log = dir + "/dnsmasq.log"
             if let old = running.dnsmasq, old.exitStatus == nil { _ = try old.terminate(grace: .seconds(2)) }
             var generation = 1
@@ -368,6 +384,26 @@ public final class HotspotLab: @unchecked Sendable {
             try Self.waitForLogLine(log, containing: "started, version", child: child, what: "dnsmasq for \(name)")
             hotspots[position].dnsmasq = child
             hotspots[position].dnsMode = newMode
+        }
+        if newMode == .servfail, hotspots[position].dnsFault?.exitStatus != nil || hotspots[position].dnsFault == nil {
+            let log = dir + "/dns-fault.log"
+            let ready = dir + "/dns-fault.ready"
+            unlink(ready)
+            let child = try lab.spawn(ProcessConfiguration(
+                try BuildProducts.locate("hotspot-dns-fault", environmentKey: "HOTSPOT_DNS_FAULT"),
+                ["--listen", "\(running.hotspot.gateway.address):53", "--rcode", "servfail", "--log", log, "--ready-file", ready],
+                stdout: .file(log), stderr: .file(log)), in: running.namespace)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !FileManager.default.fileExists(atPath: ready) {
+                if let status = child.exitStatus {
+                    throw SystemError("start the SERVFAIL DNS server of", name, reason: "hotspot-dns-fault exited (\(status)); see \(log)")
+                }
+                guard ContinuousClock.now < deadline else {
+                    throw SystemError("start the SERVFAIL DNS server of", name, reason: "not listening after 10 s; see \(log)")
+                }
+                usleep(20_000)
+            }
+            hotspots[position].dnsFault = child
         }
         return "DNS of \(name): \(newMode.rawValue)"
     }

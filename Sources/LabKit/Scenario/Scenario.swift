@@ -64,7 +64,8 @@ public enum ScenarioAction: Sendable {
     case uplink(up: Bool, hotspot: String?)
     /// Latency, jitter, loss and a rate limit on the hotspot's uplink (netem); all zero: none.
     case linkQuality(hotspot: String?, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int)
-    /// The hotspot's DNS: no-answer, refused, hijack (every name answers with the gateway) or normal.
+    /// The hotspot's DNS: no-answer, refused, servfail, hijack (every name answers with the gateway), private
+    /// (public names answer with an RFC 1918 address) or normal (`HotspotLab.dnsModes`).
     case dns(mode: String, hotspot: String?)
     /// SIGSTOP (a hung helper) or SIGCONT.
     case stopHelper(String, stop: Bool)
@@ -271,7 +272,7 @@ public enum ScenarioParser {
                                 lossPercent: try keys["loss-percent"].map { try number($0, in: 0...100) } ?? 0,
                                 rateKbit: try keys["rate-kbit"]?.int(in: 0...10_000_000) ?? 0)
         case "dns":
-            let modes = ["no-answer", "refused", "hijack", "normal"]
+            let modes = HotspotLab.dnsModes
             if case .scalar = v.node { return .dns(mode: try oneOf(v, modes, what: "DNS mode"), hotspot: nil) }
             let keys = try v.mapping(allowed: ["mode", "hotspot"], required: ["mode"])
             return .dns(mode: try oneOf(keys["mode"]!, modes, what: "DNS mode"), hotspot: try keys["hotspot"]?.nonEmptyString())

@@ -139,12 +139,14 @@ public struct Gateway: Sendable, Equatable {
     }
 }
 
-/// Per-hotspot faults. Parsed and validated now; applied by the scenario runner (later issue).
+/// Per-hotspot faults from the start (the same faults are scenario steps during a run, docs/REPLAY.md).
 public struct Faults: Sendable, Equatable {
     /// The uplink to the internet is down (the gateway has no route out).
     public var uplinkDown: Bool = false
-    /// dnsmasq answers no queries for internet names.
-    public var dnsDown: Bool = false
+    /// How the hotspot's DNS answers from the start (`HotspotLab.dnsModes`; nil: normal). `dns-down: true`
+    /// is `refused`.
+    public var dns: String?
+    public var dnsDown: Bool { dns == "refused" }
     /// Extra latency on the uplink, milliseconds.
     public var latencyMS: Int = 0
     /// Packet loss on the uplink, percent.

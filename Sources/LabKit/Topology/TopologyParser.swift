@@ -417,10 +417,21 @@ final class Reader {
     }
 
     func faults(_ field: Field) throws -> Faults {
-        let keys = try field.mapping(allowed: ["uplink-down", "dns-down", "latency-ms", "loss-percent"])
+        let keys = try field.mapping(allowed: ["uplink-down", "dns-down", "dns", "latency-ms", "loss-percent"])
         var faults = Faults()
         faults.uplinkDown = try keys["uplink-down"]?.bool() ?? false
-        faults.dnsDown = try keys["dns-down"]?.bool() ?? false
+        if let dns = keys["dns"] {
+            if keys["dns-down"] != nil {
+                throw dns.error("give either dns-down or dns, not both (dns-down: true is dns: refused)")
+            }
+            let mode = try dns.nonEmptyString()
+            guard HotspotLab.dnsModes.contains(mode) else {
+                throw dns.error("unknown DNS mode `\(mode)`; expected one of: \(HotspotLab.dnsModes.joined(separator: ", "))")
+            }
+            faults.dns = mode
+        } else if try keys["dns-down"]?.bool() == true {
+            faults.dns = "refused"
+        }
         faults.latencyMS = try keys["latency-ms"]?.int(in: 0...10_000) ?? 0
         faults.lossPercent = try keys["loss-percent"]?.int(in: 0...100) ?? 0
         return faults
