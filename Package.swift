@@ -119,7 +119,7 @@ let package = Package(
         .executableTarget(name: "hotspot-replay-helper", dependencies: ["HotspotHelper", "HotspotProtocol"], swiftSettings: strict),
         // A deliberately broken helper (a relay that breaks one rule) for the certify tests.
         .executableTarget(
-            name: "hotspot-certify-fixture", dependencies: ["HotspotProtocol", "HotspotSystem"],
+            name: "hotspot-certify-fixture", dependencies: ["HotspotHelper", "HotspotProtocol", "HotspotSystem"],
             path: "Tests/Fixtures/CertifyFixture", swiftSettings: strict
         ),
         .executableTarget(

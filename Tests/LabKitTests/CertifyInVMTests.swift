@@ -48,6 +48,7 @@ struct InVMCertifyTests {
         ("logoff-keeps-session", "logoff"),
         ("temporary-as-failure", "temporary-failure"),
         ("invalid-result", "valid-results"),
+        ("trust-dns", "dns-hijack"),
     ]
 
     @Test("root: a helper broken in one way fails the check that names it", arguments: Array(0..<broken.count))

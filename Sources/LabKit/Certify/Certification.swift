@@ -14,6 +14,8 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     case portalError = "portal-error"
     /// The café's portal became a voucher portal (the protocol changed on the server side).
     case changedPortal = "changed-portal"
+    /// Signed in at the café, then its DNS is hijacked (every name answers with the gateway).
+    case dnsHijack = "dns-hijack"
 }
 
 public struct CertificationCheck: Sendable {
@@ -35,6 +37,7 @@ public struct CertificationCheck: Sendable {
         .init(id: "logoff", title: "answers logoff and ends its session only then", required: true, runs: [.captive]),
         .init(id: "temporary-failure", title: "distinguishes temporaryFailure from failure when the portal errors", required: true, runs: [.portalError]),
         .init(id: "valid-results", title: "uses only results valid for each command", required: true, runs: [.scan, .captive]),
+        .init(id: "dns-hijack", title: "does not trust DNS: under a DNS hijack, maintain is not answered success", required: true, runs: [.dnsHijack]),
     ]
 }
 
@@ -137,6 +140,7 @@ public final class Certifier: @unchecked Sendable {
                 case .captive: try driver.captive()
                 case .portalError: try driver.changedPortal(kind: "form-login", settings: ["login-status": "503"])
                 case .changedPortal: try driver.changedPortal(kind: "voucher", settings: ["voucher": "LOUNGE-7"])
+                case .dnsHijack: try driver.dnsHijack()
                 }
             } catch {
                 driver.note("stopped: \(error)")
@@ -258,6 +262,28 @@ final class RunDriver {
         try station.autoJoin()
         waitAny(["Maintaining"])
         waitAny(["Authenticated", "Inactive"])
+    }
+
+    /// The label of the trace record marking the start of the hijack (the `dns-hijack` check reads it).
+    static let hijackMark = "certify: DNS hijacked (every name answers with the gateway)"
+
+    func dnsHijack() throws {
+        try station.join(certifier.home)
+        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
+            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
+            return
+        }
+        let home = try homeHotspot()
+        note(try lab.setDNS(hotspot: home.hotspot.name, mode: "hijack"))
+        // Marked in hotspotd's trace after dnsmasq answers that way: maintains sent later face the hijack.
+        try station.request(.record(["certify": .string(Self.hijackMark)]))
+        // The maintain timer (scaled) fires; its answer decides the check.
+        if waitAny(["Maintaining"]) != nil {
+            var state = waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"])
+            if state == "Evaluating" || state == "Authenticating" { state = waitAny(["Authenticated", "Inactive"]) }
+            note("after the maintain under the hijack: \(state ?? "no final state")")
+        }
+        note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
     }
 
     func changedPortal(kind: String, settings: [String: String]) throws {
@@ -438,6 +464,22 @@ struct Judge {
                 ? pass("answered temporaryFailure while the portal's sign-in answered 503", [evidence(.portalError, last)])
                 : fail("answered \(last["result"]?.stringValue ?? "?") instead of temporaryFailure while the portal's sign-in answered 503 (failure disables auto-join)",
                        [evidence(.portalError, last)])
+        case "dns-hijack":
+            let trace = records(.dnsHijack)
+            guard let mark = trace.firstIndex(where: { kind($0, "labAction") && $0["action"]?["certify"]?.stringValue == RunDriver.hijackMark }) else {
+                return fail("the run never hijacked DNS (the helper did not sign in first?)", record(.dnsHijack)?.notes ?? [])
+            }
+            guard let maintain = trace[mark...].first(where: { kind($0, "command") && $0["commandType"]?.stringValue == "maintain" }) else {
+                return fail("no maintain was sent while DNS was hijacked", [evidence(.dnsHijack, trace[mark])] + (record(.dnsHijack)?.notes ?? []))
+            }
+            guard let answer = trace[mark...].first(where: { kind($0, "response") && $0["command"]?.intValue == maintain["id"]?.intValue }) else {
+                return fail("maintain under the hijack was not answered", [evidence(.dnsHijack, trace[mark]), evidence(.dnsHijack, maintain)])
+            }
+            let result = answer["result"]?.stringValue ?? "?"
+            let shown = [evidence(.dnsHijack, trace[mark]), evidence(.dnsHijack, answer)]
+            return result == "success"
+                ? fail("answered maintain success while every name resolved to the gateway: a name that resolves is not the internet (check the probe's content)", shown)
+                : pass("answered maintain \(result) while DNS was hijacked", shown)
         case "valid-results":
             var bad: [String] = []
             for run in check.runs {

@@ -5,13 +5,14 @@
 // It runs a real helper (normally the reference portal helper) and sits between it and hotspotd, relaying
 // protocol frames and breaking exactly one rule (MODE), so each certification check can be shown to fail
 // for the right reason. Modes: never-maintain, claim-everything, high-everything, double, fail-just-joined,
-// no-reauth, fail-unsupported, logoff-keeps-session, temporary-as-failure, invalid-result, none.
+// no-reauth, fail-unsupported, logoff-keeps-session, temporary-as-failure, invalid-result, trust-dns, none.
 import Foundation
+import HotspotHelper
 import HotspotProtocol
 import HotspotSystem
 
 let modes = ["never-maintain", "claim-everything", "high-everything", "double", "fail-just-joined", "no-reauth",
-             "fail-unsupported", "logoff-keeps-session", "temporary-as-failure", "invalid-result", "none"]
+             "fail-unsupported", "logoff-keeps-session", "temporary-as-failure", "invalid-result", "trust-dns", "none"]
 
 func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-certify-fixture: \(s)\n".utf8)) }
 
@@ -126,6 +127,22 @@ func replaced(_ json: JSON, _ key: String, _ value: JSON) -> JSON {
 @MainActor func fromDaemon(_ message: JSON) -> [JSON] {
     if message["type"]?.stringValue == "command", let id = message["id"]?.intValue {
         commands[id] = message
+        // trust-dns: maintain is answered from DNS alone, as a helper that trusts DNS does: the probe's name
+        // resolves, so the internet must be there (success); it does not, so failure.
+        if mode == "trust-dns", message["commandType"]?.intValue == 5 {
+            let host = URL(string: HotspotHelperEnvironment.probeURL)?.host ?? "captive.apple.com"
+            let result: Int
+            do {
+                let address = try HotspotResolver.fromEnvironment(mark: HotspotHelper.commandTrafficMark).resolve(host, timeout: .seconds(3))
+                log("maintain \(id): \(host) resolves to \(address): answering success without looking further")
+                result = 0
+            } catch {
+                log("maintain \(id): \(error): answering failure")
+                result = 1
+            }
+            send(daemon, ["type": "response", "command": .number(Double(id)), "result": .number(Double(result))])
+            return []
+        }
         if mode == "logoff-keeps-session", message["commandType"]?.intValue == 6 {
             log("answering logoff \(id) myself without ending the portal session")
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
