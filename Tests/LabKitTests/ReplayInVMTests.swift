@@ -44,6 +44,30 @@ struct InVMReplayTests {
                 "\(failure.message)")
     }
 
+    @Test("root: a captive recording edited so its login answer is temporaryFailure departs at that step")
+    func editedTraceDepartsAtTheEditedStep() throws {
+        let original = try Self.record("captive")
+        // Edit the recorded authenticate answer, as a developer does to ask "what if the portal had failed?".
+        var lines = try String(contentsOfFile: original, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let index = try #require(lines.firstIndex { $0.contains("\"kind\":\"response\"") && $0.contains("\"commandType\":\"authenticate\"") })
+        #expect(lines[index].contains("\"resultCode\":0"))
+        lines[index] = lines[index].replacingOccurrences(of: "\"result\":\"success\"", with: "\"result\":\"temporaryFailure\"")
+            .replacingOccurrences(of: "\"resultCode\":0", with: "\"resultCode\":6")
+        let edited = FileManager.default.temporaryDirectory.appendingPathComponent("edited-\(getpid()).jsonl").path
+        try lines.joined(separator: "\n").write(toFile: edited, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: edited) }
+
+        let trace = try TraceFile.load(path: edited)
+        let plan = try Replay.plan(trace)    // the recorded answers, edited one included
+        let result = ScenarioRunner().run(plan.scenario)
+        #expect(!result.passed)
+        let departure = try #require(Replay.departure(recorded: trace.path, replayed: result.path))
+        #expect(departure.index == 2, "recorded \(trace.path), replayed \(result.path)")
+        #expect(departure.recorded == "Authenticated" && departure.replayed == "Failure")
+        // Failure with temporaryFailure keeps auto-join: the edit, not a crash, made the difference.
+        #expect(result.path.prefix(4) == ["Evaluating", "Authenticating", "Failure", "Inactive"], "\(result.path)")
+    }
+
     @Test("root: --to-scenario output is a scenario file that runs and passes")
     func toScenarioRuns() throws {
         let trace = try TraceFile.load(path: try Self.record("not-captive"))
