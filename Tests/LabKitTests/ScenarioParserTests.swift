@@ -82,6 +82,27 @@ struct ScenarioParserTests {
         #expect(empty.message == "expected at least one step")
     }
 
+    @Test("fault steps: link sides and DNS modes are read; unknown ones are named")
+    func faultSteps() throws {
+        let scenario = try ScenarioParser.parse("""
+            topology: captive.yaml
+            steps:
+              - link: {side: radio, loss-percent: 100}
+              - link: {latency-ms: 300, jitter-ms: 50}
+              - dns: servfail
+              - dns: {mode: private, hotspot: cafe}
+            """, file: "s.yaml")
+        guard case .linkQuality(nil, .radio, 0, 0, 100, 0) = scenario.steps[0].action else { Issue.record("\(scenario.steps[0].action)"); return }
+        guard case .linkQuality(nil, .uplink, 300, 50, 0, 0) = scenario.steps[1].action else { Issue.record("\(scenario.steps[1].action)"); return }
+        guard case .dns("servfail", nil) = scenario.steps[2].action else { Issue.record("\(scenario.steps[2].action)"); return }
+        guard case .dns("private", "cafe") = scenario.steps[3].action else { Issue.record("\(scenario.steps[3].action)"); return }
+        let side = try #require(failure("topology: t.yaml\nsteps:\n  - link: {side: air, loss-percent: 5}\n"))
+        #expect(side.field == "steps[0].link.side")
+        #expect(side.message == "unknown link side `air`; expected one of: uplink, radio")
+        let mode = try #require(failure("topology: t.yaml\nsteps:\n  - dns: nxdomain\n"))
+        #expect(mode.message == "unknown DNS mode `nxdomain`; expected one of: no-answer, normal, refused, hijack, servfail, private")
+    }
+
     @Test("--shard K/N: disjoint shards whose union is the suite, in any N")
     func shards() throws {
         let items = (1...11).map { "s\($0).yaml" }

@@ -27,6 +27,10 @@ public struct HotspotLabOptions: Sendable {
 }
 
 /// One hotspot as it runs.
+/// Where a `link:` fault applies: the hotspot's uplink (toward the internet) or its radio side (toward the
+/// stations).
+public enum LinkSide: String, Sendable, CaseIterable { case uplink, radio }
+
 public struct RunningHotspot: @unchecked Sendable {
     public var hotspot: Hotspot
     public var index: Int
@@ -436,12 +440,16 @@ public final class HotspotLab: @unchecked Sendable {
     /// Latency, jitter, loss and a rate limit on a hotspot's uplink (both directions of its egress there), with
     /// netem; all zero removes it. Needs netem (the VM kernel has it; the host kernel here does not).
     @discardableResult
-    public func setLinkQuality(_ running: RunningHotspot, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) throws -> String {
+    public func setLinkQuality(_ running: RunningHotspot, side: LinkSide = .uplink, latencyMS: Int, jitterMS: Int, lossPercent: Double,
+                               rateKbit: Int) throws -> String {
         let tc = try Self.findTool("tc")
-        let device = running.uplinkInterface
+        // The uplink: the hotspot's egress to the internet. The radio side: its egress to the stations (the
+        // LAN interface; management frames such as beacons do not pass the qdisc, so stations stay associated).
+        let device = side == .uplink ? running.uplinkInterface : running.lanInterface
+        let what = "\(side.rawValue) of \(running.hotspot.name)"
         if latencyMS == 0 && jitterMS == 0 && lossPercent == 0 && rateKbit == 0 {
             _ = try ProcessRunner.run(ProcessConfiguration(tc, ["qdisc", "del", "dev", device, "root"]).inNetworkNamespace(running.namespace.name))
-            return "uplink of \(running.hotspot.name): no added latency or loss"
+            return "\(what): no added latency or loss"
         }
         var args = ["qdisc", "replace", "dev", device, "root", "netem"]
         if latencyMS > 0 || jitterMS > 0 { args += ["delay", "\(latencyMS)ms"] + (jitterMS > 0 ? ["\(jitterMS)ms"] : []) }
@@ -449,11 +457,11 @@ public final class HotspotLab: @unchecked Sendable {
         if rateKbit > 0 { args += ["rate", "\(rateKbit)kbit"] }
         let result = try ProcessRunner.run(ProcessConfiguration(tc, args).inNetworkNamespace(running.namespace.name), timeout: .seconds(10))
         guard result.status.succeeded else {
-            throw SystemError("set the link quality of hotspot \(running.hotspot.name) on", device,
+            throw SystemError("set the link quality of the \(what) on", device,
                               reason: "tc \(args.joined(separator: " ")): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)) "
                                   + "(this kernel may lack netem; the VM kernel has it: --where vm)")
         }
-        return "uplink of \(running.hotspot.name): " + args.dropFirst(6).joined(separator: " ")
+        return "\(what): " + args.dropFirst(6).joined(separator: " ")
     }
 
     /// The portal changes on the server side: the hotspot's portal server is replaced by one of `kind`

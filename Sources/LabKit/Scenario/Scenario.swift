@@ -62,8 +62,8 @@ public enum ScenarioAction: Sendable {
     case accessPoint(up: Bool, hotspot: String?)
     /// The hotspot's uplink to the internet goes down (a total outage) or comes back.
     case uplink(up: Bool, hotspot: String?)
-    /// Latency, jitter, loss and a rate limit on the hotspot's uplink (netem); all zero: none.
-    case linkQuality(hotspot: String?, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int)
+    /// Latency, jitter, loss and a rate limit on the hotspot's uplink or radio side (netem); all zero: none.
+    case linkQuality(hotspot: String?, side: LinkSide, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int)
     /// The hotspot's DNS: no-answer, refused, servfail, hijack (every name answers with the gateway), private
     /// (public names answer with an RFC 1918 address) or normal (`HotspotLab.dnsModes`).
     case dns(mode: String, hotspot: String?)
@@ -266,8 +266,9 @@ public enum ScenarioParser {
             }
             return kind == "ap" ? .accessPoint(up: state == "up", hotspot: hotspot) : .uplink(up: state == "up", hotspot: hotspot)
         case "link":
-            let keys = try v.mapping(allowed: ["hotspot", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
-            return .linkQuality(hotspot: try keys["hotspot"]?.nonEmptyString(),
+            let keys = try v.mapping(allowed: ["hotspot", "side", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
+            let side = try keys["side"].map { LinkSide(rawValue: try oneOf($0, LinkSide.allCases.map(\.rawValue), what: "link side"))! } ?? .uplink
+            return .linkQuality(hotspot: try keys["hotspot"]?.nonEmptyString(), side: side,
                                 latencyMS: try keys["latency-ms"]?.int(in: 0...60_000) ?? 0, jitterMS: try keys["jitter-ms"]?.int(in: 0...60_000) ?? 0,
                                 lossPercent: try keys["loss-percent"].map { try number($0, in: 0...100) } ?? 0,
                                 rateKbit: try keys["rate-kbit"]?.int(in: 0...10_000_000) ?? 0)

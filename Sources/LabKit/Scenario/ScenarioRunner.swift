@@ -286,9 +286,9 @@ final class Context {
                 if up { try running.namespace.route.addRoute(route) } else { try running.namespace.route.deleteRoute(route) }
             } catch let e as SystemError where e.errno == (up ? EEXIST : ESRCH) {}
             return "uplink of \(running.hotspot.name) \(up ? "up" : "down")"
-        case .linkQuality(let hotspot, let latency, let jitter, let loss, let rate):
+        case .linkQuality(let hotspot, let side, let latency, let jitter, let loss, let rate):
             let running = try hotspotFor(hotspot)
-            return try lab.setLinkQuality(running, latencyMS: latency, jitterMS: jitter, lossPercent: loss, rateKbit: rate)
+            return try lab.setLinkQuality(running, side: side, latencyMS: latency, jitterMS: jitter, lossPercent: loss, rateKbit: rate)
         case .dns(let mode, let hotspot):
             let running = try hotspotFor(hotspot)
             return try lab.setDNS(hotspot: running.hotspot.name, mode: mode)
