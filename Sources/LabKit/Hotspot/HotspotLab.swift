@@ -211,12 +211,12 @@ public final class HotspotLab: @unchecked Sendable {
         if !hotspot.faults.uplinkDown {
             try ns.route.addRoute(Route(gateway: IPAddress("\(internetSide)")!))
         }
-        if hotspot.faults.latencyMS > 0 || hotspot.faults.lossPercent > 0 {
-            // Latency and loss on the uplink (egress of the hotspot's side) with netem.
+        let f = hotspot.faults
+        let startNetem = Self.netem(latencyMS: f.latencyMS, jitterMS: f.jitterMS, lossPercent: Double(f.lossPercent), rateKbit: f.rateKbit)
+        if !startNetem.isEmpty {
+            // Latency, jitter, loss and a rate limit on the uplink (egress of the hotspot's side) with netem.
             let uplinkLink = try lab.name(uplinkName)
-            var netem = ["qdisc", "add", "dev", uplinkLink, "root", "netem"]
-            if hotspot.faults.latencyMS > 0 { netem += ["delay", "\(hotspot.faults.latencyMS)ms"] }
-            if hotspot.faults.lossPercent > 0 { netem += ["loss", "\(hotspot.faults.lossPercent)%"] }
+            let netem = ["qdisc", "add", "dev", uplinkLink, "root", "netem"] + startNetem
             let tc = try ProcessRunner.run(ProcessConfiguration(try Self.findTool("tc"), netem).inNetworkNamespace(ns.name),
                                            timeout: .seconds(10))
             guard tc.status.succeeded else {
@@ -440,6 +440,15 @@ public final class HotspotLab: @unchecked Sendable {
     /// Latency, jitter, loss and a rate limit on a hotspot's uplink (both directions of its egress there), with
     /// netem; all zero removes it. Needs netem (the VM kernel has it; the host kernel here does not).
     @discardableResult
+    /// netem's parameters for these faults (empty: none).
+    static func netem(latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) -> [String] {
+        var args: [String] = []
+        if latencyMS > 0 || jitterMS > 0 { args += ["delay", "\(latencyMS)ms"] + (jitterMS > 0 ? ["\(jitterMS)ms"] : []) }
+        if lossPercent > 0 { args += ["loss", lossPercent == lossPercent.rounded() ? "\(Int(lossPercent))%" : "\(lossPercent)%"] }
+        if rateKbit > 0 { args += ["rate", "\(rateKbit)kbit"] }
+        return args
+    }
+
     public func setLinkQuality(_ running: RunningHotspot, side: LinkSide = .uplink, latencyMS: Int, jitterMS: Int, lossPercent: Double,
                                rateKbit: Int) throws -> String {
         let tc = try Self.findTool("tc")
@@ -451,10 +460,8 @@ public final class HotspotLab: @unchecked Sendable {
             _ = try ProcessRunner.run(ProcessConfiguration(tc, ["qdisc", "del", "dev", device, "root"]).inNetworkNamespace(running.namespace.name))
             return "\(what): no added latency or loss"
         }
-        var args = ["qdisc", "replace", "dev", device, "root", "netem"]
-        if latencyMS > 0 || jitterMS > 0 { args += ["delay", "\(latencyMS)ms"] + (jitterMS > 0 ? ["\(jitterMS)ms"] : []) }
-        if lossPercent > 0 { args += ["loss", "\(lossPercent)%"] }
-        if rateKbit > 0 { args += ["rate", "\(rateKbit)kbit"] }
+        let args = ["qdisc", "replace", "dev", device, "root", "netem"]
+            + Self.netem(latencyMS: latencyMS, jitterMS: jitterMS, lossPercent: lossPercent, rateKbit: rateKbit)
         let result = try ProcessRunner.run(ProcessConfiguration(tc, args).inNetworkNamespace(running.namespace.name), timeout: .seconds(10))
         guard result.status.succeeded else {
             throw SystemError("set the link quality of the \(what) on", device,

@@ -151,6 +151,10 @@ public struct Faults: Sendable, Equatable {
     public var latencyMS: Int = 0
     /// Packet loss on the uplink, percent.
     public var lossPercent: Int = 0
+    /// Jitter on the uplink's latency, milliseconds.
+    public var jitterMS: Int = 0
+    /// A rate limit on the uplink, kbit/s (0: none).
+    public var rateKbit: Int = 0
     public init() {}
 }
 

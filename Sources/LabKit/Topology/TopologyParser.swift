@@ -417,7 +417,7 @@ final class Reader {
     }
 
     func faults(_ field: Field) throws -> Faults {
-        let keys = try field.mapping(allowed: ["uplink-down", "dns-down", "dns", "latency-ms", "loss-percent"])
+        let keys = try field.mapping(allowed: ["uplink-down", "dns-down", "dns", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
         var faults = Faults()
         faults.uplinkDown = try keys["uplink-down"]?.bool() ?? false
         if let dns = keys["dns"] {
@@ -434,6 +434,8 @@ final class Reader {
         }
         faults.latencyMS = try keys["latency-ms"]?.int(in: 0...10_000) ?? 0
         faults.lossPercent = try keys["loss-percent"]?.int(in: 0...100) ?? 0
+        faults.jitterMS = try keys["jitter-ms"]?.int(in: 0...10_000) ?? 0
+        faults.rateKbit = try keys["rate-kbit"]?.int(in: 0...10_000_000) ?? 0
         return faults
     }
 
