@@ -54,8 +54,9 @@ public struct PortalServer: Sendable {
                 if let colon = h.lastIndex(of: ":"), !h.hasSuffix("]") { return String(h[..<colon]) }
                 return h
             }
-            let query = request.query.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0.value)" }
-                .joined(separator: "&")
+            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+            let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text }
+            let query = request.query.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
             let location = HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: query,
                                                   intercepted: !handler.addressesPortal(host) && host != ip)
             let response = PortalResponse.redirect(location)

@@ -175,7 +175,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
             SSL_free(ssl)
         }
         SSL_set_fd(ssl, fd)
-        guard SSL_accept(ssl) == 1 else {
+        guard hsl_SSL_accept(ssl) == 1 else {
             logLine("[tls] handshake with \(peer) failed: \(TLSServerContext.errors())")
             return
         }
@@ -203,11 +203,11 @@ public final class TLSHTTPServer: @unchecked Sendable {
         let bytes = Array(head.utf8) + (request.method == "HEAD" ? [] : body)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32($0.count - offset)) }
+            let n = bytes.withUnsafeBytes { hsl_SSL_write(ssl, $0.baseAddress! + offset, Int32($0.count - offset)) }
             guard n > 0 else { return }
             offset += Int(n)
         }
-        _ = SSL_shutdown(ssl)
+        _ = hsl_SSL_shutdown(ssl)
     }
 
     func readFailure(_ ssl: OpaquePointer, _ n: Int32, _ got: Int) -> TLSServerError {
@@ -228,7 +228,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
         let separator: [UInt8] = [13, 10, 13, 10]
         var headEnd: Int?
         while headEnd == nil {
-            let n = chunk.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            let n = chunk.withUnsafeMutableBytes { hsl_SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
             guard n > 0 else { throw readFailure(ssl, n, data.count) }
             data += chunk[0..<Int(n)]
             if data.count > 65_536 + 16_384 {
@@ -251,7 +251,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
             throw TLSServerError(operation: "read", object: "the HTTP request body", cause: "Content-Length \(length) not in 0...1 MiB")
         }
         while body.count < length {
-            let n = chunk.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            let n = chunk.withUnsafeMutableBytes { hsl_SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
             guard n > 0 else { throw readFailure(ssl, n, data.count) }
             body += chunk[0..<Int(n)]
         }

@@ -92,7 +92,7 @@ final class HotspotTLSConnection: TrafficStream {
         }
         while true {
             ERR_clear_error()
-            let rc = SSL_connect(ssl)
+            let rc = hsl_SSL_connect(ssl)
             if rc == 1 { return connection }
             let code = SSL_get_error(ssl, rc)
             switch code {
@@ -140,7 +140,7 @@ final class HotspotTLSConnection: TrafficStream {
         var offset = 0
         while offset < bytes.count {
             ERR_clear_error()
-            let n = bytes.withUnsafeBytes { p in SSL_write(ssl, p.baseAddress! + offset, Int32(p.count - offset)) }
+            let n = bytes.withUnsafeBytes { p in hsl_SSL_write(ssl, p.baseAddress! + offset, Int32(p.count - offset)) }
             if n > 0 {
                 offset += Int(n)
                 continue
@@ -162,7 +162,7 @@ final class HotspotTLSConnection: TrafficStream {
         var buffer = [UInt8](repeating: 0, count: max(1, min(maximum, Int(Int32.max))))
         while true {
             ERR_clear_error()
-            let n = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            let n = buffer.withUnsafeMutableBytes { hsl_SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
             if n > 0 { return Array(buffer[0..<Int(n)]) }
             let code = SSL_get_error(ssl, n)
             switch code {
@@ -184,7 +184,7 @@ final class HotspotTLSConnection: TrafficStream {
     func close() {
         if let ssl {
             ERR_clear_error()
-            _ = SSL_shutdown(ssl)
+            _ = hsl_SSL_shutdown(ssl)
             SSL_free(ssl)
             self.ssl = nil
         }

@@ -200,6 +200,28 @@ struct TLSClientTests {
         }
     }
 
+    /// A write on a connection whose sending side is gone (here: shut down locally, so write(2) fails with EPIPE
+    /// and raises SIGPIPE every time) is an error naming the host, not the death of the process by SIGPIPE
+    /// (OpenSSL writes with write(2), without MSG_NOSIGNAL). SIGPIPE is set to its default action (terminate)
+    /// for the test, so a regression ends the test process.
+    @Test func brokenPipeIsAnErrorNotSIGPIPE() throws {
+        let server = try LocalTLSServer(certificate: fixture.serverCert, key: fixture.serverKey)
+        defer { server.stop() }
+        let previous = signal(SIGPIPE, SIG_DFL)
+        defer { signal(SIGPIPE, previous) }
+        let tcp = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(3))
+        let tls = try HotspotTLSConnection.handshake(over: tcp, serverName: "127.0.0.1", trust: .caFile(fixture.ca), deadline: TrafficDeadline(.seconds(3)))
+        defer { tls.close() }
+        #expect(shutdown(tcp.fd, Int32(SHUT_WR)) == 0)
+        #expect { try tls.write(Array("GET / HTTP/1.1\r\n\r\n".utf8), deadline: TrafficDeadline(.seconds(3))) } throws: { error in
+            "\(error)" == "send to 127.0.0.1:\(server.port): Broken pipe (EPIPE)"
+        }
+        // The SIGPIPE raised meanwhile was consumed, not left pending for the thread.
+        var pending = sigset_t()
+        sigpending(&pending)
+        #expect(sigismember(&pending, SIGPIPE) == 0)
+    }
+
     /// Command sockets keep SO_MARK under TLS (root: CAP_NET_ADMIN).
     @Test(.enabled(if: geteuid() == 0, "root: SO_MARK needs CAP_NET_ADMIN"))
     func rootTLSConnectionKeepsTheMark() throws {

@@ -28,6 +28,15 @@ static inline int hsl_SSL_VERIFY_PEER(void) { return SSL_VERIFY_PEER; }
 static inline int hsl_SSL_FILETYPE_PEM(void) { return SSL_FILETYPE_PEM; }
 static inline long hsl_X509_V_OK(void) { return X509_V_OK; }
 
+/// SSL_connect / SSL_accept / SSL_read / SSL_write / SSL_shutdown with SIGPIPE blocked on the calling thread
+/// (OpenSSL writes to the socket with write(2), so a peer that went away would otherwise kill the process with
+/// SIGPIPE); a SIGPIPE raised meanwhile is consumed, errno is kept for SSL_get_error.
+int hsl_SSL_connect(SSL *ssl);
+int hsl_SSL_accept(SSL *ssl);
+int hsl_SSL_read(SSL *ssl, void *buffer, int count);
+int hsl_SSL_write(SSL *ssl, const void *buffer, int count);
+int hsl_SSL_shutdown(SSL *ssl);
+
 /// The OpenSSL error queue as text ("error:0A000086:SSL routines::certificate verify failed; ..."),
 /// emptied; writes at most size-1 bytes and a NUL. Returns the number of errors read.
 int hsl_drain_errors(char *buffer, size_t size);

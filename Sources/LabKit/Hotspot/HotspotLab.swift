@@ -525,7 +525,12 @@ public final class HotspotLab: @unchecked Sendable {
         for running in hotspots {
             let h = running.hotspot
             var line = "hotspot \(h.name) \"\(h.ssid)\" \(h.bssid) ch \(h.channel) \(h.security.kindName)"
-            if let portal = h.gateway.portal { line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")" } else { line += ", not captive" }
+            if let portal = h.gateway.portal {
+                line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")"
+                if PortalTLS.isHTTPSOnly(portal.settings) { line += " (HTTPS only: \(PortalTLS.url(hotspot: h.name)), CA \(PortalTLS.caFile(labLogDirectory: logDirectory)))" }
+            } else {
+                line += ", not captive"
+            }
             lines.append(line)
             lines.append("  ip netns exec \(running.namespace.name) bash    # gateway \(h.gateway.address) on \(running.lanInterface), uplink \(running.uplinkInterface)")
             if let sta = running.stationNamespace, let interface = running.stationInterface {
