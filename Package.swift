@@ -11,6 +11,7 @@
 //   HotspotHelper      the helper SDK, shaped like Apple's NEHotspotHelper
 //   NEHotspotHelperCompat  Apple's spellings on top of HotspotHelper
 //   CLibNL/CLibNLGenl/CLibMNL  system libraries; CNetlinkShim their macro wrappers
+//   COpenSSL/CTLSShim  the system OpenSSL and its macro wrappers (https:// in the SDK, the https-only portal)
 //   Netlink            rtnetlink (libmnl) and generic netlink (libnl-genl) from Swift
 //   LabKit             labs: namespaces, radios, daemons, topologies, the VM runner
 //   Portals            one file per captive portal kind (the `portals/` folder)
@@ -67,7 +68,7 @@ let package = Package(
         ),
         .target(
             name: "HotspotHelper",
-            dependencies: ["HotspotProtocol", "HotspotSystem"],
+            dependencies: ["HotspotProtocol", "HotspotSystem", "COpenSSL", "CTLSShim"],
             swiftSettings: strict
         ),
         .target(name: "NEHotspotHelperCompat", dependencies: ["HotspotHelper"], swiftSettings: strict),
@@ -86,6 +87,13 @@ let package = Package(
             providers: [.apt(["libmnl-dev"])]
         ),
         .target(name: "CNetlinkShim", dependencies: ["CLibNL", "CLibNLGenl", "CLibMNL"]),
+
+        // MARK: TLS (the helper SDK's https:// client, the lab portal's https-only server)
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "CTLSShim", dependencies: ["COpenSSL"]),
         .target(
             name: "Netlink",
             dependencies: ["CNetlinkShim", "CLibNL", "CLibNLGenl", "CLibMNL", "CSystemShims", "HotspotSystem"],
@@ -103,7 +111,10 @@ let package = Package(
         ),
         .target(
             name: "Portals",
-            dependencies: [.product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox")],
+            dependencies: [
+                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
+                "COpenSSL", "CTLSShim",
+            ],
             path: "portals",
             swiftSettings: strict
         ),

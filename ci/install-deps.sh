@@ -4,7 +4,7 @@
 # Idempotent: skips apt when every package is already installed.
 set -euo pipefail
 packages=(
-  pkg-config libnl-3-dev libnl-genl-3-dev libmnl-dev
+  pkg-config libnl-3-dev libnl-genl-3-dev libmnl-dev libssl-dev openssl
   iproute2 nftables iw hostapd wpasupplicant dnsmasq-base curl tcpdump kmod cpio
   qemu-system-x86 linux-image-amd64 busybox-static python3-yaml
   # headless browser for the HTML report's rendering test (Tests/LabKitTests/HTMLReportTests.swift)

@@ -8,11 +8,64 @@ public struct PortalServer: Sendable {
     public let kind: any PortalKind
     public let context: any PortalContext
     public let portalHost: String
+    /// Other Host values that address the portal itself (the https-only portal: its address besides its name).
+    public let otherPortalHosts: Set<String>
 
-    public init(kind: any PortalKind, context: any PortalContext, portalHost: String) {
+    public init(kind: any PortalKind, context: any PortalContext, portalHost: String, otherPortalHosts: Set<String> = []) {
         self.kind = kind
         self.context = context
         self.portalHost = portalHost
+        self.otherPortalHosts = otherPortalHosts
+    }
+
+    func addressesPortal(_ host: String?) -> Bool {
+        guard let host else { return false }
+        return host == portalHost || otherPortalHosts.contains(host)
+    }
+
+    /// Answers one request as the kind does (after the kind's delay, if any).
+    public func answer(_ request: PortalRequest) async -> PortalResponse {
+        let response = await kind.respond(to: request, context: context)
+        if response.delaySeconds > 0 { try? await Task.sleep(for: .seconds(response.delaySeconds)) }
+        return response
+    }
+
+    /// A request read off a TLS connection (`TLSHTTPServer`), from the TCP peer `peer`.
+    public func handle(_ request: RawHTTPRequest, peer: String) async -> PortalResponse {
+        var form: [String: String] = [:]
+        if request.method == "POST" { form = parseForm(String(decoding: request.body, as: UTF8.self)) }
+        return await answer(PortalRequest(
+            method: request.method, path: request.path, host: request.host, query: parseForm(request.query), form: form,
+            clientIP: peer, intercepted: !addressesPortal(request.host)))
+    }
+
+    /// The https-only portal: serves the kind over TLS on `tlsIP:tlsPort` (terminated in this process, so the
+    /// kind sees the client's own address) and answers plain HTTP on `ip:port` only with a redirect to
+    /// `httpsURL` (the same path and query when addressed to the portal; the portal's entry page when intercepted).
+    public func runHTTPSOnly(ip: String, port: UInt16, tls: TLSServerContext, tlsIP: String, tlsPort: UInt16, httpsURL: String,
+                             onListening: @Sendable @escaping () -> Void = {}) async throws {
+        let listener = try TLSHTTPServer.listen(ip: tlsIP, port: tlsPort)
+        let handler = self
+        TLSHTTPServer(context: tls) { request, peer in await handler.handle(request, peer: peer) }.start(listener: listener.fd)
+        logLine("https portal on \(tlsIP):\(listener.port) as \(httpsURL)")
+        let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 120, logger: LineLogger(category: "portal"))
+        await server.appendRoute("*") { request in
+            let host = request.headers[HTTPHeader("Host")].map { h -> String in
+                if let colon = h.lastIndex(of: ":"), !h.hasSuffix("]") { return String(h[..<colon]) }
+                return h
+            }
+            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+            let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text }
+            let query = request.query.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
+            let location = HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: query,
+                                                  intercepted: !handler.addressesPortal(host) && host != ip)
+            let response = PortalResponse.redirect(location)
+            var headers = HTTPHeaders()
+            for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
+            return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
+                                headers: headers, body: Data(response.body.utf8))
+        }
+        try await runUntilCancelled(server, onListening: onListening)
     }
 
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
@@ -34,9 +87,8 @@ public struct PortalServer: Sendable {
         }
         let portalRequest = PortalRequest(
             method: request.method.rawValue, path: request.path, host: host, query: query, form: form,
-            clientIP: clientIP, intercepted: host != portalHost)
-        let response = await kind.respond(to: portalRequest, context: context)
-        if response.delaySeconds > 0 { try? await Task.sleep(for: .seconds(response.delaySeconds)) }
+            clientIP: clientIP, intercepted: !addressesPortal(host))
+        let response = await answer(portalRequest)
         var headers = HTTPHeaders()
         for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
         return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
@@ -64,6 +116,17 @@ func runUntilCancelled(_ server: HTTPServer, onListening: @Sendable @escaping ()
     }
 }
 
+/// Where the https-only portal's plain HTTP sends a request.
+public enum HTTPSRedirect {
+    /// `httpsURL` (`https://portal.cafe.example/`) with the request's path and query when it was addressed to the
+    /// portal; the portal's entry (`httpsURL` itself) when it was intercepted (a probe, any web site).
+    public static func location(httpsURL: String, path: String, query: String, intercepted: Bool) -> String {
+        if intercepted { return httpsURL }
+        let base = httpsURL.hasSuffix("/") ? String(httpsURL.dropLast()) : httpsURL
+        return base + (path.hasPrefix("/") ? path : "/" + path) + (query.isEmpty ? "" : "?" + query)
+    }
+}
+
 func phrase(_ status: Int) -> String {
     switch status {
     case 200: return "OK"
@@ -74,6 +137,7 @@ func phrase(_ status: Int) -> String {
     case 403: return "Forbidden"
     case 404: return "Not Found"
     case 500: return "Internal Server Error"
+    case 511: return "Network Authentication Required"
     default: return "Status"
     }
 }

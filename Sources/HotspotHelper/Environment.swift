@@ -12,7 +12,9 @@ import HotspotSystem
 /// | `HOTSPOT_DHCP_LEASE` | a file of `key=value` lines from the DHCP client: ip, subnet, router, dns, opt114 |
 /// | `HOTSPOT_HELPER_UI` | a directory; the user's typing arrives as the file `input` in it |
 /// | `HOTSPOT_PROBE_URL` | the connectivity probe (default Apple's) |
+/// | `HOTSPOT_CA_FILE` | a PEM file of CA certificates `https://` servers are verified against (default: the system store) |
 public enum HotspotHelperEnvironment {
+    public static let caFileVariable = "HOTSPOT_CA_FILE"
     public static let resolvConfVariable = "HOTSPOT_RESOLV_CONF"
     public static let dhcpLeaseVariable = "HOTSPOT_DHCP_LEASE"
     public static let uiDirectoryVariable = "HOTSPOT_HELPER_UI"
@@ -30,6 +32,9 @@ public enum HotspotHelperEnvironment {
         let text = String(cString: value)
         return text.isEmpty ? nil : text
     }
+
+    /// `$HOTSPOT_CA_FILE`: the trust anchors for `https://` (nil: the system store; see `HotspotTLSTrust`).
+    public static var caFile: String? { variable(caFileVariable) }
 
     /// `$HOTSPOT_PROBE_URL`, else Apple's probe.
     public static var probeURL: String { variable(probeURLVariable) ?? defaultProbeURL }

@@ -3,24 +3,38 @@ import Glibc
 #endif
 import HotspotSystem
 
-/// An `http://host[:port]/path?query` URL (plain HTTP only: what captive portals and probes speak first).
+/// An `http://` or `https://host[:port]/path?query` URL (what captive portals and probes speak).
 public struct HotspotURL: Sendable, Equatable, CustomStringConvertible {
+    /// True for `https://` (TLS, default port 443; see `HotspotHTTPClient` for the verification).
+    public var isSecure: Bool
     public var host: String
     public var port: UInt16
     /// The path with its query, always starting with `/`.
     public var path: String
 
-    public init(host: String, port: UInt16 = 80, path: String = "/") {
+    public init(host: String, port: UInt16? = nil, path: String = "/", secure: Bool = false) {
+        self.isSecure = secure
         self.host = host
-        self.port = port
+        self.port = port ?? (secure ? 443 : 80)
         self.path = path.hasPrefix("/") ? path : "/" + path
     }
 
-    /// Parses `http://host[:port][/path][?query]`; nil for anything else (https, user info, no host...).
+    /// `http` or `https`.
+    public var scheme: String { isSecure ? "https" : "http" }
+    var defaultPort: UInt16 { isSecure ? 443 : 80 }
+
+    /// Parses `http[s]://host[:port][/path][?query]`; nil for anything else (other schemes, user info, no host...).
     public init?(_ string: String) {
         let text = HotspotHelperEnvironment.trimmed(string)
-        guard text.utf8.count > 7, Self.lowercased(String(text.prefix(7))) == "http://" else { return nil }
-        let rest = text.dropFirst(7)
+        let secure: Bool
+        if text.utf8.count > 7, Self.lowercased(String(text.prefix(7))) == "http://" {
+            secure = false
+        } else if text.utf8.count > 8, Self.lowercased(String(text.prefix(8))) == "https://" {
+            secure = true
+        } else {
+            return nil
+        }
+        let rest = text.dropFirst(secure ? 8 : 7)
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         var path = String(rest[authorityEnd...])
@@ -28,33 +42,34 @@ public struct HotspotURL: Sendable, Equatable, CustomStringConvertible {
         if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
         guard !authority.isEmpty, !authority.contains("@"), !authority.contains("[") else { return nil }
         var host = Substring(authority)
-        var port: UInt16 = 80
+        var port: UInt16 = secure ? 443 : 80
         if let colon = authority.lastIndex(of: ":") {
             guard let p = UInt16(authority[authority.index(after: colon)...]), p > 0 else { return nil }
             port = p
             host = authority[..<colon]
         }
         guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "\t" }) else { return nil }
-        self.init(host: Self.lowercased(String(host)), port: port, path: path)
+        self.init(host: Self.lowercased(String(host)), port: port, path: path, secure: secure)
     }
 
-    /// `http://host[:port]` (no path).
-    public var origin: String { port == 80 ? "http://\(host)" : "http://\(host):\(port)" }
+    /// `http[s]://host[:port]` (no path; the port only when not the scheme's default).
+    public var origin: String { port == defaultPort ? "\(scheme)://\(host)" : "\(scheme)://\(host):\(port)" }
 
     /// The Host header value.
-    public var hostHeader: String { port == 80 ? host : "\(host):\(port)" }
+    public var hostHeader: String { port == defaultPort ? host : "\(host):\(port)" }
 
     public var description: String { origin + path }
 
     /// Resolves a reference found in a page or a Location header against this URL: an absolute `http://` URL,
-    /// `//host/path`, `/path`, `?query` or a relative path. Nil for other schemes (https, javascript...).
+    /// `//host/path` (this URL's scheme), `/path`, `?query` or a relative path. Nil for other schemes
+    /// (javascript:, ftp:...).
     public func resolving(_ reference: String) -> HotspotURL? {
         let ref = HotspotHelperEnvironment.trimmed(reference)
         if ref.isEmpty { return self }
         let lower = Self.lowercased(String(ref.prefix(8)))
-        if lower.hasPrefix("http://") { return HotspotURL(ref) }
-        if ref.hasPrefix("//") { return HotspotURL("http:" + ref) }
-        if lower.hasPrefix("https:") || (ref.firstIndex(of: ":").map { colon in
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return HotspotURL(ref) }
+        if ref.hasPrefix("//") { return HotspotURL(scheme + ":" + ref) }
+        if (ref.firstIndex(of: ":").map { colon in
             !ref[..<colon].contains(where: { $0 == "/" || $0 == "?" || $0 == "#" })
         } ?? false) {
             return nil
@@ -97,7 +112,7 @@ public struct HotspotURL: Sendable, Equatable, CustomStringConvertible {
 /// One HTTP/1.1 request.
 public struct HotspotHTTPRequest: Sendable {
     public var method: String
-    /// `http://host[:port]/path?query`
+    /// `http://host[:port]/path?query` or `https://...`
     public var url: String
     /// Extra headers, sent in order. A `Host` here replaces the URL's (to ask a server for another name).
     public var headers: [(name: String, value: String)]
@@ -176,7 +191,8 @@ public struct HotspotHTTPResponse: Sendable {
     /// The body as UTF-8 text (invalid bytes replaced).
     public var text: String { String(decoding: body, as: UTF8.self) }
 
-    /// The `Location` header of a 3xx answer, resolved against the request URL (nil if not a redirect or not http).
+    /// The `Location` header of a 3xx answer, resolved against the request URL (nil if not a redirect or not
+    /// http/https).
     public var redirectURL: HotspotURL? {
         guard (300...399).contains(status), let location = header("Location") else { return nil }
         return url.resolving(location)
@@ -186,6 +202,10 @@ public struct HotspotHTTPResponse: Sendable {
 /// A small blocking HTTP/1.1 client: one request per connection (`Connection: close`), Content-Length,
 /// chunked or read-to-close bodies, no redirect following, one timeout for the whole exchange. Host names are
 /// resolved with `resolver` (default: `HotspotResolver.fromEnvironment`, with the same mark).
+///
+/// `https://` URLs go over TLS (the system OpenSSL, TLS 1.2 or later) on the same marked socket, within the same
+/// timeout: the server's chain must verify against `trustAnchors` (default: `$HOTSPOT_CA_FILE`, else the
+/// system store) and its certificate must name the URL's host (DNS name, or IP address for a literal).
 public struct HotspotHTTPClient: Sendable {
     public static let defaultTimeout: Duration = .seconds(10)
 
@@ -196,14 +216,17 @@ public struct HotspotHTTPClient: Sendable {
     public var resolver: HotspotResolver?
     /// Bodies longer than this are an error (a portal page is small).
     public var maximumBodyBytes: Int
+    /// What `https://` servers are verified against (nil: `HotspotTLSTrust.fromEnvironment`).
+    public var trustAnchors: HotspotTLSTrust?
 
     public init(mark: UInt32? = nil, timeout: Duration = HotspotHTTPClient.defaultTimeout, resolver: HotspotResolver? = nil,
-                maximumBodyBytes: Int = 4 << 20)
+                maximumBodyBytes: Int = 4 << 20, trustAnchors: HotspotTLSTrust? = nil)
     {
         self.mark = mark
         self.timeout = timeout
         self.resolver = resolver
         self.maximumBodyBytes = maximumBodyBytes
+        self.trustAnchors = trustAnchors
     }
 
     public func get(_ url: String) throws(HotspotTrafficError) -> HotspotHTTPResponse { try send(.get(url)) }
@@ -212,14 +235,24 @@ public struct HotspotHTTPClient: Sendable {
     /// (`connect to 127.0.0.1:9: Connection refused (ECONNREFUSED)`, `... no answer within 2 s`).
     public func send(_ request: HotspotHTTPRequest) throws(HotspotTrafficError) -> HotspotHTTPResponse {
         guard let url = HotspotURL(request.url) else {
-            throw HotspotTrafficError("parse URL", "\"\(request.url)\"", detail: "expected http://host[:port]/path (plain HTTP only)")
+            throw HotspotTrafficError("parse URL", "\"\(request.url)\"", detail: "expected http[s]://host[:port]/path")
         }
         let method = request.method.isEmpty ? "GET" : request.method.uppercased()
         let deadline = TrafficDeadline(request.timeout ?? timeout)
-        let connection = try HotspotTCPConnection.connect(
+        let tcp = try HotspotTCPConnection.connect(
             host: url.host, port: url.port, deadline: deadline, mark: mark,
             resolver: resolver ?? HotspotResolver.fromEnvironment(mark: mark))
-        defer { connection.close() }
+        defer { tcp.close() }
+        guard url.isSecure else { return try exchange(tcp, url: url, method: method, request: request, deadline: deadline) }
+        let tls = try HotspotTLSConnection.handshake(over: tcp, serverName: url.host,
+                                                     trust: trustAnchors ?? HotspotTLSTrust.fromEnvironment, deadline: deadline)
+        defer { tls.close() }
+        return try exchange(tls, url: url, method: method, request: request, deadline: deadline)
+    }
+
+    func exchange(_ connection: any TrafficStream, url: HotspotURL, method: String, request: HotspotHTTPRequest,
+                  deadline: TrafficDeadline) throws(HotspotTrafficError) -> HotspotHTTPResponse
+    {
         try connection.write(Self.head(method, url, request), deadline: deadline)
         var reader = ResponseReader(connection: connection, deadline: deadline, target: "\(method) \(url)",
                                     limit: maximumBodyBytes)
@@ -244,9 +277,18 @@ public struct HotspotHTTPClient: Sendable {
     }
 }
 
+/// A byte stream a request goes over: plain TCP or TLS on top of it.
+protocol TrafficStream {
+    func write(_ bytes: [UInt8], deadline: TrafficDeadline) throws(HotspotTrafficError)
+    /// What is available (up to `maximum` bytes); empty at end of stream.
+    func read(maximum: Int, deadline: TrafficDeadline) throws(HotspotTrafficError) -> [UInt8]
+}
+
+extension HotspotTCPConnection: TrafficStream {}
+
 /// Reads one response from a connection: status line, headers, body.
 struct ResponseReader {
-    let connection: HotspotTCPConnection
+    let connection: any TrafficStream
     let deadline: TrafficDeadline
     let target: String
     let limit: Int
@@ -254,7 +296,7 @@ struct ResponseReader {
     var position = 0
     var ended = false
 
-    init(connection: HotspotTCPConnection, deadline: TrafficDeadline, target: String, limit: Int) {
+    init(connection: any TrafficStream, deadline: TrafficDeadline, target: String, limit: Int) {
         self.connection = connection
         self.deadline = deadline
         self.target = target

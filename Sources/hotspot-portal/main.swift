@@ -36,6 +36,18 @@ struct HotspotPortalCommand: AsyncParsableCommand {
     @Option(name: .customLong("setting"), help: "Kind setting KEY=VALUE (repeatable): username, password, voucher, delay-seconds, ...")
     var settings: [String] = []
 
+    @Option(help: "HTTPS only: serve the kind over TLS on this IPV4:PORT (e.g. 198.51.100.1:443); plain HTTP on --listen then only redirects to --https-url.")
+    var httpsListen: String?
+
+    @Option(help: "HTTPS only: the portal's https:// URL (its host is the certificate's DNS name), e.g. https://portal.cafe.example/.")
+    var httpsURL: String?
+
+    @Option(help: "HTTPS only: the server certificate chain (PEM).")
+    var tlsCertificate: String?
+
+    @Option(help: "HTTPS only: the server's private key (PEM).")
+    var tlsKey: String?
+
     @Option(help: "Write this file once the server listens (readiness for the lab).")
     var readyFile: String?
 
@@ -45,12 +57,23 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             throw ValidationError("--kind: unknown portal kind `\(kind)`; expected one of \(PortalRegistry.names.joined(separator: ", "))")
         }
         guard parseListen() != nil else { throw ValidationError("--listen: expected IPV4:PORT, found `\(listen)`") }
+        let https = [httpsListen, httpsURL, tlsCertificate, tlsKey]
+        if https.contains(where: { $0 != nil }) {
+            guard !https.contains(where: { $0 == nil }) else {
+                throw ValidationError("--https-listen, --https-url, --tls-certificate and --tls-key go together (HTTPS only); some are missing")
+            }
+            guard !internet else { throw ValidationError("--https-listen: the internet server is plain HTTP only") }
+            guard Self.parseIPv4Port(httpsListen!) != nil else { throw ValidationError("--https-listen: expected IPV4:PORT, found `\(httpsListen!)`") }
+            guard httpsURL!.hasPrefix("https://") else { throw ValidationError("--https-url: expected an https:// URL, found `\(httpsURL!)`") }
+        }
         for setting in settings where !setting.contains("=") {
             throw ValidationError("--setting: expected KEY=VALUE, found `\(setting)`")
         }
     }
 
-    func parseListen() -> (String, UInt16)? {
+    func parseListen() -> (String, UInt16)? { Self.parseIPv4Port(listen) }
+
+    static func parseIPv4Port(_ listen: String) -> (String, UInt16)? {
         let parts = listen.split(separator: ":")
         guard parts.count == 2, let port = UInt16(parts[1]), parts[0].split(separator: ".").count == 4 else { return nil }
         return (String(parts[0]), port)
@@ -73,6 +96,18 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             values[parts[0]] = parts.count > 1 ? parts[1] : ""
         }
         let portalKind = try PortalRegistry.make(kind!, settings: values)
+        if let httpsListen, let httpsURL, let tlsCertificate, let tlsKey, let (tlsIP, tlsPort) = Self.parseIPv4Port(httpsListen) {
+            let tls = try TLSServerContext(certificateFile: tlsCertificate, keyFile: tlsKey)
+            let name = httpsURL.dropFirst(8).prefix { $0 != "/" && $0 != ":" }
+            let sessions = PortalSessions(
+                portalURL: httpsURL, sessionSeconds: sessionSeconds,
+                gate: try NFTGate(spec: gateTable), neighbours: ProcNeighbourTable())
+            let server = PortalServer(kind: portalKind, context: sessions, portalHost: String(name), otherPortalHosts: [tlsIP])
+            logLine("portal \(kind!) HTTPS only at \(httpsURL) (TLS on \(httpsListen)) session \(sessionSeconds)s gate \(gateTable)")
+            try await server.runHTTPSOnly(ip: ip, port: port, tls: tls, tlsIP: tlsIP, tlsPort: tlsPort, httpsURL: httpsURL,
+                                          onListening: onListening)
+            return
+        }
         let sessions = PortalSessions(
             portalURL: portalURL ?? "http://\(ip):\(port)/", sessionSeconds: sessionSeconds,
             gate: try NFTGate(spec: gateTable), neighbours: ProcNeighbourTable())

@@ -1,3 +1,5 @@
+import Foundation
+import HotspotSystem
 import Testing
 @testable import LabKit
 
@@ -93,13 +95,58 @@ import Testing
         #expect(HotspotLab.dnsModes == ["no-answer", "normal", "refused", "hijack", "servfail", "private"])
     }
 
+    @Test func portalNameResolvesToTheGateway() {
+        let internet = Internet(address: IPv4Address("198.18.0.1")!, uplinks: IPv4Subnet("203.0.113.0/24")!, names: ["captive.apple.com"])
+        var captive = hotspot(.open)
+        let name = captive.name
+        #expect(PortalTLS.hostName(hotspot: name) == "portal.\(name).example")
+        #expect(PortalTLS.url(hotspot: "cafe") == "https://portal.cafe.example/")
+        let args = DnsmasqConfig.arguments(captive, internet: internet, interface: "w", leaseFile: "/l", logFile: "/g")
+        #expect(args.contains("--address=/portal.\(name).example/198.51.100.1"), "\(args)")
+        // Refused DNS answers nothing; a hijack answers the gateway for every name anyway.
+        #expect(!DnsmasqConfig.arguments(captive, internet: internet, interface: "w", leaseFile: "/l", logFile: "/g", mode: .refused)
+            .contains { $0.hasPrefix("--address=/portal.") })
+        captive.gateway.portal = nil
+        #expect(!DnsmasqConfig.arguments(captive, internet: internet, interface: "w", leaseFile: "/l", logFile: "/g")
+            .contains { $0.hasPrefix("--address=/portal.") })
+    }
+
+    @Test func httpsOnlySettingValues() {
+        #expect(PortalTLS.isHTTPSOnly(["https-only": "true"]))
+        #expect(!PortalTLS.isHTTPSOnly(["https-only": "false"]) && !PortalTLS.isHTTPSOnly([:]))
+        #expect(PortalTLS.problem("true") == nil && PortalTLS.problem("false") == nil)
+        #expect(PortalTLS.problem("yes") == "expected \"true\" or \"false\", found `yes`")
+        #expect(PortalTLS.caFile(labLogDirectory: "/tmp/hotspot-lab/hsl1") == "/tmp/hotspot-lab/hsl1/tls/ca.pem")
+    }
+
+    /// The lab CA and a portal certificate made with the openssl command verify (chain, name, address, usage).
+    @Test func labCertificatesVerify() throws {
+        let dir = NSTemporaryDirectory() + "hotspot-portal-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let openssl = try HotspotLab.findTool("openssl")
+        let ca = try PortalTLS.makeCA(labLogDirectory: dir, openssl: openssl)
+        let (cert, key) = try PortalTLS.makeServerCertificate(labLogDirectory: dir, hotspot: "cafe", gatewayAddress: "198.51.100.1", openssl: openssl)
+        #expect(cert == dir + "/cafe/portal-tls.pem" && key == dir + "/cafe/portal-tls.key")
+        for check in [["-verify_hostname", "portal.cafe.example"], ["-verify_ip", "198.51.100.1"]] {
+            let result = try ProcessRunner.run(ProcessConfiguration(openssl, ["verify", "-CAfile", ca, "-purpose", "sslserver"] + check + [cert]))
+            #expect(result.status.succeeded && result.stdout.contains("OK"), "\(check): \(result.stdout) \(result.stderr)")
+        }
+        let wrong = try ProcessRunner.run(ProcessConfiguration(openssl, ["verify", "-CAfile", ca, "-verify_hostname", "portal.bar.example", cert]))
+        #expect(!wrong.status.succeeded, "a certificate for cafe must not verify for another hotspot's name")
+        // Made once: a second call keeps the same files.
+        let before = try String(contentsOfFile: cert, encoding: .utf8)
+        _ = try PortalTLS.makeServerCertificate(labLogDirectory: dir, hotspot: "cafe", gatewayAddress: "198.51.100.1", openssl: openssl)
+        #expect(try String(contentsOfFile: cert, encoding: .utf8) == before)
+    }
+
     @Test func gateRuleset() {
         let text = GateRuleset.render(hotspot(.open).gateway, lan: "lan0", uplink: "up0")
         #expect(text.contains("type ether_addr . ipv4_addr\n        flags timeout\n        timeout 600s\n"))
         #expect(text.contains("iifname \"lan0\" ether saddr . ip saddr @authenticated return\n"))
         #expect(text.contains("iifname \"lan0\" ip daddr != 198.51.100.1 tcp dport 80 redirect to :8080\n"))
         #expect(text.contains("udp dport { 53, 67 } accept\n"))
-        #expect(text.contains("tcp dport { 53, 8080 } accept\n"))
+        // The https-only portal's TLS port is open to unauthenticated clients whatever the kind (it can switch).
+        #expect(text.contains("tcp dport { 53, 443, 8080 } accept\n"))
         #expect(text.contains("iifname \"lan0\" oifname \"up0\" ether saddr . ip saddr @authenticated accept\n"))
         #expect(text.contains("iifname \"lan0\" reject with icmpx type admin-prohibited\n"))
         #expect(text.contains("oifname \"up0\" masquerade\n"))

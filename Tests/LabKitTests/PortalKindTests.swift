@@ -129,3 +129,43 @@ final class FakeClock: @unchecked Sendable {
         #expect(parseForm("a=1&b=two+words&c=%41") == ["a": "1", "b": "two words", "c": "A"])
     }
 }
+
+/// The https-only portal's pieces that need no network: where plain HTTP redirects, how a request read off TLS
+/// is parsed and handed to the kind with the TCP peer as the client.
+@Suite struct HTTPSOnlyPortalTests {
+    @Test func plainHTTPRedirectsToHTTPS() {
+        let base = "https://portal.cafe.example/"
+        #expect(HTTPSRedirect.location(httpsURL: base, path: "/hotspot-detect.html", query: "", intercepted: true) == base)
+        #expect(HTTPSRedirect.location(httpsURL: base, path: "/login", query: "a=1&b=2", intercepted: false)
+                == "https://portal.cafe.example/login?a=1&b=2")
+        #expect(HTTPSRedirect.location(httpsURL: "https://p.example:8443", path: "/", query: "", intercepted: false) == "https://p.example:8443/")
+    }
+
+    @Test func requestHeadParses() throws {
+        let r = try #require(RawHTTPRequest.parseHead("POST /login?x=1 HTTP/1.1\r\nHost: portal.cafe.example:443\r\nContent-Length: 7"))
+        #expect(r.method == "POST" && r.path == "/login" && r.query == "x=1")
+        #expect(r.host == "portal.cafe.example" && r.header("content-length") == "7")
+        #expect(RawHTTPRequest.parseHead("GET / HTTP/1.1\nHost: a") != nil, "bare LF line ends are accepted")
+        #expect(RawHTTPRequest.parseHead("\u{16}\u{03}\u{01} not http") == nil)
+        #expect(RawHTTPRequest.parseHead("GET / HTTP/1.1\r\nno colon here") == nil)
+    }
+
+    /// The kind sees the TLS peer as the client (so the gate lets that address through) and requests to the
+    /// portal's name or its address as addressed to it (others as intercepted).
+    @Test func tlsRequestsReachTheKindWithThePeer() async throws {
+        let gate = RecordingGate()
+        let sessions = PortalSessions(portalURL: "https://portal.cafe.example/", sessionSeconds: 30, gate: gate, neighbours: FixedNeighbours())
+        let server = PortalServer(kind: try ClickThroughPortal(settings: [:]), context: sessions, portalHost: "portal.cafe.example",
+                                  otherPortalHosts: ["198.51.100.1"])
+        let page = await server.handle(RawHTTPRequest(method: "GET", path: "/", query: "", headers: [("Host", "portal.cafe.example")], body: []),
+                                       peer: "198.51.100.10")
+        #expect(page.status == 200 && page.body.contains("action=\"/accept\""))
+        let other = await server.handle(RawHTTPRequest(method: "GET", path: "/", query: "", headers: [("Host", "www.example.com")], body: []),
+                                        peer: "198.51.100.10")
+        #expect(other.status == 302 && other.headers["Location"] == "https://portal.cafe.example/")
+        let login = await server.handle(RawHTTPRequest(method: "POST", path: "/accept", query: "", headers: [("Host", "198.51.100.1")],
+                                                       body: Array("accept=yes".utf8)), peer: "198.51.100.10")
+        #expect(login.status == 200, "\(login.body)")
+        #expect(await gate.allowed == ["02:00:00:00:00:0a 198.51.100.10 30"])
+    }
+}

@@ -43,10 +43,11 @@ struct ScenarioParserTests {
               - expect-command: {command: maintain, result: success, did-just-join: true}
               - leave
               - application: blocked
+              - portal: {kind: click-through, settings: {https-only: "true"}}
             """, file: "dir/s.yaml")
         #expect(scenario.topologyPath == "dir/captive.yaml")
         #expect(scenario.maintainInterval == 4)
-        #expect(scenario.steps.map(\.line) == [4, 5, 6, 7, 8, 9])
+        #expect(scenario.steps.map(\.line) == [4, 5, 6, 7, 8, 9, 10])
         #expect(scenario.steps[1].text == "wait-state: {state: Maintaining, timeout: 15}")
         #expect(scenario.steps[4].text == "leave")
         guard case .waitState("Maintaining", let timeout) = scenario.steps[1].action else { Issue.record("wait-state"); return }
@@ -56,6 +57,8 @@ struct ScenarioParserTests {
             return
         }
         guard case .application(.blocked, nil) = scenario.steps[5].action else { Issue.record("application"); return }
+        guard case .portal("click-through", nil, let settings) = scenario.steps[6].action else { Issue.record("portal"); return }
+        #expect(settings == ["https-only": "true"])
     }
 
     @Test("errors name file:line:column, the field and what was expected")
@@ -78,6 +81,9 @@ struct ScenarioParserTests {
         #expect(badTimeout.message.contains("expected a number"))
         let twoKeys = try #require(failure("topology: t.yaml\nsteps:\n  - {join: Cafe, leave: null}\n"))
         #expect(twoKeys.message.hasPrefix("expected one step per list item"))
+        let https = try #require(failure("topology: t.yaml\nsteps:\n  - portal: {kind: form-login, settings: {https-only: yes-please}}\n"))
+        #expect(https.field == "steps[0].portal.settings.https-only")
+        #expect(https.message == "expected \"true\" or \"false\", found `yes-please`")
         let empty = try #require(failure("topology: t.yaml\nsteps: []\n"))
         #expect(empty.message == "expected at least one step")
     }

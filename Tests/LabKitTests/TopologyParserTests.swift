@@ -154,6 +154,18 @@ import Testing
         #expect(error.message.hasPrefix("unknown portal kind `telepathy`; expected one of: click-through, form-login"))
     }
 
+    @Test func httpsOnlySetting() throws {
+        let on = try TopologyParser.parse(Self.base + "\n        https-only: \"true\"", file: "on.yaml")
+        #expect(on.hotspots[0].gateway.portal?.settings["https-only"] == "true")
+        #expect(PortalTLS.isHTTPSOnly(on.hotspots[0].gateway.portal!.settings))
+        let bad = try #require(failure(Self.base + "\n        https-only: maybe"))
+        #expect(bad.field == "hotspots[0].gateway.portal.https-only")
+        #expect(bad.message == "expected \"true\" or \"false\", found `maybe`")
+        let clash = try #require(failure(Self.base + "\n        https-only: \"true\"\n        port: 443"))
+        #expect(clash.field == "hotspots[0].gateway.portal.port")
+        #expect(clash.message.hasPrefix("port 443 is the https-only portal's TLS port"))
+    }
+
     @Test func overlappingSubnets() throws {
         let yaml = Self.base + """
 

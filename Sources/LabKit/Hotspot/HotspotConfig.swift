@@ -137,6 +137,10 @@ public enum DnsmasqConfig {
             for name in internet.names {
                 args.append("--address=/\(name)/\(internet.address)")
             }
+            if gateway.portal != nil {
+                // The portal's name (its https-only certificate names it): the gateway.
+                args.append("--address=/\(PortalTLS.hostName(hotspot: hotspot.name))/\(gateway.address)")
+            }
         case .refused:
             break
         case .hijack:
@@ -152,8 +156,9 @@ public enum DnsmasqConfig {
     }
 }
 
-/// The nftables captive gate. Unauthenticated clients may use DHCP, DNS and the portal; their HTTP is
-/// redirected to the portal; everything else is rejected. Authenticated clients sit in a set keyed by
+/// The nftables captive gate. Unauthenticated clients may use DHCP, DNS and the portal (its HTTP port and the
+/// https-only portal's TLS port 443 on the gateway address); their HTTP is redirected to the portal; everything
+/// else is rejected. Authenticated clients sit in a set keyed by
 /// MAC and IP whose elements time out after the session length.
 public enum GateRuleset {
     public static let family = "inet"
@@ -194,7 +199,7 @@ public enum GateRuleset {
                 iifname != "\(lan)" accept
                 ct state established,related accept
                 udp dport { 53, 67 } accept
-                tcp dport { 53, \(portal.port) } accept
+                tcp dport { \(Set([53, portal.port, PortalTLS.port]).sorted().map(String.init).joined(separator: ", ")) } accept
                 icmp type echo-request accept
                 meta l4proto tcp reject with tcp reset
                 reject with icmpx type admin-prohibited

@@ -95,8 +95,10 @@ public final class HotspotLab: @unchecked Sendable {
             tools += ["wpa_supplicant", "curl", "busybox"]
             _ = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         }
-        if topology.hotspots.contains(where: { if case .wpa2Enterprise(.peap, _) = $0.security { return true }; return false }) {
-            tools.append("openssl")
+        if topology.hotspots.contains(where: { if case .wpa2Enterprise(.peap, _) = $0.security { return true }; return false })
+            || topology.hotspots.contains(where: { $0.gateway.portal != nil })
+        {
+            tools.append("openssl") // PEAP's certificate; the lab CA and the https-only portals' certificates
         }
         for tool in tools { _ = try findTool(tool) }
         let labStart = ContinuousClock.now
@@ -150,6 +152,10 @@ public final class HotspotLab: @unchecked Sendable {
 
     func build(portalBinary: String) throws {
         try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        if topology.hotspots.contains(where: { $0.gateway.portal != nil }) {
+            // The lab CA exists whenever a portal could switch to HTTPS only: the helpers are told of it at start.
+            try measure("lab CA") { try PortalTLS.makeCA(labLogDirectory: logDirectory, openssl: try Self.findTool("openssl")) }
+        }
         let internetNS = try measure("internet namespace") { try lab.createNamespace("net") }
         internet = internetNS
         try internetNS.route.addAddress(try prefix("\(topology.internet.address)/32"), to: "lo")
@@ -423,7 +429,16 @@ public final class HotspotLab: @unchecked Sendable {
         var args = ["--kind", kind, "--listen", "\(gateway.address):\(gateway.portal?.port ?? 8080)",
                     "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
                     "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", ready]
-        for (key, value) in settings.sorted(by: { $0.key < $1.key }) { args += ["--setting", "\(key)=\(value)"] }
+        if let value = settings[PortalTLS.setting], let problem = PortalTLS.problem(value) {
+            throw SystemError("start the portal of", hotspot.name, reason: "setting `\(PortalTLS.setting)`: \(problem)")
+        }
+        if PortalTLS.isHTTPSOnly(settings) {
+            let (certificate, key) = try PortalTLS.makeServerCertificate(
+                labLogDirectory: logDirectory, hotspot: hotspot.name, gatewayAddress: "\(gateway.address)", openssl: try Self.findTool("openssl"))
+            args += ["--https-listen", "\(gateway.address):\(PortalTLS.port)", "--https-url", PortalTLS.url(hotspot: hotspot.name),
+                     "--tls-certificate", certificate, "--tls-key", key]
+        }
+        for (key, value) in settings.sorted(by: { $0.key < $1.key }) where key != PortalTLS.setting { args += ["--setting", "\(key)=\(value)"] }
         let child = try lab.spawn(ProcessConfiguration(portalBinary, args, stdout: .file(log), stderr: .file(log)), in: ns)
         return (child, { try Self.waitForFile(ready, child: child, log: log, what: "portal \(kind) for \(hotspot.name)") })
     }
@@ -561,7 +576,12 @@ public final class HotspotLab: @unchecked Sendable {
         for running in hotspots {
             let h = running.hotspot
             var line = "hotspot \(h.name) \"\(h.ssid)\" \(h.bssid) ch \(h.channel) \(h.security.kindName)"
-            if let portal = h.gateway.portal { line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")" } else { line += ", not captive" }
+            if let portal = h.gateway.portal {
+                line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")"
+                if PortalTLS.isHTTPSOnly(portal.settings) { line += " (HTTPS only: \(PortalTLS.url(hotspot: h.name)), CA \(PortalTLS.caFile(labLogDirectory: logDirectory)))" }
+            } else {
+                line += ", not captive"
+            }
             lines.append(line)
             lines.append("  ip netns exec \(running.namespace.name) bash    # gateway \(h.gateway.address) on \(running.lanInterface), uplink \(running.uplinkInterface)")
             if let sta = running.stationNamespace, let interface = running.stationInterface {

@@ -250,7 +250,11 @@ public enum ScenarioParser {
             let keys = try v.mapping(allowed: ["kind", "hotspot", "settings"], required: ["kind"])
             var settings: [String: String] = [:]
             if let s = keys["settings"], case .mapping(let m) = s.node {
-                for (key, value) in m { settings[key.string ?? ""] = try s.child(key.string ?? "?", value).string() }
+                for (key, value) in m {
+                    let f = s.child(key.string ?? "?", value)
+                    settings[key.string ?? ""] = try f.string()
+                    if key.string == PortalTLS.setting, let problem = PortalTLS.problem(try f.string()) { throw f.error(problem) }
+                }
             }
             return .portal(kind: try oneOf(keys["kind"]!, PortalCatalog.kinds + ["down"], what: "portal kind"),
                            hotspot: try keys["hotspot"]?.nonEmptyString(), settings: settings)

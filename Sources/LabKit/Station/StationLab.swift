@@ -167,6 +167,9 @@ public final class RunningStation: @unchecked Sendable {
         environment["HOTSPOT_RESOLV_CONF"] = hotspotdRunDirectory + "/resolv.conf"
         environment["HOTSPOT_DHCP_LEASE"] = hotspotdRunDirectory + "/lease.env"
         environment["HOTSPOT_HELPER_UI"] = ui
+        // The lab CA (https-only portals); the station's folder is <lab logs>/stations/<name>.
+        let caFile = PortalTLS.caFile(labLogDirectory: ((directory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
+        if FileManager.default.fileExists(atPath: caFile) { environment["HOTSPOT_CA_FILE"] = caFile }
         let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
                                   in: namespace)
         return RunningHelper(command: command, process: child, log: log, uiDirectory: ui, identifier: nil)

@@ -377,7 +377,7 @@ final class Reader {
         var kind: String?
         var port = 8080
         var settings: [String: String] = [:]
-        let allowedSettings = ["username", "password", "voucher", "delay-seconds", "terms", "can-extend-session", "venue-info-url", "login-status", "login-delay-seconds"]
+        let allowedSettings = ["username", "password", "voucher", "delay-seconds", "terms", "can-extend-session", "venue-info-url", "login-status", "login-delay-seconds", PortalTLS.setting]
         for (key, value) in mapping {
             guard let name = key.string else { throw Field(node: key, path: field.path, file: field.file).error("expected a string key") }
             let f = field.child(name, value)
@@ -409,6 +409,12 @@ final class Reader {
             for key in ["username", "password"] where settings[key] == nil {
                 throw field.error("missing key `\(key)` for the wispr portal")
             }
+        }
+        if let value = settings[PortalTLS.setting], let problem = PortalTLS.problem(value) {
+            throw field.child(PortalTLS.setting, .scalar(.init(value))).error(problem)
+        }
+        if PortalTLS.isHTTPSOnly(settings), port == PortalTLS.port {
+            throw field.child("port", .scalar(.init("\(port)"))).error("port \(port) is the https-only portal's TLS port; expected another port for its plain HTTP")
         }
         if let delay = settings["delay-seconds"], Int(delay) == nil {
             throw field.child("delay-seconds", .scalar(.init(delay))).error("expected an integer number of seconds")

@@ -12,8 +12,13 @@
 // Every command and every decision is one line on stderr. All traffic goes through `command.http`, which
 // marks its sockets (`HotspotHelper.commandTrafficMark`) so it passes while the station suppresses IP, never
 // follows redirects (the helper must see the portal's 302), and never outlives the command's deadline.
-// The station's environment (docs/PROTOCOL.md, "Helper environment") gives the nameservers, the DHCP lease
-// and the probe URL.
+// The station's environment (docs/PROTOCOL.md, "Helper environment") gives the nameservers, the DHCP lease,
+// the probe URL and the trust anchors for https:// (`HOTSPOT_CA_FILE`).
+//
+// A portal served over HTTPS only (the probe's 302 points to https://, plain HTTP only redirects) is signed in
+// to the same way: the redirect is followed to the https:// page and the form is posted over TLS, the portal's
+// certificate verified (chain and host name) by `command.http`. A certificate that does not verify is a
+// temporary failure with the verify error in the reason; the helper never skips the verification.
 import Foundation
 import HotspotHelper
 
@@ -449,7 +454,7 @@ final class PortalLogic: @unchecked Sendable {
                 return Decision(result: .failure, reason: "WISPr gateway at \(url) but no --account configured")
             }
             guard let login = url.resolving(loginURL) else {
-                return Decision(result: .unsupportedNetwork, reason: "WISPr LoginURL \(loginURL) is not plain HTTP")
+                return Decision(result: .unsupportedNetwork, reason: "WISPr LoginURL \(loginURL) is not an http:// or https:// URL")
             }
             let response = try http(.postForm(login.description, fields: [
                 ("UserName", account.username), ("Password", account.password), ("button", "Login"),
@@ -482,7 +487,7 @@ final class PortalLogic: @unchecked Sendable {
                         _ http: HTTPSend) throws(HotspotTrafficError) -> HotspotHTTPResponse
     {
         guard let action = page.resolving(form.action) else {
-            throw HotspotTrafficError("submit the form of", page.description, detail: "its action \(form.action) is not plain HTTP")
+            throw HotspotTrafficError("submit the form of", page.description, detail: "its action \(form.action) is not an http:// or https:// URL")
         }
         if form.method == "post" { return try http(.postForm(action.description, fields: fields)) }
         let query = HotspotHTTPRequest.formEncode(fields)

@@ -1,0 +1,43 @@
+#ifndef CTLSSHIM_H
+#define CTLSSHIM_H
+// Static inline wrappers for the OpenSSL macros that do not import into Swift (the swift-nio style).
+// Prefixed hsl_ (HotspotLab). Used by the helper SDK's TLS client and the lab portal's TLS server.
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+/// SNI: SSL_set_tlsext_host_name (a macro around SSL_ctrl).
+static inline int hsl_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+/// SSL_CTX_set_min_proto_version (a macro around SSL_CTX_ctrl).
+static inline int hsl_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline int hsl_TLS1_2_VERSION(void) { return TLS1_2_VERSION; }
+/// A peer that closes without close_notify ends the stream (as plain TCP's EOF) instead of an error.
+static inline void hsl_SSL_CTX_ignore_unexpected_eof(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+}
+/// SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE) (a macro).
+static inline void hsl_SSL_CTX_set_nonblocking_modes(SSL_CTX *ctx) {
+    SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
+}
+static inline int hsl_SSL_VERIFY_PEER(void) { return SSL_VERIFY_PEER; }
+static inline int hsl_SSL_FILETYPE_PEM(void) { return SSL_FILETYPE_PEM; }
+static inline long hsl_X509_V_OK(void) { return X509_V_OK; }
+
+/// SSL_connect / SSL_accept / SSL_read / SSL_write / SSL_shutdown with SIGPIPE blocked on the calling thread
+/// (OpenSSL writes to the socket with write(2), so a peer that went away would otherwise kill the process with
+/// SIGPIPE); a SIGPIPE raised meanwhile is consumed, errno is kept for SSL_get_error.
+int hsl_SSL_connect(SSL *ssl);
+int hsl_SSL_accept(SSL *ssl);
+int hsl_SSL_read(SSL *ssl, void *buffer, int count);
+int hsl_SSL_write(SSL *ssl, const void *buffer, int count);
+int hsl_SSL_shutdown(SSL *ssl);
+
+/// The OpenSSL error queue as text ("error:0A000086:SSL routines::certificate verify failed; ..."),
+/// emptied; writes at most size-1 bytes and a NUL. Returns the number of errors read.
+int hsl_drain_errors(char *buffer, size_t size);
+#endif

@@ -1,0 +1,265 @@
+import COpenSSL
+import CTLSShim
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The https-only portal: TLS terminated in this process (the system OpenSSL), so the portal still sees the
+// client's own address as the TCP peer and the gate can let that client (IP and MAC) through.
+
+public struct TLSServerError: Error, CustomStringConvertible {
+    public var operation: String
+    public var object: String
+    public var cause: String
+    public var description: String { "\(operation) \(object): \(cause)" }
+}
+
+/// A plain HTTP/1.1 request read off a TLS connection (one request per connection).
+public struct RawHTTPRequest: Sendable, Equatable {
+    public var method: String
+    /// The path without the query.
+    public var path: String
+    /// The raw query (without `?`), empty when none.
+    public var query: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public static func == (a: RawHTTPRequest, b: RawHTTPRequest) -> Bool {
+        a.method == b.method && a.path == b.path && a.query == b.query && a.body == b.body
+            && a.headers.map { $0.0 + ":" + $0.1 } == b.headers.map { $0.0 + ":" + $0.1 }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    /// The Host header without its port.
+    public var host: String? {
+        header("Host").map { h in
+            if let colon = h.lastIndex(of: ":"), !h.hasSuffix("]") { return String(h[..<colon]) }
+            return h
+        }
+    }
+
+    /// Parses a request head (up to and without the empty line): `GET /p?q HTTP/1.1` and header lines.
+    public static func parseHead(_ text: String) -> RawHTTPRequest? {
+        // "\r\n" is one Character in Swift: split on both spellings of a line end.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map(String.init)
+        guard let first = lines.first else { return nil }
+        let parts = first.split(separator: " ")
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else { return nil }
+        let target = String(parts[1])
+        let (path, query) = target.firstIndex(of: "?").map { (String(target[..<$0]), String(target[target.index(after: $0)...])) } ?? (target, "")
+        var headers: [(String, String)] = []
+        for line in lines.dropFirst() where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return RawHTTPRequest(method: String(parts[0]), path: path, query: query, headers: headers, body: [])
+    }
+}
+
+/// A TLS server context: the certificate chain and key (PEM files), TLS 1.2 or later.
+public final class TLSServerContext: @unchecked Sendable {
+    let context: OpaquePointer
+
+    public init(certificateFile: String, keyFile: String) throws {
+        ERR_clear_error()
+        guard let ctx = SSL_CTX_new(TLS_server_method()) else {
+            throw TLSServerError(operation: "create", object: "a TLS server context", cause: Self.errors())
+        }
+        _ = hsl_SSL_CTX_set_min_proto_version(ctx, hsl_TLS1_2_VERSION())
+        hsl_SSL_CTX_ignore_unexpected_eof(ctx)
+        guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {
+            SSL_CTX_free(ctx)
+            throw TLSServerError(operation: "load the TLS certificate", object: certificateFile, cause: Self.errors())
+        }
+        guard SSL_CTX_use_PrivateKey_file(ctx, keyFile, hsl_SSL_FILETYPE_PEM()) == 1 else {
+            SSL_CTX_free(ctx)
+            throw TLSServerError(operation: "load the TLS private key", object: keyFile, cause: Self.errors())
+        }
+        guard SSL_CTX_check_private_key(ctx) == 1 else {
+            SSL_CTX_free(ctx)
+            throw TLSServerError(operation: "match the TLS private key \(keyFile) with", object: certificateFile, cause: Self.errors())
+        }
+        context = ctx
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    static func errors() -> String {
+        var buffer = [CChar](repeating: 0, count: 1024)
+        guard hsl_drain_errors(&buffer, buffer.count) > 0 else { return "no OpenSSL error (errno: \(String(cString: strerror(errno))))" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Serves HTTPS: accepts on `ip:port`, one thread per connection (blocking I/O with a 30 s timeout), one request
+/// per connection (`Connection: close`). The handler gets the request and the TCP peer's IPv4 address.
+public final class TLSHTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (RawHTTPRequest, _ peer: String) async -> PortalResponse
+    let context: TLSServerContext
+    let handler: Handler
+    let ioTimeoutSeconds: Int
+
+    public init(context: TLSServerContext, ioTimeoutSeconds: Int = 30, handler: @escaping Handler) {
+        self.context = context
+        self.handler = handler
+        self.ioTimeoutSeconds = ioTimeoutSeconds
+    }
+
+    /// Binds and listens on `ip:port` (SO_REUSEADDR); returns the listening socket and its port.
+    public static func listen(ip: String, port: UInt16) throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TLSServerError(operation: "create", object: "a TCP socket", cause: String(cString: strerror(errno))) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, ip, &sa.sin_addr) == 1 else {
+            close(fd)
+            throw TLSServerError(operation: "parse", object: "listen address `\(ip)`", cause: "expected an IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
+            let cause = String(cString: strerror(errno))
+            close(fd)
+            throw TLSServerError(operation: "listen on", object: "\(ip):\(port) (TLS)", cause: cause)
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// Accepts on `listener` on a thread of its own until the socket is shut down or closed.
+    public func start(listener: Int32) {
+        let thread = Thread { [self] in self.acceptLoop(listener) }
+        thread.name = "tls-accept"
+        thread.start()
+    }
+
+    func acceptLoop(_ listener: Int32) {
+        while true {
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let fd = withUnsafeMutablePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) } }
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
+                    if errno == EMFILE || errno == ENFILE { usleep(100_000) }
+                    continue
+                }
+                logLine("[tls] accept stopped: \(String(cString: strerror(errno)))")
+                return
+            }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            inet_ntop(AF_INET, &peer.sin_addr, &text, socklen_t(text.count))
+            let peerIP = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let thread = Thread { [self] in self.serve(fd, peer: peerIP) }
+            thread.start()
+        }
+    }
+
+    func serve(_ fd: Int32, peer: String) {
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: ioTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.context) else { return }
+        defer {
+            ERR_clear_error()
+            SSL_free(ssl)
+        }
+        SSL_set_fd(ssl, fd)
+        guard hsl_SSL_accept(ssl) == 1 else {
+            logLine("[tls] handshake with \(peer) failed: \(TLSServerContext.errors())")
+            return
+        }
+        let request: RawHTTPRequest
+        do { request = try readRequest(ssl) } catch {
+            logLine("[tls] \(peer): \(error)")
+            return
+        }
+        let box = ResponseBox()
+        let semaphore = DispatchSemaphore(value: 0)
+        let handler = self.handler
+        Task {
+            box.value = await handler(request, peer)
+            semaphore.signal()
+        }
+        semaphore.wait()
+        let response = box.value ?? PortalResponse(status: 500)
+        logLine("[tls] \(peer) \(request.method) \(request.path) -> \(response.status)")
+        var head = "HTTP/1.1 \(response.status) \(phrase(response.status))\r\n"
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) where name.lowercased() != "content-length" && name.lowercased() != "connection" {
+            head += "\(name): \(value)\r\n"
+        }
+        let body = Array(response.body.utf8)
+        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let bytes = Array(head.utf8) + (request.method == "HEAD" ? [] : body)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { hsl_SSL_write(ssl, $0.baseAddress! + offset, Int32($0.count - offset)) }
+            guard n > 0 else { return }
+            offset += Int(n)
+        }
+        _ = hsl_SSL_shutdown(ssl)
+    }
+
+    func readFailure(_ ssl: OpaquePointer, _ n: Int32, _ got: Int) -> TLSServerError {
+        let code = SSL_get_error(ssl, n)
+        let cause: String
+        switch code {
+        case SSL_ERROR_ZERO_RETURN: cause = "the client closed the connection"
+        case SSL_ERROR_SYSCALL: cause = errno == 0 ? "the client closed the connection" : String(cString: strerror(errno))
+        default: cause = "SSL error \(code): \(TLSServerContext.errors())"
+        }
+        return TLSServerError(operation: "read an HTTP request", object: "(\(got) bytes so far)", cause: cause)
+    }
+
+    /// The head up to the empty line (at most 64 KiB), then a Content-Length body (at most 1 MiB).
+    func readRequest(_ ssl: OpaquePointer) throws -> RawHTTPRequest {
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headEnd: Int?
+        while headEnd == nil {
+            let n = chunk.withUnsafeMutableBytes { hsl_SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            guard n > 0 else { throw readFailure(ssl, n, data.count) }
+            data += chunk[0..<Int(n)]
+            if data.count > 65_536 + 16_384 {
+                throw TLSServerError(operation: "read an HTTP request", object: "head", cause: "longer than 64 KiB")
+            }
+            if data.count >= 4 {
+                for i in 0...(data.count - 4) where data[i] == 13 && Array(data[i..<(i + 4)]) == separator {
+                    headEnd = i
+                    break
+                }
+            }
+        }
+        let head = String(decoding: data[0..<headEnd!], as: UTF8.self)
+        guard var request = RawHTTPRequest.parseHead(head) else {
+            throw TLSServerError(operation: "parse", object: "the HTTP request head", cause: "not `METHOD /path HTTP/1.x` and header lines: \(head.prefix(80))")
+        }
+        var body = Array(data[(headEnd! + 4)...])
+        let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
+        guard length >= 0, length <= 1 << 20 else {
+            throw TLSServerError(operation: "read", object: "the HTTP request body", cause: "Content-Length \(length) not in 0...1 MiB")
+        }
+        while body.count < length {
+            let n = chunk.withUnsafeMutableBytes { hsl_SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            guard n > 0 else { throw readFailure(ssl, n, data.count) }
+            body += chunk[0..<Int(n)]
+        }
+        request.body = Array(body.prefix(length))
+        return request
+    }
+}
+
+private final class ResponseBox: @unchecked Sendable {
+    var value: PortalResponse?
+}
