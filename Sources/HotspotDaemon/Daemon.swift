@@ -739,6 +739,7 @@ extension Event {
         switch self {
         case .associated: "associated"
         case .disassociated: "disassociated"
+        case .signalChanged: "signalChanged"
         case .ipUp: "ipUp"
         case .ipDown: "ipDown"
         case .helperRegistered: "helperRegistered"
@@ -755,6 +756,7 @@ extension Event {
     var traceDetail: JSON? {
         switch self {
         case .associated(let n): ["network": n.wire]
+        case .signalChanged(let s): ["signalStrength": .number(s)]
         case .helperRegistered(let h, let name): ["helper": .string(h), "displayName": .string(name)]
         case .helperGone(let h): ["helper": .string(h)]
         case .response(let r): ["helper": .string(r.helper), "command": .number(Double(r.command)), "result": .string(r.result.description)]

@@ -31,6 +31,17 @@ struct GenericGoldenTests {
             == "24000000" + "1f00" + "0100" + "0000000000000000" + "31000000" + "08000100" + "03000000" + "0800db00" + "09000000")
     }
 
+    @Test func nl80211SetTxPowerOfInterface() {
+        // cmd SET_WIPHY(2) version 0; ATTR_IFINDEX(3) 7; TX_POWER_SETTING(97) FIXED(2); TX_POWER_LEVEL(98) 500 mBm (0x1f4)
+        #expect(NL80211Messages.setTxPower(family: 0x1f, interfaceIndex: 7, mBm: 500).hex
+            == "2c000000" + "1f00" + "0100" + "0000000000000000" + "02000000"
+            + "08000300" + "07000000" + "08006100" + "02000000" + "08006200" + "f4010000")
+        // automatic: no level; a negative level is sent as its two's complement (the kernel reads s32)
+        #expect(NL80211Messages.setTxPower(family: 0x1f, interfaceIndex: 7, mBm: nil).hex
+            == "24000000" + "1f00" + "0100" + "0000000000000000" + "02000000" + "08000300" + "07000000" + "08006100" + "00000000")
+        #expect(NL80211Messages.setTxPower(family: 0x1f, interfaceIndex: 7, mBm: -100).hex.hasSuffix("08006200" + "9cffffff"))
+    }
+
     @Test func nl80211WiphyDumpAsksForSplitDump() {
         let message = NL80211Messages.dumpWiphys(family: 0x1f)
         #expect(message.flags == 0x301)
