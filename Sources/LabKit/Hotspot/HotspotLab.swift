@@ -589,7 +589,10 @@ public final class HotspotLab: @unchecked Sendable {
             if let sta = running.stationNamespace, let interface = running.stationInterface {
                 lines.append("  station side: ip netns exec \(sta.name) bash    # interface \(interface); udhcpc -i \(interface)")
             }
-            if let ctl = running.hostapdControlPath { lines.append("  hostapd_cli -p \((ctl as NSString).deletingLastPathComponent) -i \(running.lanInterface)") }
+            for ap in running.accessPoints {
+                lines.append("  hostapd_cli -p \((ap.hostapdControlPath as NSString).deletingLastPathComponent) -i \(ap.interface)"
+                             + "    # access point \(ap.accessPoint.bssid), channel \(ap.accessPoint.channel)")
+            }
             for (name, path) in running.logs.sorted(by: { $0.key < $1.key }) { lines.append("  \(name) log: \(path)") }
         }
         for station in stations {
