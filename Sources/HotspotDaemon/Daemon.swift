@@ -487,6 +487,9 @@ public final class Daemon: @unchecked Sendable {
         case .disassociate:
             handle(.disassociated, source: source)
             reply(ControlReply.ok(requestID: rid))
+        case .signal(let strength):
+            handle(.signalChanged(strength), source: source)
+            reply(ControlReply.ok(requestID: rid))
         case .ipUp:
             handle(.ipUp, source: source)
             reply(ControlReply.ok(requestID: rid))
