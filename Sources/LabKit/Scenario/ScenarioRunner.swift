@@ -440,11 +440,15 @@ final class Context {
             let records = station.readTrace(from: cursor)
             if records.contains(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated"
                                          && $0["bssid"]?.stringValue?.lowercased() == bssid }) {
-                let roamed = records.first { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "roamed" }
-                let disconnected = records.contains { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "disassociated" }
+                // hotspotd must have seen a roam (CONNECTED to the new BSSID without a disconnection) and traced both BSSIDs.
+                guard let roamed = records.first(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "roamed" }),
+                      roamed["to"]?.stringValue?.lowercased() == bssid, from == nil || roamed["from"]?.stringValue?.lowercased() == from?.lowercased() else {
+                    let disconnected = records.first { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "disassociated" }
+                    throw StepFailure("the station associated with \(bssid), but hotspotd's trace has no `roamed` record from \(from ?? "?") to it"
+                                      + (disconnected.map { " (it saw a disconnection: \($0["event"]?.stringValue ?? "?"))" } ?? ""))
+                }
                 return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
-                              from ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
-                    + (roamed != nil ? " (hotspotd recorded the roam)" : disconnected ? " (through a disconnection)" : "")
+                              roamed["from"]?.stringValue ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
             }
             usleep(50_000)
         }
