@@ -103,6 +103,25 @@ struct InVMHwsimRadioTests {
         radios.removeAll()
     }
 
+    /// The floor of the lab's `signal` step: mac80211 takes a fixed tx power from 0 dBm in whole dBm, so
+    /// hwsim's received signal (-50 dBm + tx power) cannot go below -50 dBm.
+    @Test func hwsimTxPowerWholeDBmFromZero() throws {
+        let prefix = testPrefix("p")
+        let hwsim = try Hwsim()
+        let radio = try hwsim.createRadio(name: prefix + "r0", permanentAddress: MACAddress.local(0x5e1200, 1), destroyOnClose: true)
+        defer { try? hwsim.deleteRadio(name: radio.name) }
+        let nl80211 = try Nl80211()
+        let interface = try #require(try nl80211.interfaces(ofWiphy: try nl80211.wiphy(named: radio.name)).first)
+        try nl80211.setTxPower(interface: interface, mBm: 0)
+        try nl80211.setTxPower(interface: interface, mBm: 1000)
+        try nl80211.setTxPower(interface: interface, mBm: nil)
+        for refused: Int32 in [-100, 150] {
+            let error = try #require(throws: SystemError.self) { try nl80211.setTxPower(interface: interface, mBm: refused) }
+            #expect(error.errno == EOPNOTSUPP, "\(refused) mBm: \(error)")
+            #expect("\(error)".contains("set tx power \(refused) mBm of \(interface.name)"), "\(error)")
+        }
+    }
+
     @Test func hwsimClosingCreatingSocketDestroysRadio() throws {
         let prefix = testPrefix("d")
         let creator = try Hwsim()
