@@ -4,6 +4,9 @@ public enum Event: Sendable, Hashable {
     case associated(HotspotNetwork)
     /// The interface lost its association.
     case disassociated
+    /// The associated network's signal strength changed (0.0-1.0, clamped). No transition: the association
+    /// keeps it, so commands sent from now on (and supportedNetworkInterfaces) carry it.
+    case signalChanged(Double)
     /// The interface has IP connectivity (a lease) on the associated network.
     case ipUp
     /// The interface lost IP connectivity.

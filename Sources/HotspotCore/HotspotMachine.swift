@@ -42,7 +42,8 @@ public struct HotspotMachine: Sendable {
     public var pending: [Command] { outstanding.map(command(for:)) }
 
     /// What the machine keeps of an outstanding command. The rest of the command is the association (a
-    /// state-machine command is withdrawn before the association changes) or the scan round's list.
+    /// state-machine command is withdrawn before the association changes; only its signal strength may change
+    /// meanwhile, so the strength sent is kept) or the scan round's list.
     private struct Outstanding: Sendable, Equatable {
         var id: CommandID
         var type: CommandType
@@ -50,6 +51,7 @@ public struct HotspotMachine: Sendable {
         var deadline: Duration?
         var isChosenHelper: Bool
         var didJustJoin: Bool
+        var signalStrength: Double = 0
     }
     private var outstanding: [Outstanding] = []
 
@@ -59,10 +61,9 @@ public struct HotspotMachine: Sendable {
             let list = scanRounds.first { $0.outstanding.contains(record.id) }?.list.map(\.network)
             return Command(id: record.id, type: record.type, helper: record.helper, networkList: list, deadline: record.deadline)
         }
-        return Command(
-            id: record.id, type: record.type, helper: record.helper,
-            network: commandNetwork(isChosenHelper: record.isChosenHelper, didJustJoin: record.didJustJoin),
-            deadline: record.deadline)
+        var network = commandNetwork(isChosenHelper: record.isChosenHelper, didJustJoin: record.didJustJoin)
+        network?.signalStrength = record.signalStrength
+        return Command(id: record.id, type: record.type, helper: record.helper, network: network, deadline: record.deadline)
     }
 
     /// The associated network as a command shows it.
@@ -157,6 +158,11 @@ public struct HotspotMachine: Sendable {
             association = nil
             hasIP = false
             if state != .inactive { fire(.connectivityLost, &effects) }
+
+        case .signalChanged(let strength):
+            // No transition and no command: the association keeps the strength for what is sent next.
+            guard association != nil, strength.isFinite else { return }
+            association!.signalStrength = min(1, max(0, strength))
 
         case .ipUp:
             guard let network = association, !hasIP else { return }
@@ -460,7 +466,8 @@ public struct HotspotMachine: Sendable {
             return
         }
         outstanding.append(Outstanding(
-            id: id, type: type, helper: helper, deadline: deadline, isChosenHelper: isChosenHelper, didJustJoin: didJustJoin))
+            id: id, type: type, helper: helper, deadline: deadline, isChosenHelper: isChosenHelper, didJustJoin: didJustJoin,
+            signalStrength: network.signalStrength))
         effects.append(.send(Command(id: id, type: type, helper: helper, network: network, deadline: deadline)))
     }
 

@@ -210,6 +210,8 @@ public enum TransitionTable {
         "In PresentingUI, presentUI waits with no time limit until best_helper is registered and in the foreground; it is sent once.",
         "IP up on a network cached as \"not captive\" evaluates again: only a cache entry naming a helper skips Evaluating.",
         "A failed maintain goes to Evaluating without dropping the cache entry; the new evaluation overwrites it.",
+        "A change of signal strength updates the associated network without a transition; commands sent after it carry the new strength, commands already sent keep theirs.",
+        "A move to another BSSID of the same network (a roam) is a new association: the old one is lost, so Inactive, and IP up on the new one follows the cached sequence.",
     ]
 
     /// `entryActions` as bit sets indexed by `HotspotState.index`: no hashing and no array to retain on

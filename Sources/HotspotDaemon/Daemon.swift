@@ -487,6 +487,9 @@ public final class Daemon: @unchecked Sendable {
         case .disassociate:
             handle(.disassociated, source: source)
             reply(ControlReply.ok(requestID: rid))
+        case .signal(let strength):
+            handle(.signalChanged(strength), source: source)
+            reply(ControlReply.ok(requestID: rid))
         case .ipUp:
             handle(.ipUp, source: source)
             reply(ControlReply.ok(requestID: rid))
@@ -739,6 +742,7 @@ extension Event {
         switch self {
         case .associated: "associated"
         case .disassociated: "disassociated"
+        case .signalChanged: "signalChanged"
         case .ipUp: "ipUp"
         case .ipDown: "ipDown"
         case .helperRegistered: "helperRegistered"
@@ -755,6 +759,7 @@ extension Event {
     var traceDetail: JSON? {
         switch self {
         case .associated(let n): ["network": n.wire]
+        case .signalChanged(let s): ["signalStrength": .number(s)]
         case .helperRegistered(let h, let name): ["helper": .string(h), "displayName": .string(name)]
         case .helperGone(let h): ["helper": .string(h)]
         case .response(let r): ["helper": .string(r.helper), "command": .number(Double(r.command)), "result": .string(r.result.description)]

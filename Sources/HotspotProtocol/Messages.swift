@@ -321,6 +321,8 @@ extension Duration {
 public enum ControlRequest: Sendable, Hashable {
     case associate(HotspotNetwork)
     case disassociate
+    /// The associated network's signal strength changed (0.0-1.0); no transition (Event.signalChanged).
+    case signal(Double)
     case ipUp
     case ipDown
     /// The scan list is shown; with `repeating`, filterScanList is sent again every refresh interval until `hideScanList`.
@@ -346,7 +348,7 @@ public enum ControlRequest: Sendable, Hashable {
     case record(JSON)
 
     public static let types = [
-        "associate", "disassociate", "ipUp", "ipDown", "showScanList", "hideScanList", "logoff", "foreground",
+        "associate", "disassociate", "signal", "ipUp", "ipDown", "showScanList", "hideScanList", "logoff", "foreground",
         "status", "subscribeTrace", "join", "leave", "autoJoin", "record",
     ]
 
@@ -355,6 +357,12 @@ public enum ControlRequest: Sendable, Hashable {
         switch type {
         case "associate": self = .associate(try f.network("network"))
         case "disassociate": self = .disassociate
+        case "signal":
+            guard let v = f.object["signalStrength"] else { throw ProtocolError(.invalidField, "signalStrength: missing (expected a number in 0...1)") }
+            guard let strength = v.doubleValue, strength >= 0, strength <= 1 else {
+                throw ProtocolError(.invalidField, "signalStrength: expected a number in 0...1")
+            }
+            self = .signal(strength)
         case "ipUp": self = .ipUp
         case "ipDown": self = .ipDown
         case "showScanList": self = .showScanList(try f.networks("networks"), repeating: try f.bool("repeating", default: false))
@@ -383,6 +391,7 @@ public enum ControlRequest: Sendable, Hashable {
         switch self {
         case .associate(let n): return ["type": "associate", "network": n.wire]
         case .disassociate: return ["type": "disassociate"]
+        case .signal(let strength): return ["type": "signal", "signalStrength": .number(strength)]
         case .ipUp: return ["type": "ipUp"]
         case .ipDown: return ["type": "ipDown"]
         case .showScanList(let l, let r): return ["type": "showScanList", "networks": .array(l.map(\.wire)), "repeating": .bool(r)]

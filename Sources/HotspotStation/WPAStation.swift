@@ -19,13 +19,20 @@ public struct StationOptions: Sendable {
     public var busybox: String
     /// Carry out IP suppression with policy routing (`IPSuppression`); off: only traced.
     public var suppressIP: Bool
+    /// How often the signal is read (`SIGNAL_POLL`) while associated; also at once on CTRL-EVENT-SIGNAL-CHANGE.
+    public var signalPollInterval: Duration
+    /// The RSSI change (dB) that counts as a change of signal (`signalChanged` to the state machine).
+    public var signalChangeThreshold: Double
 
-    public init(interface: String, wpaControlPath: String, runDirectory: String, busybox: String = "busybox", suppressIP: Bool = true) {
+    public init(interface: String, wpaControlPath: String, runDirectory: String, busybox: String = "busybox", suppressIP: Bool = true,
+                signalPollInterval: Duration = .seconds(1), signalChangeThreshold: Double = 2) {
         self.interface = interface
         self.wpaControlPath = wpaControlPath
         self.runDirectory = runDirectory
         self.busybox = busybox
         self.suppressIP = suppressIP
+        self.signalPollInterval = signalPollInterval
+        self.signalChangeThreshold = signalChangeThreshold
     }
 
     /// Files the DHCP script writes for helpers (`HOTSPOT_DHCP_LEASE`, `HOTSPOT_RESOLV_CONF`).
@@ -52,6 +59,11 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private var dhcp: ChildProcess?
     private var dhcpGeneration = 0
     private var associatedBSSID: String?
+    /// The RSSI (dBm) last given to the state machine for the current association.
+    private var reportedRSSI: Double?
+    /// A signal poll is queued on the daemon's loop (the event thread queues at most one).
+    private let pollQueued = Mutex()
+    private var pollIsQueued = false
 
     public init(options: StationOptions) { self.options = options }
 
@@ -111,7 +123,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             try set(id, "key_mgmt", "WPA-PSK")
             try set(id, "psk", quoted(secret))
         }
-        if let freq = try scanFrequency(ssid: ssid) { try set(id, "scan_freq", "\(freq)") }
+        if let freq = try scanFrequency(ssid: ssid) { try set(id, "scan_freq", freq) }
         manualJoinPending = true
         try expectOK(control.request("SELECT_NETWORK \(id)"), "select network \(id) (\(ssid))")
         daemon?.record("station", ["action": "join", "ssid": .string(ssid), "networkID": .string(id), "passwordFrom": .string(source)])
@@ -187,7 +199,13 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     private func readEvents() {
         guard let control else { return }
+        var lastPoll = SystemMonotonicClock.read()
         while !stopping.withLock({ stopFlag }) {
+            let now = SystemMonotonicClock.read()
+            if now - lastPoll >= options.signalPollInterval {
+                lastPoll = now
+                queueSignalPoll()
+            }
             let event: String?
             do {
                 event = try control.nextEvent(until: .now + .milliseconds(200))
@@ -200,6 +218,9 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                 daemon?.post { [weak self] in self?.connected() }
             } else if event.hasPrefix("CTRL-EVENT-DISCONNECTED") {
                 daemon?.post { [weak self] in self?.disconnected(event) }
+            } else if event.hasPrefix("CTRL-EVENT-SIGNAL-CHANGE") {
+                lastPoll = SystemMonotonicClock.read()
+                queueSignalPoll()
             } else if event.hasPrefix("CTRL-EVENT-SSID-TEMP-DISABLED") || event.hasPrefix("CTRL-EVENT-ASSOC-REJECT")
                         || event.hasPrefix("CTRL-EVENT-AUTH-REJECT") || event.hasPrefix("CTRL-EVENT-NETWORK-NOT-FOUND") {
                 daemon?.post { [weak self] in self?.daemon?.record("station", ["action": "wpaEvent", "event": .string(event)]) }
@@ -219,11 +240,21 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             if associatedBSSID == bssid, daemon.association != nil { return }   // the event and our start-up check
             let poll = DaemonControl.keyValues((try? control.request("SIGNAL_POLL")) ?? "")
             let rssi = Double(poll["RSSI"] ?? "") ?? -50
+            // A roam: wpa_supplicant moved to another BSSID of the same SSID without a disconnection in between.
+            // A new association (docs/DECISIONS.md): Inactive, then the cached sequence once DHCP is done.
+            let previous = daemon.association
+            let roamedFrom: String? = (associatedBSSID != nil && associatedBSSID != bssid && previous?.ssid == ssid) ? associatedBSSID : nil
             let network = HotspotNetwork(
                 ssid: ssid, bssid: bssid, signalStrength: Self.strength(rssi: rssi),
-                security: Self.security(keyMgmt: status["key_mgmt"] ?? "NONE"), didAutoJoin: !manualJoinPending)
+                security: Self.security(keyMgmt: status["key_mgmt"] ?? "NONE"),
+                didAutoJoin: roamedFrom != nil ? (previous?.didAutoJoin ?? true) : !manualJoinPending)
             manualJoinPending = false
             associatedBSSID = bssid
+            reportedRSSI = rssi
+            if let roamedFrom {
+                daemon.record("station", ["action": "roamed", "ssid": .string(ssid), "from": .string(roamedFrom), "to": .string(bssid),
+                                          "rssi": .number(rssi), "frequency": .string(status["freq"] ?? "?")])
+            }
             daemon.record("station", ["action": "associated", "ssid": .string(ssid), "bssid": .string(bssid), "rssi": .number(rssi),
                                       "keyMgmt": .string(status["key_mgmt"] ?? "?"), "frequency": .string(status["freq"] ?? "?")])
             daemon.submit(.associated(network), via: "wpa_supplicant")
@@ -233,9 +264,40 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         }
     }
 
+    /// Event thread: asks the loop for one signal poll, unless one is queued already.
+    private func queueSignalPoll() {
+        let queue = pollQueued.withLock { () -> Bool in
+            if pollIsQueued { return false }
+            pollIsQueued = true
+            return true
+        }
+        guard queue else { return }
+        daemon?.post { [weak self] in
+            guard let self else { return }
+            self.pollQueued.withLock { self.pollIsQueued = false }
+            self.pollSignal()
+        }
+    }
+
+    /// Loop thread: reads the signal of the current association (`SIGNAL_POLL`); a change of at least
+    /// `signalChangeThreshold` dB goes to the state machine as `signalChanged` (no transition: the
+    /// helper sees it in its next command), with a `station` record `{action: "signal"}`.
+    private func pollSignal() {
+        guard let daemon, let control, let bssid = associatedBSSID, daemon.association != nil else { return }
+        guard let reply = try? control.request("SIGNAL_POLL"), let rssi = Double(DaemonControl.keyValues(reply)["RSSI"] ?? "") else { return }
+        let previous = reportedRSSI
+        if let previous, abs(rssi - previous) < options.signalChangeThreshold { return }
+        reportedRSSI = rssi
+        let strength = Self.strength(rssi: rssi)
+        daemon.record("station", ["action": "signal", "bssid": .string(bssid), "rssi": .number(rssi),
+                                  "previousRSSI": previous.map(JSON.number) ?? .null, "signalStrength": .number(strength)])
+        daemon.submit(.signalChanged(strength), via: "wpa_supplicant")
+    }
+
     /// Loop thread: the association ended (our DISCONNECT, the AP, or the user).
     private func disconnected(_ event: String) {
         associatedBSSID = nil
+        reportedRSSI = nil
         stopDHCP()
         flushAddresses()
         daemon?.record("station", ["action": "disassociated", "event": .string(event)])
@@ -352,14 +414,16 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         }
     }
 
-    /// The frequency of the SSID in the last scan results (so the join scans one channel).
-    private func scanFrequency(ssid: String) throws -> Int? {
+    /// The frequencies of the SSID in the last scan results, space-separated (so the join scans only the
+    /// channels of its access points, every one of them: the station can roam between them).
+    private func scanFrequency(ssid: String) throws -> String? {
         let reply = try requireControl().request("SCAN_RESULTS")
+        var frequencies: [Int] = []
         for line in reply.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            if fields.count >= 5, fields[4] == ssid { return Int(fields[1]) }
+            if fields.count >= 5, fields[4] == ssid, let f = Int(fields[1]), !frequencies.contains(f) { frequencies.append(f) }
         }
-        return nil
+        return frequencies.isEmpty ? nil : frequencies.map(String.init).joined(separator: " ")
     }
 
     private func set(_ id: String, _ key: String, _ value: String) throws {

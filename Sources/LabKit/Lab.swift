@@ -172,7 +172,10 @@ public final class Lab: @unchecked Sendable {
         let interfaces = try nl80211.interfaces(ofWiphy: wiphy)
         for interface in interfaces { try air.route.setUp(interface.name, false) }
         try nl80211.moveWiphy(wiphy, to: namespace)
-        return (radio, interfaces.map(\.name))
+        // The move renames an interface whose name is taken in the target namespace (cfg80211 uses "wlan%d"),
+        // e.g. a hotspot's second radio: read the names there.
+        let moved = try namespace.runInside { try Nl80211() }.interfaces(ofWiphy: wiphy)
+        return (radio, moved.map(\.name))
     }
 
     // MARK: processes

@@ -269,8 +269,12 @@ public final class Hwsim: @unchecked Sendable {
 
 public enum NL80211 {
     public static let family = "nl80211"
-    public static let cmdGetWiphy: UInt8 = 1, cmdGetInterface: UInt8 = 5, cmdSetWiphyNetns: UInt8 = 49
+    public static let cmdGetWiphy: UInt8 = 1, cmdSetWiphy: UInt8 = 2, cmdGetInterface: UInt8 = 5, cmdSetWiphyNetns: UInt8 = 49
     public static let attrWiphy: UInt16 = 1, attrWiphyName: UInt16 = 2, attrIfindex: UInt16 = 3, attrIfname: UInt16 = 4
+    /// NL80211_ATTR_WIPHY_TX_POWER_SETTING (enum nl80211_tx_power_setting) and _LEVEL (signed mBm).
+    public static let attrWiphyTxPowerSetting: UInt16 = 97, attrWiphyTxPowerLevel: UInt16 = 98
+    /// enum nl80211_tx_power_setting.
+    public static let txPowerAutomatic: UInt32 = 0, txPowerLimited: UInt32 = 1, txPowerFixed: UInt32 = 2
     public static let attrNetnsFD: UInt16 = 219, attrSplitWiphyDump: UInt16 = 174
 }
 
@@ -283,6 +287,21 @@ public enum NL80211Messages {
 
     public static func dumpInterfaces(family: UInt16) -> NetlinkMessage {
         GenericMessageBuilder(family: family, command: NL80211.cmdGetInterface, version: 0, flags: NL.request | NL.dump).finish()
+    }
+
+    /// SET_WIPHY on one interface (NL80211_ATTR_IFINDEX: mac80211 sets that vif's power, `iw dev X set txpower`):
+    /// a fixed transmit power in mBm (1/100 dBm), or nil for automatic. mac80211 refuses negative or
+    /// non-whole-dBm fixed levels (EOPNOTSUPP).
+    public static func setTxPower(family: UInt16, interfaceIndex: Int32, mBm: Int32?) -> NetlinkMessage {
+        let builder = GenericMessageBuilder(family: family, command: NL80211.cmdSetWiphy, version: 0)
+        builder.put(NL80211.attrIfindex, u32: UInt32(bitPattern: interfaceIndex))
+        if let mBm {
+            builder.put(NL80211.attrWiphyTxPowerSetting, u32: NL80211.txPowerFixed)
+            builder.put(NL80211.attrWiphyTxPowerLevel, u32: UInt32(bitPattern: mBm))
+        } else {
+            builder.put(NL80211.attrWiphyTxPowerSetting, u32: NL80211.txPowerAutomatic)
+        }
+        return builder.finish()
     }
 
     public static func setWiphyNamespace(family: UInt16, wiphy: UInt32, namespaceFD: Int32) -> NetlinkMessage {
@@ -334,6 +353,14 @@ public final class Nl80211: @unchecked Sendable {
 
     public func interfaces(ofWiphy wiphy: UInt32) throws -> [WirelessInterface] {
         try interfaces().filter { $0.wiphy == wiphy }
+    }
+
+    /// The interface's transmit power, fixed at `mBm` (nil: automatic). With mac80211_hwsim, what other radios
+    /// receive from this interface is -50 dBm + its tx power (in dBm), so this is how the lab weakens a signal.
+    public func setTxPower(interface: WirelessInterface, mBm: Int32?) throws {
+        try perform("set tx power \(mBm.map { "\($0) mBm" } ?? "automatic") of", interface.name) {
+            _ = try socket.request(NL80211Messages.setTxPower(family: family, interfaceIndex: interface.index, mBm: mBm))
+        }
     }
 
     /// SET_WIPHY_NETNS by namespace descriptor (bring its interfaces down first).

@@ -10,7 +10,7 @@ struct CtlCommand: ParsableCommand {
         commandName: "ctl",
         abstract: "Drive a running hotspotd through its control socket.",
         subcommands: [
-            CtlStatus.self, CtlAssociate.self, CtlDisassociate.self, CtlIPUp.self, CtlIPDown.self, CtlScan.self,
+            CtlStatus.self, CtlAssociate.self, CtlDisassociate.self, CtlSignal.self, CtlIPUp.self, CtlIPDown.self, CtlScan.self,
             CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self, CtlJoin.self, CtlLeave.self, CtlAutoJoin.self,
         ]
     )
@@ -103,6 +103,16 @@ struct CtlDisassociate: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "disassociate", abstract: "Report the loss of association.")
     @OptionGroup var socket: CtlSocket
     func run() throws { try socket.send(.disassociate) }
+}
+
+struct CtlSignal: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "signal", abstract: "Report a change of the associated network's signal strength (0.0-1.0).")
+    @OptionGroup var socket: CtlSocket
+    @Argument(help: "The new signal strength, 0.0 to 1.0.") var strength: Double
+    func validate() throws {
+        guard (0...1).contains(strength) else { throw ValidationError("signal strength: expected 0.0 to 1.0, found \(strength)") }
+    }
+    func run() throws { try socket.send(.signal(strength)) }
 }
 
 struct CtlIPUp: ParsableCommand {

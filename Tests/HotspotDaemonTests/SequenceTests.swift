@@ -87,6 +87,24 @@ struct SequenceTests {
         #expect(d.commands(.maintain).first?["network"]?["didJustJoin"]?.boolValue == false)
         #expect(d.records("timer").contains { $0["timer"]?.stringValue == "maintain" })
     }
+
+    @Test("signal: a change of signal strength (control `signal`) changes no state; the next maintain carries it")
+    func signalChange() throws {
+        let d = try DaemonUnderTest(name: "signal", extra: ["--maintain-interval", "40"])  // 2 s scaled
+        try d.helper(.swift, id: "sig")
+        try d.join(cafe)
+        try d.waitForState(.authenticated)
+        let before = d.transitions().count
+        try d.control.request(.signal(0.25))
+        let s = try d.control.waitForStatus("the association's new strength") { $0["association"]?["signalStrength"]?.doubleValue == 0.25 }
+        #expect(s["state"]?.stringValue == "Authenticated")
+        #expect(d.transitions().count == before)
+        let event = d.records("event").last { $0["event"]?.stringValue == "signalChanged" }
+        #expect(event?["detail"]?["signalStrength"]?.doubleValue == 0.25 && event?["via"]?.stringValue == "control")
+        try d.control.waitForStatus("a maintain command") { _ in !d.commands(.maintain).isEmpty }
+        #expect(d.commands(.maintain).first?["network"]?["signalStrength"]?.doubleValue == 0.25)
+        #expect(d.commands(.authenticate).first?["network"]?["signalStrength"]?.doubleValue == cafe.signalStrength)
+    }
 }
 
 @Suite("hotspotd arbitration and failures")

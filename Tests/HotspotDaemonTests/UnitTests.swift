@@ -50,7 +50,7 @@ struct ProtocolTests {
         ]
         for m in daemon { #expect(try DaemonMessage(bytes: m.json.bytes) == m) }
         let control: [ControlRequest] = [
-            .associate(secured), .disassociate, .ipUp, .ipDown, .showScanList([cafe], repeating: true), .hideScanList,
+            .associate(secured), .disassociate, .signal(0.5), .ipUp, .ipDown, .showScanList([cafe], repeating: true), .hideScanList,
             .logoff(helper: "h", network: cafe.identity), .foreground(helper: nil), .foreground(helper: "h"), .status, .subscribeTrace,
         ]
         for m in control { #expect(try ControlRequest(json: JSON.parse(m.json.bytes)) == m) }

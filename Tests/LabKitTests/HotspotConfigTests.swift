@@ -37,6 +37,31 @@ import Testing
             """)
     }
 
+    @Test("one of several access points: its own BSSID and channel, the hotspot's SSID, the LAN bridge")
+    func hostapdAccessPointOnBridge() {
+        var cafe = hotspot(.open)
+        cafe.extraAccessPoints = [AccessPoint(bssid: MACAddressText("02:00:00:00:01:01")!, channel: 11)]
+        let text = HostapdConfig.render(cafe.served(by: cafe.accessPoints[1]), interface: "wlan1", controlDirectory: "/c", bridge: "hslab0h0b")
+        #expect(text.contains("interface=wlan1\n"))
+        #expect(text.contains("ssid2=436166c3a9\n"))
+        #expect(text.contains("bssid=02:00:00:00:01:01\n"))
+        #expect(text.contains("channel=11\n"))
+        #expect(text.contains("logger_stdout_level=1\nbridge=hslab0h0b\nwpa=0\n"))
+        #expect(!HostapdConfig.render(cafe, interface: "wlan0", controlDirectory: "/c").contains("bridge="))
+        #expect(cafe.scanFrequencies == "2437 2462")
+    }
+
+    @Test("a station's known network scans every access point's frequency")
+    func stationScansEveryAccessPoint() throws {
+        var cafe = hotspot(.open)
+        cafe.extraAccessPoints = [AccessPoint(bssid: MACAddressText("02:00:00:00:01:01")!, channel: 1),
+                                  AccessPoint(bssid: MACAddressText("02:00:00:00:01:02")!, channel: 6)]
+        let topology = Topology(name: "t", file: "t.yaml", internet: Internet(address: IPv4Address("198.18.0.1")!, uplinks: IPv4Subnet("203.0.113.0/24")!, names: []),
+                                hotspots: [cafe], stations: [Station(name: "phone", helpers: [], knownNetworks: [KnownNetwork(ssid: "Café")])])
+        let conf = try WPASupplicantConfig.render(topology.stations[0], topology: topology, controlDirectory: "/c", labLogDirectory: "/l")
+        #expect(conf.contains("scan_freq=2437 2412\n"))
+    }
+
     @Test func hostapdPSK() {
         let text = HostapdConfig.render(hotspot(.wpa2PSK(passphrase: "correct horse")), interface: "wlan0", controlDirectory: "/c")
         #expect(text.hasSuffix("wpa=2\nwpa_key_mgmt=WPA-PSK\nrsn_pairwise=CCMP\nwpa_passphrase=correct horse\n"))

@@ -123,6 +123,20 @@ struct ReplayTests {
         #expect(plan.scenario.steps.map(\.text) == ["foreground: com.hotspotlab.voucher", "type: {helper: com.hotspotlab.voucher, text: ROOM-4217}"])
     }
 
+    @Test("signal and roam steps are lab actions: replayed as written; the expectations around them are not")
+    func signalAndRoamAreReplayed() throws {
+        let lines = [
+            Self.line(1, 0, "start", ["traceVersion": 1]),
+            Self.line(2, 10, "labAction", ["action": ["scenario": "roaming", "topology": "topologies/roaming.yaml"]]),
+            Self.line(3, 20, "labAction", ["action": ["step": "signal: {hotspot: cafe, bssid: 02:00:00:00:01:00, dbm: -50}"]]),
+            Self.line(4, 30, "labAction", ["action": ["step": "roam: 02:00:00:00:01:01"]]),
+            Self.line(5, 40, "labAction", ["action": ["step": "expect-command: {command: maintain, max-signal-strength: 0.7}"]]),
+        ]
+        let plan = try Replay.plan(try TraceFile.parse(lines.joined(separator: "\n"), file: "r.jsonl"))
+        #expect(plan.scenario.steps.map(\.text) == ["signal: {hotspot: cafe, bssid: 02:00:00:00:01:00, dbm: -50}", "roam: 02:00:00:00:01:01"])
+        guard case .roam("02:00:00:00:01:01", 30) = plan.scenario.steps[1].action else { Issue.record("\(plan.scenario.steps[1].action)"); return }
+    }
+
     @Test("where two state paths part")
     func departure() {
         #expect(Replay.departure(recorded: ["Evaluating", "Authenticated"], replayed: ["Evaluating", "Authenticated"]) == nil)

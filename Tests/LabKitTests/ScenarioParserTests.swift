@@ -52,13 +52,70 @@ struct ScenarioParserTests {
         #expect(scenario.steps[4].text == "leave")
         guard case .waitState("Maintaining", let timeout) = scenario.steps[1].action else { Issue.record("wait-state"); return }
         #expect(timeout == 15)
-        guard case .expectCommand("maintain", "success", nil, true, false) = scenario.steps[3].action else {
+        guard case .expectCommand("maintain", "success", nil, true, false, nil, nil) = scenario.steps[3].action else {
             Issue.record("expect-command: \(scenario.steps[3].action)")
             return
         }
         guard case .application(.blocked, nil) = scenario.steps[5].action else { Issue.record("application"); return }
         guard case .portal("click-through", nil, let settings) = scenario.steps[6].action else { Issue.record("portal"); return }
         #expect(settings == ["https-only": "true"])
+    }
+
+    @Test("signal, roam, and expect-command's signal strength bounds and count")
+    func signalAndRoam() throws {
+        let scenario = try ScenarioParser.parse("""
+            topology: roaming.yaml
+            steps:
+              - signal: {hotspot: cafe, dbm: -50}
+              - signal: {bssid: "02:00:00:00:01:0A", dbm: normal}
+              - roam: "02:00:00:00:01:01"
+              - roam: {bssid: "02:00:00:00:01:01", timeout: 5}
+              - expect-command: {command: maintain, max-signal-strength: 0.7}
+              - expect-command: {command: evaluate, count: 1, min-signal-strength: 0.5}
+            """, file: "s.yaml")
+        guard case .signal("cafe", nil, -50) = scenario.steps[0].action else { Issue.record("signal: \(scenario.steps[0].action)"); return }
+        guard case .signal(nil, "02:00:00:00:01:0a", nil) = scenario.steps[1].action else { Issue.record("signal normal: \(scenario.steps[1].action)"); return }
+        guard case .roam("02:00:00:00:01:01", 30) = scenario.steps[2].action else { Issue.record("roam: \(scenario.steps[2].action)"); return }
+        guard case .roam("02:00:00:00:01:01", 5) = scenario.steps[3].action else { Issue.record("roam timeout: \(scenario.steps[3].action)"); return }
+        guard case .expectCommand("maintain", nil, nil, nil, false, let high?, nil) = scenario.steps[4].action, high == 0...0.7 else {
+            Issue.record("max-signal-strength: \(scenario.steps[4].action)")
+            return
+        }
+        guard case .expectCommand("evaluate", nil, nil, nil, false, let low?, 1) = scenario.steps[5].action, low == 0.5...1 else {
+            Issue.record("count, min-signal-strength: \(scenario.steps[5].action)")
+            return
+        }
+        // A replay (--to-scenario) writes each step as its one-line text: it parses back to the same step.
+        for step in scenario.steps.prefix(4) {
+            let again = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - \(step.text)\n", file: "replay.yaml").steps[0]
+            #expect(String(describing: again.action) == String(describing: step.action), "\(step.text)")
+        }
+    }
+
+    @Test("signal, roam and signal-strength errors name file:line:column, the field and what was expected")
+    func signalAndRoamErrors() throws {
+        let tooWeak = try #require(failure("topology: t.yaml\nsteps:\n  - signal: {hotspot: cafe, dbm: -75}\n"))
+        #expect(tooWeak.line == 3 && tooWeak.column == 34)
+        #expect(tooWeak.field == "steps[0].signal.dbm")
+        #expect(tooWeak.message == "expected a received signal in -50...-30 dBm (mac80211_hwsim gives -50 dBm + the access point's tx power, 0 to 20 dBm) or `normal`, found scalar `-75`")
+        let noDBM = try #require(failure("topology: t.yaml\nsteps:\n  - signal: {hotspot: cafe}\n"))
+        #expect(noDBM.field == "steps[0].signal" && noDBM.message == "missing key `dbm`")
+        let scalar = try #require(failure("topology: t.yaml\nsteps:\n  - signal: -40\n"))
+        #expect(scalar.message.hasPrefix("expected a mapping with keys hotspot, bssid, dbm"))
+        let badBSSID = try #require(failure("topology: t.yaml\nsteps:\n  - roam: 02:00:00:00:01\n"))
+        #expect(badBSSID.field == "steps[0].roam")
+        #expect(badBSSID.message == "expected a unicast MAC address such as 02:00:00:00:01:01, found `02:00:00:00:01`")
+        let multicast = try #require(failure("topology: t.yaml\nsteps:\n  - signal: {bssid: \"01:00:5e:00:00:01\", dbm: -40}\n"))
+        #expect(multicast.field == "steps[0].signal.bssid")
+        let badTimeout = try #require(failure("topology: t.yaml\nsteps:\n  - roam: {bssid: \"02:00:00:00:01:01\", timeout: 0}\n"))
+        #expect(badTimeout.field == "steps[0].roam.timeout" && badTimeout.message.hasPrefix("expected a number in 1.0...600.0"))
+        let range = try #require(failure("topology: t.yaml\nsteps:\n  - expect-command: {command: maintain, min-signal-strength: 0.8, max-signal-strength: 0.2}\n"))
+        #expect(range.field == "steps[0].expect-command.max-signal-strength")
+        #expect(range.message == "expected max-signal-strength >= min-signal-strength (0.8), found 0.2")
+        let strength = try #require(failure("topology: t.yaml\nsteps:\n  - expect-command: {command: maintain, max-signal-strength: 2}\n"))
+        #expect(strength.message == "expected a number in 0.0...1.0, found 2.0")
+        let count = try #require(failure("topology: t.yaml\nsteps:\n  - expect-command: {command: maintain, count: 0}\n"))
+        #expect(count.field == "steps[0].expect-command.count")
     }
 
     @Test("errors name file:line:column, the field and what was expected")

@@ -12,7 +12,7 @@ import Testing
         return dir.path
     }()
 
-    @Test(arguments: ["captive", "open", "ui-required", "multi-hotspot", "enterprise"])
+    @Test(arguments: ["captive", "open", "ui-required", "multi-hotspot", "enterprise", "roaming"])
     func shippedTopologiesParse(_ name: String) throws {
         let topology = try TopologyParser.load(path: "\(Self.root)/topologies/\(name).yaml")
         #expect(!topology.hotspots.isEmpty)
@@ -145,6 +145,58 @@ import Testing
         #expect(error.field == "hotspots[1].bssid")
         #expect(error.line == 15 && error.column == 12)
         #expect(error.message.contains("duplicate BSSID 02:00:00:00:01:00 (first used by hotspots[0])"))
+    }
+
+    @Test func accessPoints() throws {
+        let yaml = Self.base + """
+
+                access-points:
+                  - bssid: "02:00:00:00:01:01"
+                    channel: 11
+                  - bssid: "02:00:00:00:01:02"
+            """
+        let cafe = try TopologyParser.parse(yaml, file: "aps.yaml").hotspots[0]
+        #expect(cafe.accessPoints.map(\.bssid.text) == ["02:00:00:00:01:00", "02:00:00:00:01:01", "02:00:00:00:01:02"])
+        #expect(cafe.accessPoints.map(\.channel) == [6, 11, 6])   // the hotspot's channel by default
+        #expect(cafe.accessPoints.map(\.frequency) == [2437, 2462, 2437])
+        #expect(cafe.served(by: cafe.extraAccessPoints[0]).bssid.text == "02:00:00:00:01:01")
+        #expect(try TopologyParser.load(path: "\(Self.root)/topologies/roaming.yaml").hotspots[0].accessPoints.count == 2)
+    }
+
+    @Test func accessPointErrors() throws {
+        func apYAML(_ item: String) -> String { Self.base + "\n    access-points:\n      - " + item }
+        // line 14 is the access-points item
+        let duplicate = try #require(failure(apYAML(#"bssid: "02:00:00:00:01:00""#)))
+        #expect(duplicate.field == "hotspots[0].access-points[0].bssid")
+        #expect(duplicate.line == 14 && duplicate.column == 16)
+        #expect(duplicate.message == "duplicate BSSID 02:00:00:00:01:00 (first used by hotspots[0]); expected a unique BSSID")
+        let multicast = try #require(failure(apYAML(#"bssid: "03:00:00:00:01:01""#)))
+        #expect(multicast.field == "hotspots[0].access-points[0].bssid")
+        #expect(multicast.message == "expected a unicast MAC address such as 02:00:00:00:01:01, found `03:00:00:00:01:01`")
+        let channel = try #require(failure(apYAML(#"{bssid: "02:00:00:00:01:01", channel: 40}"#)))
+        #expect(channel.field == "hotspots[0].access-points[0].channel")
+        #expect(channel.message == "expected an integer in 1...13, found 40")
+        let missing = try #require(failure(apYAML("channel: 1")))
+        #expect(missing.field == "hotspots[0].access-points[0]")
+        #expect(missing.message == "missing key `bssid`")
+        let unknown = try #require(failure(apYAML(#"{bssid: "02:00:00:00:01:01", ssid: Other}"#)))
+        #expect(unknown.field == "hotspots[0].access-points[0].ssid")
+        #expect(unknown.message.hasPrefix("unknown key `ssid`; expected one of: bssid, channel"))
+        let notList = try #require(failure(Self.base + "\n    access-points: 02:00:00:00:01:01"))
+        #expect(notList.field == "hotspots[0].access-points")
+        #expect(notList.message.hasPrefix("expected a list"))
+        // unique across hotspots too: a second hotspot's access point reusing the first's extra BSSID
+        let across = try #require(failure(apYAML(#"bssid: "02:00:00:00:01:01""#) + """
+
+              - name: bar
+                ssid: Bar
+                bssid: "02:00:00:00:02:00"
+                access-points: [{bssid: "02:00:00:00:01:01"}]
+                gateway:
+                  subnet: 192.0.2.0/24
+            """))
+        #expect(across.field == "hotspots[1].access-points[0].bssid")
+        #expect(across.message == "duplicate BSSID 02:00:00:00:01:01 (first used by hotspots[0].access-points[0]); expected a unique BSSID")
     }
 
     @Test func unknownPortalKind() throws {

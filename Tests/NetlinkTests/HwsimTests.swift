@@ -31,6 +31,17 @@ struct GenericGoldenTests {
             == "24000000" + "1f00" + "0100" + "0000000000000000" + "31000000" + "08000100" + "03000000" + "0800db00" + "09000000")
     }
 
+    @Test func nl80211SetTxPowerOfInterface() {
+        // cmd SET_WIPHY(2) version 0; ATTR_IFINDEX(3) 7; TX_POWER_SETTING(97) FIXED(2); TX_POWER_LEVEL(98) 500 mBm (0x1f4)
+        #expect(NL80211Messages.setTxPower(family: 0x1f, interfaceIndex: 7, mBm: 500).hex
+            == "2c000000" + "1f00" + "0100" + "0000000000000000" + "02000000"
+            + "08000300" + "07000000" + "08006100" + "02000000" + "08006200" + "f4010000")
+        // automatic: no level; a negative level is sent as its two's complement (the kernel reads s32)
+        #expect(NL80211Messages.setTxPower(family: 0x1f, interfaceIndex: 7, mBm: nil).hex
+            == "24000000" + "1f00" + "0100" + "0000000000000000" + "02000000" + "08000300" + "07000000" + "08006100" + "00000000")
+        #expect(NL80211Messages.setTxPower(family: 0x1f, interfaceIndex: 7, mBm: -100).hex.hasSuffix("08006200" + "9cffffff"))
+    }
+
     @Test func nl80211WiphyDumpAsksForSplitDump() {
         let message = NL80211Messages.dumpWiphys(family: 0x1f)
         #expect(message.flags == 0x301)
@@ -90,6 +101,25 @@ struct InVMHwsimRadioTests {
             #expect(try owner.radio(id: radio.id) == nil)
         }
         radios.removeAll()
+    }
+
+    /// The floor of the lab's `signal` step: mac80211 takes a fixed tx power from 0 dBm in whole dBm, so
+    /// hwsim's received signal (-50 dBm + tx power) cannot go below -50 dBm.
+    @Test func hwsimTxPowerWholeDBmFromZero() throws {
+        let prefix = testPrefix("p")
+        let hwsim = try Hwsim()
+        let radio = try hwsim.createRadio(name: prefix + "r0", permanentAddress: MACAddress.local(0x5e1200, 1), destroyOnClose: true)
+        defer { try? hwsim.deleteRadio(name: radio.name) }
+        let nl80211 = try Nl80211()
+        let interface = try #require(try nl80211.interfaces(ofWiphy: try nl80211.wiphy(named: radio.name)).first)
+        try nl80211.setTxPower(interface: interface, mBm: 0)
+        try nl80211.setTxPower(interface: interface, mBm: 1000)
+        try nl80211.setTxPower(interface: interface, mBm: nil)
+        for refused: Int32 in [-100, 150] {
+            let error = try #require(throws: SystemError.self) { try nl80211.setTxPower(interface: interface, mBm: refused) }
+            #expect(error.errno == EOPNOTSUPP, "\(refused) mBm: \(error)")
+            #expect("\(error)".contains("set tx power \(refused) mBm of \(interface.name)"), "\(error)")
+        }
     }
 
     @Test func hwsimClosingCreatingSocketDestroysRadio() throws {

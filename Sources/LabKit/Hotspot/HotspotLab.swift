@@ -26,11 +26,21 @@ public struct HotspotLabOptions: Sendable {
     }
 }
 
-/// One hotspot as it runs.
+/// One access point of a hotspot as it runs (radio mode): its radio's interface and its hostapd.
+public struct RunningAccessPoint: @unchecked Sendable {
+    public var accessPoint: AccessPoint
+    /// The radio's interface in the hotspot namespace (enslaved to the hotspot's bridge when it has several).
+    public var interface: String
+    public var hostapdControlPath: String
+    /// hostapd's control connection, attached to its events.
+    public var hostapd: DaemonControl?
+}
+
 /// Where a `link:` fault applies: the hotspot's uplink (toward the internet) or its radio side (toward the
 /// stations).
 public enum LinkSide: String, Sendable, CaseIterable { case uplink, radio }
 
+/// One hotspot as it runs.
 public struct RunningHotspot: @unchecked Sendable {
     public var hotspot: Hotspot
     public var index: Int
@@ -45,6 +55,8 @@ public struct RunningHotspot: @unchecked Sendable {
     public var hostapdControlPath: String?
     /// hostapd's control connection, attached to its events (radio mode).
     public var hostapd: DaemonControl?
+    /// Every access point (radio mode; the first is `hostapd`'s). With more than one, `lanInterface` is a bridge.
+    public var accessPoints: [RunningAccessPoint] = []
     public var logs: [String: String]
     /// The portal server process (nil: not captive) and the kind it serves now.
     public var portal: ChildProcess?
@@ -129,7 +141,10 @@ public final class HotspotLab: @unchecked Sendable {
     @discardableResult
     public func down() -> [any Error] {
         for station in stations { station.close() }
-        for hotspot in hotspots { hotspot.hostapd?.close() }
+        for hotspot in hotspots {
+            for ap in hotspot.accessPoints.dropFirst() { ap.hostapd?.close() }
+            hotspot.hostapd?.close()
+        }
         let errors = lab.teardown()
         VMLogMirror.copyOut(logDirectory)
         return errors
@@ -247,6 +262,8 @@ public final class HotspotLab: @unchecked Sendable {
         var stationInterface: String?
         let control: DaemonControl? = nil
         var controlPath: String?
+        var apInterfaces: [String] = []
+        var runningAPs: [RunningAccessPoint] = []
         let gatewayPrefix = try prefix("\(gateway.address)/\(gateway.subnet.length)")
         switch options.linkMode {
         case .veth:
@@ -256,11 +273,24 @@ public final class HotspotLab: @unchecked Sendable {
             stationNS = sta
             stationInterface = try lab.name("s\(index)c")
         case .radio:
-            let (_, interfaces) = try measure("\(hotspot.name): radio") { try lab.createRadio("h\(index)r", in: ns) }
-            guard let interface = interfaces.first else {
-                throw SystemError("create radio", "for hotspot \(hotspot.name)", reason: "the new radio has no interface")
+            // One radio per access point. Several access points share the LAN through a bridge (hostapd's
+            // `bridge=` enslaves each AP interface once it is in AP mode); the gateway address is on the bridge.
+            for (n, ap) in hotspot.accessPoints.enumerated() {
+                let (_, interfaces) = try measure("\(hotspot.name): radio \(ap.bssid)") {
+                    try lab.createRadio(n == 0 ? "h\(index)r" : "h\(index)r\(n)", in: ns)
+                }
+                guard let interface = interfaces.first else {
+                    throw SystemError("create radio", "for access point \(ap.bssid) of hotspot \(hotspot.name)", reason: "the new radio has no interface")
+                }
+                apInterfaces.append(interface)
             }
-            lan = interface
+            if apInterfaces.count == 1 {
+                lan = apInterfaces[0]
+            } else {
+                lan = try lab.name("h\(index)b")
+                try ns.route.createBridge(lan)
+                try ns.route.setUp(lan)
+            }
             try ns.route.addAddress(gatewayPrefix, to: lan)
         }
 
@@ -285,7 +315,7 @@ public final class HotspotLab: @unchecked Sendable {
 
         // hostapd (radio mode): wait for AP-ENABLED on its control socket.
         if options.linkMode == .radio {
-            let ctrlDir = dir + "/hostapd-ctrl"
+            let ctrlDirectory = dir + "/hostapd-ctrl"
             var eapUsers: String?
             var certificates: HostapdConfig.CertificateFiles?
             if let users = HostapdConfig.eapUsers(hotspot.security) {
@@ -295,34 +325,42 @@ public final class HotspotLab: @unchecked Sendable {
                     certificates = try Self.makeCertificates(in: dir, name: hotspot.ssid)
                 }
             }
-            let conf = dir + "/hostapd.conf"
-            try HostapdConfig.render(hotspot, interface: lan, controlDirectory: ctrlDir, eapUserFile: eapUsers, certificates: certificates)
-                .write(toFile: conf, atomically: true, encoding: .utf8)
-            let log = dir + "/hostapd.log"
-            logs["hostapd"] = log
-            let child = try lab.spawn(ProcessConfiguration(try Self.findTool("hostapd"), ["-t", conf],
-                                                           stdout: .file(log), stderr: .file(log)), in: ns)
-            controlPath = ctrlDir + "/" + lan
-            // AP-ENABLED is awaited with the other daemons' readiness, so several hotspots' hostapds
-            // start in parallel.
-            let path = controlPath!
-            let hostapdStart = ContinuousClock.now
-            pending.append(("\(hotspot.name): hostapd enabled", { [unowned self] in
-                let ctl: DaemonControl
-                do {
-                    ctl = try DaemonControl.connect(serverPath: path, timeout: .seconds(15))
-                    try ctl.attach()
-                    let status = DaemonControl.keyValues(try ctl.request("STATUS"))
-                    if status["state"] != "ENABLED" {
-                        _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
+            let ctrlDir = ctrlDirectory
+            for (n, ap) in hotspot.accessPoints.enumerated() {
+                let interface = apInterfaces[n]
+                let conf = dir + (n == 0 ? "/hostapd.conf" : "/hostapd-\(n).conf")
+                try HostapdConfig.render(hotspot.served(by: ap), interface: interface, controlDirectory: ctrlDir, eapUserFile: eapUsers,
+                                         certificates: certificates, bridge: apInterfaces.count > 1 ? lan : nil)
+                    .write(toFile: conf, atomically: true, encoding: .utf8)
+                let log = dir + (n == 0 ? "/hostapd.log" : "/hostapd-\(n).log")
+                logs[n == 0 ? "hostapd" : "hostapd-\(n)"] = log
+                let child = try lab.spawn(ProcessConfiguration(try Self.findTool("hostapd"), ["-t", conf],
+                                                               stdout: .file(log), stderr: .file(log)), in: ns)
+                let path = ctrlDir + "/" + interface
+                if n == 0 { controlPath = path }
+                runningAPs.append(RunningAccessPoint(accessPoint: ap, interface: interface, hostapdControlPath: path, hostapd: nil))
+                // AP-ENABLED is awaited with the other daemons' readiness, so several hostapds start in parallel.
+                let hostapdStart = ContinuousClock.now
+                pending.append(("\(hotspot.name): hostapd \(ap.bssid) enabled", { [unowned self] in
+                    let ctl: DaemonControl
+                    do {
+                        ctl = try DaemonControl.connect(serverPath: path, timeout: .seconds(15))
+                        try ctl.attach()
+                        let status = DaemonControl.keyValues(try ctl.request("STATUS"))
+                        if status["state"] != "ENABLED" {
+                            _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
+                        }
+                    } catch {
+                        throw SystemError("start hostapd", "for access point \(ap.bssid) of hotspot \(hotspot.name)",
+                                          reason: "\(error) (exit: \(String(describing: try? child.poll()))); log \(log): \(Self.tail(log))")
                     }
-                } catch {
-                    throw SystemError("start hostapd", "for hotspot \(hotspot.name)",
-                                      reason: "\(error) (exit: \(String(describing: try? child.poll()))); log \(log): \(Self.tail(log))")
-                }
-                if let position = self.hotspots.firstIndex(where: { $0.index == index }) { self.hotspots[position].hostapd = ctl }
-                self.note("\(hotspot.name): hostapd enabled since spawn", since: hostapdStart)
-            }))
+                    if let position = self.hotspots.firstIndex(where: { $0.index == index }) {
+                        self.hotspots[position].accessPoints[n].hostapd = ctl
+                        if n == 0 { self.hotspots[position].hostapd = ctl }
+                    }
+                    self.note("\(hotspot.name): hostapd \(ap.bssid) enabled since spawn", since: hostapdStart)
+                }))
+            }
         }
 
         // dnsmasq.
@@ -340,7 +378,7 @@ public final class HotspotLab: @unchecked Sendable {
         return RunningHotspot(
             hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
             stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
-            hostapd: control, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind, dnsmasq: dnsmasq,
+            hostapd: control, accessPoints: runningAPs, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind, dnsmasq: dnsmasq,
             dnsMode: hotspot.faults.dns == "refused" ? .refused : .normal)
     }
 
@@ -444,6 +482,41 @@ public final class HotspotLab: @unchecked Sendable {
     }
 
     /// Every portal session of the hotspot ends, as at the session length: the gate's authenticated set is flushed.
+    /// The received signal mac80211_hwsim gives: -50 dBm plus the sender's tx power in dBm, which mac80211
+    /// takes as a whole number from 0 dBm (the weakest, -50 dBm received) to the channel's 20 dBm (-30 dBm).
+    public static let signalRange: ClosedRange<Int> = -50 ... -30
+
+    /// What stations receive from the hotspot's access points (all, or the one with `bssid`): `dbm` in
+    /// `signalRange`, set as the AP interface's tx power (`dbm + 50` dBm) through nl80211; nil: automatic
+    /// (the radio's default, 20 dBm: -30 dBm received). Returns what it did, per access point.
+    @discardableResult
+    public func setSignal(_ running: RunningHotspot, bssid: String?, dbm: Int?) throws -> String {
+        guard !running.accessPoints.isEmpty else {
+            throw SystemError("set the signal of", running.hotspot.name, reason: "the hotspot has no radio (veth mode)")
+        }
+        if let dbm, !Self.signalRange.contains(dbm) {
+            throw SystemError("set the signal of", running.hotspot.name,
+                              reason: "\(dbm) dBm is outside what mac80211_hwsim can give (\(Self.signalRange.lowerBound)...\(Self.signalRange.upperBound) dBm)")
+        }
+        let targets = running.accessPoints.filter { bssid == nil || $0.accessPoint.bssid.text.lowercased() == bssid!.lowercased() }
+        guard !targets.isEmpty else {
+            throw SystemError("set the signal of", running.hotspot.name,
+                              reason: "no access point \(bssid ?? "") (it has \(running.accessPoints.map(\.accessPoint.bssid.text).joined(separator: ", ")))")
+        }
+        let nl80211 = try running.namespace.runInside { try Nl80211() }
+        let wireless = try nl80211.interfaces()
+        var done: [String] = []
+        for ap in targets {
+            guard let interface = wireless.first(where: { $0.name == ap.interface }) else {
+                throw SystemError("set the signal of", "\(running.hotspot.name) \(ap.accessPoint.bssid)",
+                                  reason: "its interface \(ap.interface) is not a wireless interface in \(running.namespace.name)")
+            }
+            try nl80211.setTxPower(interface: interface, mBm: dbm.map { Int32(($0 + 50) * 100) })
+            done.append("\(ap.accessPoint.bssid) " + (dbm.map { "\($0) dBm (tx power \($0 + 50) dBm)" } ?? "normal (automatic tx power)"))
+        }
+        return "signal of \(running.hotspot.name): " + done.joined(separator: ", ")
+    }
+
     public func expirePortalSessions(_ running: RunningHotspot) throws {
         let flush = try ProcessRunner.run(ProcessConfiguration(try Self.findTool("nft"), ["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
             .inNetworkNamespace(running.namespace.name))
@@ -587,7 +660,10 @@ public final class HotspotLab: @unchecked Sendable {
             if let sta = running.stationNamespace, let interface = running.stationInterface {
                 lines.append("  station side: ip netns exec \(sta.name) bash    # interface \(interface); udhcpc -i \(interface)")
             }
-            if let ctl = running.hostapdControlPath { lines.append("  hostapd_cli -p \((ctl as NSString).deletingLastPathComponent) -i \(running.lanInterface)") }
+            for ap in running.accessPoints {
+                lines.append("  hostapd_cli -p \((ap.hostapdControlPath as NSString).deletingLastPathComponent) -i \(ap.interface)"
+                             + "    # access point \(ap.accessPoint.bssid), channel \(ap.accessPoint.channel)")
+            }
             for (name, path) in running.logs.sorted(by: { $0.key < $1.key }) { lines.append("  \(name) log: \(path)") }
         }
         for station in stations {

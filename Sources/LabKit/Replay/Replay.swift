@@ -85,7 +85,7 @@ public enum Replay {
     /// Steps that act; the others (expectations) are not replayed: the recording's states are expected instead.
     static let actionKinds: Set<String> = [
         "show-scan-list", "join", "auto-join", "leave", "foreground", "type", "expire-session", "logoff", "kill-helper",
-        "restart-hotspotd", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper", "flap", "dns",
+        "restart-hotspotd", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper", "flap", "dns", "signal", "roam",
     ]
 
     public struct Plan: Sendable {

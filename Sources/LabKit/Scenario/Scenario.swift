@@ -40,8 +40,10 @@ public enum ScenarioAction: Sendable {
     case waitState(String, timeout: Double)
     /// The states entered since the previous `expect-states` (or the start), exactly.
     case expectStates([String])
-    /// A command sent since the start (optionally to `helper`, answered with `result`, with didJustJoin); `absent`: none.
-    case expectCommand(command: String, result: String?, helper: String?, didJustJoin: Bool?, absent: Bool)
+    /// A command sent since the start (optionally to `helper`, answered with `result`, with didJustJoin, with the
+    /// network's signalStrength in `signal`); `absent`: none.
+    case expectCommand(command: String, result: String?, helper: String?, didJustJoin: Bool?, absent: Bool,
+                       signal: ClosedRange<Double>? = nil, count: Int? = nil)
     case expectNotification(helper: String?)
     case foreground(helper: String?)
     case type(helper: String, text: String)
@@ -71,6 +73,10 @@ public enum ScenarioAction: Sendable {
     case stopHelper(String, stop: Bool)
     /// The station drops and re-joins `count` times at seeded random intervals, as devices do when they sleep.
     case flap(count: Int, minSeconds: Double, maxSeconds: Double, seed: UInt64)
+    /// What stations receive from the hotspot's access points (or the one with `bssid`), in dBm; nil: normal.
+    case signal(hotspot: String?, bssid: String?, dbm: Int?)
+    /// The station's wpa_supplicant moves to the access point `bssid` of the same SSID (ROAM).
+    case roam(bssid: String, timeout: Double)
 }
 
 /// Parses scenario files with the topology parser's YAML reader: every error is `file:line:column`.
@@ -79,7 +85,7 @@ public enum ScenarioParser {
         "show-scan-list", "join", "auto-join", "leave", "wait-state", "expect-states", "expect-command", "expect-notification",
         "foreground", "type", "expire-session", "logoff", "kill-helper", "restart-hotspotd", "application",
         "expect-auto-join-disabled", "expect-cache", "sleep", "gate", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper",
-        "flap", "dns",
+        "flap", "dns", "signal", "roam",
     ]
     static let states = HotspotState.allCases.map(\.rawValue)
     static let commands = CommandType.allCases.map(\.description)
@@ -130,6 +136,15 @@ public enum ScenarioParser {
     }
 
     static func isNull(_ field: Field) -> Bool { field.kindName == "null" }
+
+    /// A BSSID, as written (lower case).
+    static func bssid(_ field: Field) throws -> String {
+        let text = try field.nonEmptyString()
+        guard let mac = MACAddressText(text), !mac.isMulticast else {
+            throw field.error("expected a unicast MAC address such as 02:00:00:00:01:01, found `\(text)`")
+        }
+        return mac.text.lowercased()
+    }
 
     static func oneOf(_ field: Field, _ allowed: [String], what: String) throws -> String {
         let value = try field.nonEmptyString()
@@ -204,11 +219,19 @@ public enum ScenarioParser {
         case "expect-states":
             return .expectStates(try v.list().map { try oneOf($0, states, what: "state") })
         case "expect-command":
-            let keys = try v.mapping(allowed: ["command", "result", "helper", "did-just-join", "absent"], required: ["command"])
+            let keys = try v.mapping(allowed: ["command", "result", "helper", "did-just-join", "absent", "min-signal-strength", "max-signal-strength", "count"],
+                                     required: ["command"])
+            let low = try keys["min-signal-strength"].map { try number($0, in: 0...1) }
+            let high = try keys["max-signal-strength"].map { try number($0, in: 0...1) }
+            if let low, let high, low > high {
+                throw keys["max-signal-strength"]!.error("expected max-signal-strength >= min-signal-strength (\(low)), found \(high)")
+            }
             return .expectCommand(command: try oneOf(keys["command"]!, commands, what: "command"),
                                   result: try keys["result"].map { try oneOf($0, results, what: "result") },
                                   helper: try keys["helper"]?.nonEmptyString(), didJustJoin: try keys["did-just-join"]?.bool(),
-                                  absent: try keys["absent"]?.bool() ?? false)
+                                  absent: try keys["absent"]?.bool() ?? false,
+                                  signal: (low == nil && high == nil) ? nil : (low ?? 0)...(high ?? 1),
+                                  count: try keys["count"]?.int(in: 1...1000))
         case "expect-notification":
             if isNull(v) { return .expectNotification(helper: nil) }
             return .expectNotification(helper: try v.nonEmptyString())
@@ -290,6 +313,25 @@ public enum ScenarioParser {
             guard low <= high else { throw keys["max-seconds"]!.error("expected max-seconds >= min-seconds (\(low)), found \(high)") }
             return .flap(count: try keys["count"]!.int(in: 1...100), minSeconds: low, maxSeconds: high,
                          seed: UInt64(try keys["seed"]?.int(in: 0...Int(Int32.max)) ?? 1))
+        case "signal":
+            let keys = try v.mapping(allowed: ["hotspot", "bssid", "dbm"], required: ["dbm"])
+            let field = keys["dbm"]!
+            let range = HotspotLab.signalRange
+            var dbm: Int?
+            if case .scalar(let s) = field.node, s.string == "normal" {
+                dbm = nil
+            } else {
+                guard case .scalar(let s) = field.node, s.style == .plain, let value = Int(s.string), range.contains(value) else {
+                    throw field.error("expected a received signal in \(range.lowerBound)...\(range.upperBound) dBm (mac80211_hwsim gives "
+                                      + "-50 dBm + the access point's tx power, 0 to 20 dBm) or `normal`, found \(field.kindName)")
+                }
+                dbm = value
+            }
+            return .signal(hotspot: try keys["hotspot"]?.nonEmptyString(), bssid: try keys["bssid"].map(bssid), dbm: dbm)
+        case "roam":
+            if case .scalar = v.node { return .roam(bssid: try bssid(v), timeout: 30) }
+            let keys = try v.mapping(allowed: ["bssid", "timeout"], required: ["bssid"])
+            return .roam(bssid: try bssid(keys["bssid"]!), timeout: try keys["timeout"].map { try number($0, in: 1...600) } ?? 30)
         case "gate":
             if case .scalar = v.node {
                 return .gate(authenticated: try oneOf(v, ["authenticated", "unauthenticated"], what: "gate state") == "authenticated", hotspot: nil)

@@ -1,6 +1,7 @@
 import Foundation
 import HotspotCore
 import HotspotProtocol
+import HotspotStation
 import HotspotSystem
 import Netlink
 
@@ -211,8 +212,13 @@ final class Context {
                 throw StepFailure("expected \(expected.isEmpty ? "no state change" : "the states " + expected.joined(separator: " -> ")), actual \(actual.isEmpty ? "none" : actual.joined(separator: " -> "))")
             }
             return actual.joined(separator: " -> ")
-        case .expectCommand(let command, let result, let helper, let didJustJoin, let absent):
-            return try expectCommand(command, result: result, helper: helper.map(helperID), didJustJoin: didJustJoin, absent: absent)
+        case .expectCommand(let command, let result, let helper, let didJustJoin, let absent, let signal, let count):
+            return try expectCommand(command, result: result, helper: helper.map(helperID), didJustJoin: didJustJoin, absent: absent,
+                                     signal: signal, count: count)
+        case .signal(let hotspot, let bssid, let dbm):
+            return try setSignal(hotspot: hotspot, bssid: bssid, dbm: dbm)
+        case .roam(let bssid, let timeout):
+            return try roam(to: bssid, timeout: timeout)
         case .expectNotification(let helper):
             let notes = station.readTrace().filter { $0["kind"]?.stringValue == "notification" }
             let wanted = helper.map(helperID)
@@ -274,10 +280,14 @@ final class Context {
             return "slept \(seconds) s"
         case .accessPoint(let up, let hotspot):
             let running = try hotspotFor(hotspot)
-            guard let hostapd = running.hostapd else { throw StepFailure("hotspot \(running.hotspot.name) has no hostapd (veth mode)") }
-            let reply = try hostapd.request(up ? "ENABLE" : "DISABLE")
-            guard reply.hasPrefix("OK") else { throw StepFailure("hostapd \(up ? "ENABLE" : "DISABLE") answered \(reply)") }
-            return "access point \(running.hotspot.name) \(up ? "back" : "gone")"
+            // Every access point of the hotspot.
+            let controls = running.accessPoints.isEmpty ? [running.hostapd].compactMap { $0 } : running.accessPoints.compactMap(\.hostapd)
+            guard !controls.isEmpty else { throw StepFailure("hotspot \(running.hotspot.name) has no hostapd (veth mode)") }
+            for hostapd in controls {
+                let reply = try hostapd.request(up ? "ENABLE" : "DISABLE")
+                guard reply.hasPrefix("OK") else { throw StepFailure("hostapd \(up ? "ENABLE" : "DISABLE") answered \(reply)") }
+            }
+            return "access point\(controls.count > 1 ? "s" : "") of \(running.hotspot.name) \(up ? "back" : "gone")"
         case .uplink(let up, let hotspot):
             let running = try hotspotFor(hotspot)
             let (internetSide, _) = lab.topology.internet.uplink(running.index)
@@ -341,29 +351,109 @@ final class Context {
         throw StepFailure("which hotspot? name one (`hotspot:`); the station is not associated")
     }
 
-    func expectCommand(_ command: String, result: String?, helper: String?, didJustJoin: Bool?, absent: Bool) throws -> String {
+    func expectCommand(_ command: String, result: String?, helper: String?, didJustJoin: Bool?, absent: Bool,
+                       signal: ClosedRange<Double>? = nil, count: Int? = nil) throws -> String {
         let records = station.readTrace()
         let commands = records.filter {
             $0["kind"]?.stringValue == "command" && $0["commandType"]?.stringValue == command
                 && (helper == nil || $0["helper"]?.stringValue == helper)
                 && (didJustJoin == nil || $0["network"]?["didJustJoin"]?.boolValue == didJustJoin)
+                && (signal == nil || $0["network"]?["signalStrength"]?.doubleValue.map { signal!.contains($0) } == true)
         }
+        let wanted = signal.map { String(format: " with signalStrength in %.2f...%.2f", $0.lowerBound, $0.upperBound) } ?? ""
         if absent {
-            guard commands.isEmpty else { throw StepFailure("expected no \(command) command, \(commands.count) were sent") }
-            return "no \(command)"
+            guard commands.isEmpty else { throw StepFailure("expected no \(command) command\(wanted), \(commands.count) were sent") }
+            return "no \(command)\(wanted)"
         }
         guard !commands.isEmpty else {
-            let sent = records.filter { $0["kind"]?.stringValue == "command" }.compactMap { $0["commandType"]?.stringValue }
-            throw StepFailure("expected a \(command) command\(helper.map { " to \($0)" } ?? ""), sent: \(sent.isEmpty ? "none" : sent.joined(separator: ", "))")
+            let sent = records.filter { $0["kind"]?.stringValue == "command" }.compactMap { r -> String? in
+                guard let type = r["commandType"]?.stringValue else { return nil }
+                guard signal != nil, let strength = r["network"]?["signalStrength"]?.doubleValue else { return type }
+                return type + String(format: " (signalStrength %.3f)", strength)
+            }
+            throw StepFailure("expected a \(command) command\(helper.map { " to \($0)" } ?? "")\(wanted), sent: \(sent.isEmpty ? "none" : sent.joined(separator: ", "))")
         }
-        guard let result else { return "\(command) sent" }
+        if let count, commands.count != count {
+            throw StepFailure("expected \(count) \(command) command\(count == 1 ? "" : "s")\(helper.map { " to \($0)" } ?? "")\(wanted) since the start, \(commands.count) were sent")
+        }
+        let strengths = signal == nil ? "" : " (signalStrength " + commands.compactMap { $0["network"]?["signalStrength"]?.doubleValue }
+            .map { String(format: "%.3f", $0) }.joined(separator: ", ") + ")"
+        guard let result else { return "\(command) sent\(strengths)" }
         let ids = Set(commands.compactMap { $0["id"]?.intValue })
         let answers = records.filter { $0["kind"]?.stringValue == "response" && ids.contains($0["command"]?.intValue ?? -1) }
         guard answers.contains(where: { $0["result"]?.stringValue == result }) else {
             let seen = answers.compactMap { $0["result"]?.stringValue }
             throw StepFailure("expected \(command) answered \(result), actual \(seen.isEmpty ? "no answer" : seen.joined(separator: ", "))")
         }
-        return "\(command) -> \(result)"
+        return "\(command) -> \(result)\(strengths)"
+    }
+
+    /// Sets what stations receive from the hotspot's access points; when the acting station is associated
+    /// with one of them, waits until hotspotd's association carries the new strength (the station polls
+    /// wpa_supplicant's SIGNAL_POLL), so the next command is known to carry it.
+    func setSignal(hotspot: String?, bssid: String?, dbm: Int?) throws -> String {
+        let running = try hotspotFor(hotspot)
+        let did = try lab.setSignal(running, bssid: bssid, dbm: dbm)
+        let affected = running.accessPoints.map { $0.accessPoint.bssid.text.lowercased() }.filter { bssid == nil || $0 == bssid }
+        guard let current = try status["association"]?["bssid"]?.stringValue?.lowercased(), affected.contains(current) else {
+            return did + " (the station is not associated with it)"
+        }
+        let rssi = Double(dbm ?? HotspotLab.signalRange.upperBound)
+        let expected = WPAStation.strength(rssi: rssi)
+        let start = ContinuousClock.now
+        var seen: Double?
+        while ContinuousClock.now - start < .seconds(15) {
+            seen = try status["association"]?["signalStrength"]?.doubleValue
+            if let seen, abs(seen - expected) < 0.02 {
+                return did + String(format: "; hotspotd's association: signalStrength %.3f (RSSI %.0f dBm) after %.1f s", seen, rssi,
+                                    ScenarioRunner.seconds(since: start))
+            }
+            usleep(100_000)
+        }
+        throw StepFailure(did + String(format: "; hotspotd's association still has signalStrength %@ after 15 s, expected %.3f (RSSI %.0f dBm)",
+                                       seen.map { String(format: "%.3f", $0) } ?? "none", expected, rssi))
+    }
+
+    /// The station's wpa_supplicant moves to `bssid` (a fresh scan first: ROAM needs the BSS in its table);
+    /// passes when hotspotd records the association with `bssid`.
+    func roam(to bssid: String, timeout: Double) throws -> String {
+        let cursor = station.traceLineCount()
+        let from = try status["association"]?["bssid"]?.stringValue
+        // A scan of the target's channel only (a full scan takes seconds under TCG).
+        guard let target = lab.topology.hotspots.flatMap(\.accessPoints).first(where: { $0.bssid.text.lowercased() == bssid }) else {
+            throw StepFailure("no access point \(bssid) in \(lab.topology.file)")
+        }
+        let wpa = try station.wpaControl()
+        let scanStart = ContinuousClock.now
+        let scan = try wpa.request("SCAN freq=\(target.frequency)")
+        guard scan.hasPrefix("OK") || scan.hasPrefix("FAIL-BUSY") else { throw StepFailure("wpa_supplicant answered SCAN freq=\(target.frequency) with \(scan)") }
+        _ = try wpa.waitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: .seconds(15))
+        let scanned = RunningStation.parseScanResults(try wpa.request("SCAN_RESULTS"))
+        guard scanned.contains(where: { $0.bssid.lowercased() == bssid }) else {
+            throw StepFailure("\(bssid) is not in the station's scan results (\(scanned.map { "\($0.ssid) \($0.bssid)" }.joined(separator: ", ")))")
+        }
+        let scanSeconds = ScenarioRunner.seconds(since: scanStart)
+        let start = ContinuousClock.now
+        let reply = try station.wpaControl().request("ROAM \(bssid)")
+        guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
+        while ContinuousClock.now - start < .milliseconds(Int64(timeout * 1000)) {
+            let records = station.readTrace(from: cursor)
+            if records.contains(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated"
+                                         && $0["bssid"]?.stringValue?.lowercased() == bssid }) {
+                // hotspotd must have seen a roam (CONNECTED to the new BSSID without a disconnection) and traced both BSSIDs.
+                guard let roamed = records.first(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "roamed" }),
+                      roamed["to"]?.stringValue?.lowercased() == bssid, from == nil || roamed["from"]?.stringValue?.lowercased() == from?.lowercased() else {
+                    let disconnected = records.first { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "disassociated" }
+                    throw StepFailure("the station associated with \(bssid), but hotspotd's trace has no `roamed` record from \(from ?? "?") to it"
+                                      + (disconnected.map { " (it saw a disconnection: \($0["event"]?.stringValue ?? "?"))" } ?? ""))
+                }
+                return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
+                              roamed["from"]?.stringValue ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
+            }
+            usleep(50_000)
+        }
+        throw StepFailure("the station did not associate with \(bssid) within \(timeout) s (associated with \(try status["association"]?["bssid"]?.stringValue ?? "nothing")); "
+                          + "wpa_supplicant log \(station.wpaLog)")
     }
 
     /// The portal session ends: the station leaves the gate's authenticated set (as at the session length).
@@ -501,6 +591,11 @@ public enum Timeline {
                     add(r, "station", "DHCP lease \(r["lease"]?["ip"]?.stringValue ?? "?")" + String(format: " in %.0f ms", r["latency_ms"]?.doubleValue ?? 0))
                 } else if action == "join" {
                     add(r, "user", "user joins \(r["ssid"]?.stringValue ?? "?") (password from \(r["passwordFrom"]?.stringValue ?? "?"))")
+                } else if action == "roamed" {
+                    add(r, "station", "roamed from \(r["from"]?.stringValue ?? "?") to \(r["to"]?.stringValue ?? "?")")
+                } else if action == "signal" {
+                    add(r, "station", String(format: "signal %.0f dBm (was %@)", r["rssi"]?.doubleValue ?? 0,
+                                             r["previousRSSI"]?.doubleValue.map { String(format: "%.0f dBm", $0) } ?? "?"))
                 } else if ["leave", "autoJoin"].contains(action) {
                     add(r, "user", action == "leave" ? "user leaves the network" : "device auto-joins known networks")
                 }

@@ -431,7 +431,7 @@ public enum WPASupplicantConfig {
             // A PSK network without its psk is not written (wpa_supplicant refuses such a block): joining it
             // adds it with the password a helper set in its filterScanList answer.
             if case .wpa2PSK = hotspot.security, known.psk == nil { continue }
-            var block = ["ssid=\"\(known.ssid)\"", "scan_ssid=\(hotspot.hidden ? 1 : 0)", "scan_freq=\(hotspot.frequency)",
+            var block = ["ssid=\"\(known.ssid)\"", "scan_ssid=\(hotspot.hidden ? 1 : 0)", "scan_freq=\(hotspot.scanFrequencies)",
                          "disabled=1", "id_str=\"\(known.autoJoin ? "auto" : "manual")\""]
             switch hotspot.security {
             case .open:

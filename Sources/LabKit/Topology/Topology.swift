@@ -158,20 +158,37 @@ public struct Faults: Sendable, Equatable {
     public init() {}
 }
 
+/// One access point (radio + hostapd) of a hotspot: its BSSID and channel. Every access point of a
+/// hotspot serves the hotspot's SSID and security on the same LAN (one gateway, dnsmasq, gate and portal).
+public struct AccessPoint: Sendable, Equatable {
+    public var bssid: MACAddressText
+    public var channel: Int
+    public init(bssid: MACAddressText, channel: Int) {
+        self.bssid = bssid
+        self.channel = channel
+    }
+
+    /// Frequency in MHz of the 2.4 GHz (1-14) or 5 GHz channel.
+    public var frequency: Int { Hotspot.frequency(channel: channel) }
+}
+
 public struct Hotspot: Sendable, Equatable {
     /// Short identifier (letters, digits, '-'), unique in the topology.
     public var name: String
     public var ssid: String
+    /// The first access point's BSSID and channel.
     public var bssid: MACAddressText
     public var channel: Int
     public var hidden: Bool
     public var security: Security
     public var gateway: Gateway
     public var faults: Faults
+    /// More access points of the same SSID on the same LAN (topology `access-points:`), for roaming.
+    public var extraAccessPoints: [AccessPoint]
 
     public init(
         name: String, ssid: String, bssid: MACAddressText, channel: Int, hidden: Bool,
-        security: Security, gateway: Gateway, faults: Faults = Faults()
+        security: Security, gateway: Gateway, faults: Faults = Faults(), extraAccessPoints: [AccessPoint] = []
     ) {
         self.name = name
         self.ssid = ssid
@@ -181,10 +198,32 @@ public struct Hotspot: Sendable, Equatable {
         self.security = security
         self.gateway = gateway
         self.faults = faults
+        self.extraAccessPoints = extraAccessPoints
     }
 
+    /// Every access point: the first (`bssid`, `channel`), then `extraAccessPoints`.
+    public var accessPoints: [AccessPoint] { [AccessPoint(bssid: bssid, channel: channel)] + extraAccessPoints }
+
+    /// This hotspot as its access point `ap` serves it (the BSSID and channel of that access point).
+    public func served(by ap: AccessPoint) -> Hotspot {
+        var copy = self
+        copy.bssid = ap.bssid
+        copy.channel = ap.channel
+        return copy
+    }
+
+    /// wpa_supplicant's `scan_freq`: every access point's frequency, once each, space-separated.
+    public var scanFrequencies: String {
+        var seen: [Int] = []
+        for f in accessPoints.map(\.frequency) where !seen.contains(f) { seen.append(f) }
+        return seen.map(String.init).joined(separator: " ")
+    }
+
+    /// Frequency in MHz of the first access point's channel.
+    public var frequency: Int { Self.frequency(channel: channel) }
+
     /// Frequency in MHz of the 2.4 GHz (1-14) or 5 GHz channel.
-    public var frequency: Int {
+    public static func frequency(channel: Int) -> Int {
         if channel == 14 { return 2484 }
         if channel <= 13 { return 2407 + 5 * channel }
         return 5000 + 5 * channel

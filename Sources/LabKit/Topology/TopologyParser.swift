@@ -247,7 +247,7 @@ final class Reader {
 
     func hotspot(_ field: Field) throws -> Hotspot {
         let keys = try field.mapping(
-            allowed: ["name", "ssid", "bssid", "channel", "hidden", "security", "gateway", "faults"],
+            allowed: ["name", "ssid", "bssid", "channel", "hidden", "security", "gateway", "faults", "access-points"],
             required: ["name", "ssid", "bssid", "gateway"])
         let name = try identifier(keys["name"]!)
         remember(keys["name"]!)
@@ -265,8 +265,22 @@ final class Reader {
         let security = try keys["security"].map(security) ?? .open
         let gateway = try self.gateway(keys["gateway"]!)
         let faults = try keys["faults"].map(faults) ?? Faults()
+        // More access points of the same SSID on the same LAN: [{bssid, channel (default the hotspot's)}].
+        var extra: [AccessPoint] = []
+        if let list = keys["access-points"] {
+            for item in try list.list() {
+                let ap = try item.mapping(allowed: ["bssid", "channel"], required: ["bssid"])
+                let field = ap["bssid"]!
+                remember(field)
+                let text = try field.string()
+                guard let apBSSID = MACAddressText(text), !apBSSID.isMulticast else {
+                    throw field.error("expected a unicast MAC address such as 02:00:00:00:01:01, found `\(text)`")
+                }
+                extra.append(AccessPoint(bssid: apBSSID, channel: try ap["channel"]?.int(in: 1...13) ?? channel))
+            }
+        }
         return Hotspot(name: name, ssid: ssid, bssid: bssid, channel: channel, hidden: hidden,
-                       security: security, gateway: gateway, faults: faults)
+                       security: security, gateway: gateway, faults: faults, extraAccessPoints: extra)
     }
 
     func security(_ field: Field) throws -> Security {
@@ -479,16 +493,21 @@ struct Validator {
 
     func validate(_ topology: Topology, _ marks: [String: Position]) throws {
         var names: [String: Int] = [:]
-        var bssids: [String: Int] = [:]
+        var bssids: [String: String] = [:]
         for (index, hotspot) in topology.hotspots.enumerated() {
             if let first = names[hotspot.name] {
                 throw error(marks, "hotspots[\(index)].name", "duplicate hotspot name `\(hotspot.name)` (first used by hotspots[\(first)]); expected a unique name")
             }
             names[hotspot.name] = index
-            if let first = bssids[hotspot.bssid.text] {
-                throw error(marks, "hotspots[\(index)].bssid", "duplicate BSSID \(hotspot.bssid) (first used by hotspots[\(first)]); expected a unique BSSID")
+            // BSSIDs are unique across every access point of every hotspot.
+            for (ap, accessPoint) in hotspot.accessPoints.enumerated() {
+                let path = ap == 0 ? "hotspots[\(index)].bssid" : "hotspots[\(index)].access-points[\(ap - 1)].bssid"
+                let key = accessPoint.bssid.text.lowercased()
+                if let first = bssids[key] {
+                    throw error(marks, path, "duplicate BSSID \(accessPoint.bssid) (first used by \(first)); expected a unique BSSID")
+                }
+                bssids[key] = ap == 0 ? "hotspots[\(index)]" : "hotspots[\(index)].access-points[\(ap - 1)]"
             }
-            bssids[hotspot.bssid.text] = index
         }
         let count = topology.hotspots.count
         if count * 4 > 1 << (32 - topology.internet.uplinks.length) {
