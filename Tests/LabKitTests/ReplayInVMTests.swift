@@ -9,12 +9,22 @@ import Testing
 @Suite("InVM: replay (root)", .serialized,
        .enabled(if: InVM.hwsimAvailable && getuid() == 0, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMReplayTests {
-    /// Runs a shipped scenario and returns its trace file.
+    /// Recordings already made in this boot, by scenario: the replays only read them, so the three tests that
+    /// replay the captive recording share one run of it.
+    nonisolated(unsafe) static var recordings: [String: String] = [:]
+    static let recordingsLock = NSLock()
+
+    /// Runs a shipped scenario (once per boot) and returns its trace file.
     static func record(_ name: String) throws -> String {
+        recordingsLock.lock()
+        defer { recordingsLock.unlock() }
+        if let trace = recordings[name], FileManager.default.fileExists(atPath: trace) { return trace }
         try InVMScenarioTests.loadHwsim()
         let result = ScenarioRunner().run(try ScenarioParser.load(path: "topologies/scenarios/\(name).yaml"))
         #expect(result.passed, "recording \(name): \(result.failure?.message ?? result.setupError ?? "")")
-        return try #require(result.traceFile)
+        let trace = try #require(result.traceFile)
+        if result.passed { recordings[name] = trace }
+        return trace
     }
 
     @Test("root: a recorded run of each of the four sequences replays to the same state path",
