@@ -5,6 +5,8 @@
 set -euo pipefail
 packages=(
   pkg-config libnl-3-dev libnl-genl-3-dev libmnl-dev libssl-dev openssl
+  # the system trust store (the portal-https-untrusted scenario's helper trusts only it)
+  ca-certificates
   iproute2 nftables iw hostapd wpasupplicant dnsmasq-base curl tcpdump kmod cpio
   qemu-system-x86 linux-image-amd64 busybox-static python3-yaml
   # headless browser for the HTML report's rendering test (Tests/LabKitTests/HTMLReportTests.swift)

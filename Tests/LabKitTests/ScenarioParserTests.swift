@@ -195,4 +195,16 @@ struct ScenarioParserTests {
         #expect(RunningStation.words("  a   b ") == ["a", "b"])
         #expect(RunningStation.words(#"x --n """#) == ["x", "--n", ""])
     }
+
+    @Test("helper command lines: leading NAME=value words are the helper's environment, as in a shell")
+    func helperEnvironment() {
+        let (environment, words) = RunningStation.environmentAndWords(#"HOTSPOT_CA_FILE=/etc/ssl/certs/ca-certificates.crt _X1="a b" hotspot-helper-portal --account k=v"#)
+        #expect(environment.map(\.0) == ["HOTSPOT_CA_FILE", "_X1"])
+        #expect(environment.map(\.1) == ["/etc/ssl/certs/ca-certificates.crt", "a b"])
+        #expect(words == ["hotspot-helper-portal", "--account", "k=v"])
+        #expect(RunningStation.executableName("A=1 /opt/acme/helper --x") == "helper")
+        // Not a name: the word is the executable.
+        #expect(RunningStation.environmentAndWords("1X=2 helper").words == ["1X=2", "helper"])
+        #expect(RunningStation.environmentAndWords("--flag=2 helper").environment.isEmpty)
+    }
 }

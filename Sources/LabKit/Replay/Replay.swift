@@ -129,7 +129,7 @@ public enum Replay {
         var identifiers: [(String, String)] = []
         for h in header?["helpers"]?.arrayValue ?? [] {
             if let command = h["command"]?.stringValue, let id = h["identifier"]?.stringValue,
-               let exe = RunningStation.words(command).first.map({ ($0 as NSString).lastPathComponent }) {
+               let exe = RunningStation.executableName(command) {
                 identifiers.append((exe, id))
             }
         }

@@ -146,7 +146,8 @@ public final class RunningStation: @unchecked Sendable {
     }
 
     func startHelper(_ command: String, number: Int) throws -> RunningHelper {
-        var words = Self.words(command)
+        let (assignments, parsed) = Self.environmentAndWords(command)
+        var words = parsed
         guard !words.isEmpty else { throw SystemError("start helper", "#\(number) of station \(station.name)", reason: "empty command") }
         let name = (words[0] as NSString).lastPathComponent
         let executable: String
@@ -170,9 +171,31 @@ public final class RunningStation: @unchecked Sendable {
         // The lab CA (https-only portals); the station's folder is <lab logs>/stations/<name>.
         let caFile = PortalTLS.caFile(labLogDirectory: ((directory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
         if FileManager.default.fileExists(atPath: caFile) { environment["HOTSPOT_CA_FILE"] = caFile }
+        // `NAME=value` words before the executable set (or override) the helper's environment, as in a shell.
+        for (name, value) in assignments { environment[name] = value }
         let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
                                   in: namespace)
         return RunningHelper(command: command, process: child, log: log, uiDirectory: ui, identifier: nil)
+    }
+
+    /// A helper command line split like a shell's simple command: leading `NAME=value` words are environment
+    /// assignments for the helper (`HOTSPOT_CA_FILE=/x hotspot-helper-portal ...`), the rest its words.
+    public static func environmentAndWords(_ command: String) -> (environment: [(String, String)], words: [String]) {
+        var words = words(command)
+        var assignments: [(String, String)] = []
+        while let first = words.first, let eq = first.firstIndex(of: "=") {
+            let name = first[..<eq]
+            guard let head = name.first, head == "_" || head.isLetter,
+                  name.allSatisfy({ $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }) else { break }
+            assignments.append((String(name), String(first[first.index(after: eq)...])))
+            words.removeFirst()
+        }
+        return (assignments, words)
+    }
+
+    /// The executable's name of a helper command line (after any `NAME=value` assignments).
+    public static func executableName(_ command: String) -> String? {
+        environmentAndWords(command).words.first.map { ($0 as NSString).lastPathComponent }
     }
 
     /// A helper command line as words: spaces separate, double quotes group (`--network "Cafe Lumiere"`).
@@ -264,7 +287,7 @@ public final class RunningStation: @unchecked Sendable {
 
     /// The helper by identifier or by executable name.
     public func helper(_ name: String) -> RunningHelper? {
-        helpers.first { $0.identifier == name } ?? helpers.first { (Self.words($0.command).first ?? "").hasSuffix(name) }
+        helpers.first { $0.identifier == name } ?? helpers.first { (Self.environmentAndWords($0.command).words.first ?? "").hasSuffix(name) }
     }
 
     func wpaControl() throws -> DaemonControl {
