@@ -51,12 +51,12 @@ public struct RunningHotspot: @unchecked Sendable {
     /// With `.veth`: the station namespace and its interface (no address: run a DHCP client there).
     public var stationNamespace: NetworkNamespace?
     public var stationInterface: String?
-    /// hostapd's control socket path (radio mode).
-    public var hostapdControlPath: String?
-    /// hostapd's control connection, attached to its events (radio mode).
-    public var hostapd: DaemonControl?
-    /// Every access point (radio mode; the first is `hostapd`'s). With more than one, `lanInterface` is a bridge.
+    /// Every access point (radio mode). With more than one, `lanInterface` is a bridge.
     public var accessPoints: [RunningAccessPoint] = []
+    /// The first access point's hostapd control socket path (radio mode).
+    public var hostapdControlPath: String? { accessPoints.first?.hostapdControlPath }
+    /// The first access point's hostapd control connection, attached to its events (radio mode).
+    public var hostapd: DaemonControl? { accessPoints.first?.hostapd }
     public var logs: [String: String]
     /// The portal server process (nil: not captive) and the kind it serves now.
     public var portal: ChildProcess?
@@ -142,8 +142,7 @@ public final class HotspotLab: @unchecked Sendable {
     public func down() -> [any Error] {
         for station in stations { station.close() }
         for hotspot in hotspots {
-            for ap in hotspot.accessPoints.dropFirst() { ap.hostapd?.close() }
-            hotspot.hostapd?.close()
+            for ap in hotspot.accessPoints { ap.hostapd?.close() }
         }
         let errors = lab.teardown()
         VMLogMirror.copyOut(logDirectory)
@@ -260,8 +259,6 @@ public final class HotspotLab: @unchecked Sendable {
         var lan: String
         var stationNS: NetworkNamespace?
         var stationInterface: String?
-        let control: DaemonControl? = nil
-        var controlPath: String?
         var apInterfaces: [String] = []
         var runningAPs: [RunningAccessPoint] = []
         let gatewayPrefix = try prefix("\(gateway.address)/\(gateway.subnet.length)")
@@ -337,7 +334,6 @@ public final class HotspotLab: @unchecked Sendable {
                 let child = try lab.spawn(ProcessConfiguration(try Self.findTool("hostapd"), ["-t", conf],
                                                                stdout: .file(log), stderr: .file(log)), in: ns)
                 let path = ctrlDir + "/" + interface
-                if n == 0 { controlPath = path }
                 runningAPs.append(RunningAccessPoint(accessPoint: ap, interface: interface, hostapdControlPath: path, hostapd: nil))
                 // AP-ENABLED is awaited with the other daemons' readiness, so several hostapds start in parallel.
                 let hostapdStart = ContinuousClock.now
@@ -356,7 +352,6 @@ public final class HotspotLab: @unchecked Sendable {
                     }
                     if let position = self.hotspots.firstIndex(where: { $0.index == index }) {
                         self.hotspots[position].accessPoints[n].hostapd = ctl
-                        if n == 0 { self.hotspots[position].hostapd = ctl }
                     }
                     self.note("\(hotspot.name): hostapd \(ap.bssid) enabled since spawn", since: hostapdStart)
                 }))
@@ -377,8 +372,7 @@ public final class HotspotLab: @unchecked Sendable {
 
         return RunningHotspot(
             hotspot: hotspot, index: index, namespace: ns, lanInterface: lan, uplinkInterface: uplink,
-            stationNamespace: stationNS, stationInterface: stationInterface, hostapdControlPath: controlPath,
-            hostapd: control, accessPoints: runningAPs, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind, dnsmasq: dnsmasq,
+            stationNamespace: stationNS, stationInterface: stationInterface, accessPoints: runningAPs, logs: logs, portal: portalChild, portalKind: gateway.portal?.kind, dnsmasq: dnsmasq,
             dnsMode: hotspot.faults.dns == "refused" ? .refused : .normal)
     }
 
@@ -441,16 +435,7 @@ public final class HotspotLab: @unchecked Sendable {
                 try BuildProducts.locate("hotspot-dns-fault", environmentKey: "HOTSPOT_DNS_FAULT"),
                 ["--listen", "\(running.hotspot.gateway.address):53", "--rcode", "servfail", "--log", log, "--ready-file", ready],
                 stdout: .file(log), stderr: .file(log)), in: running.namespace)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !FileManager.default.fileExists(atPath: ready) {
-                if let status = child.exitStatus {
-                    throw SystemError("start the SERVFAIL DNS server of", name, reason: "hotspot-dns-fault exited (\(status)); see \(log)")
-                }
-                guard ContinuousClock.now < deadline else {
-                    throw SystemError("start the SERVFAIL DNS server of", name, reason: "not listening after 10 s; see \(log)")
-                }
-                usleep(20_000)
-            }
+            try Self.waitForFile(ready, child: child, log: log, what: "the SERVFAIL DNS server (hotspot-dns-fault) of \(name)", timeout: .seconds(10))
             hotspots[position].dnsFault = child
         }
         return "DNS of \(name): \(newMode.rawValue)"
@@ -481,7 +466,6 @@ public final class HotspotLab: @unchecked Sendable {
         return (child, { try Self.waitForFile(ready, child: child, log: log, what: "portal \(kind) for \(hotspot.name)") })
     }
 
-    /// Every portal session of the hotspot ends, as at the session length: the gate's authenticated set is flushed.
     /// The received signal mac80211_hwsim gives: -50 dBm plus the sender's tx power in dBm, which mac80211
     /// takes as a whole number from 0 dBm (the weakest, -50 dBm received) to the channel's 20 dBm (-30 dBm).
     public static let signalRange: ClosedRange<Int> = -50 ... -30
@@ -517,6 +501,7 @@ public final class HotspotLab: @unchecked Sendable {
         return "signal of \(running.hotspot.name): " + done.joined(separator: ", ")
     }
 
+    /// Every portal session of the hotspot ends, as at the session length: the gate's authenticated set is flushed.
     public func expirePortalSessions(_ running: RunningHotspot) throws {
         let flush = try ProcessRunner.run(ProcessConfiguration(try Self.findTool("nft"), ["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
             .inNetworkNamespace(running.namespace.name))
@@ -525,9 +510,6 @@ public final class HotspotLab: @unchecked Sendable {
         }
     }
 
-    /// Latency, jitter, loss and a rate limit on a hotspot's uplink (both directions of its egress there), with
-    /// netem; all zero removes it. Needs netem (the VM kernel has it; the host kernel here does not).
-    @discardableResult
     /// netem's parameters for these faults (empty: none).
     static func netem(latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) -> [String] {
         var args: [String] = []
@@ -537,6 +519,9 @@ public final class HotspotLab: @unchecked Sendable {
         return args
     }
 
+    /// Latency, jitter, loss and a rate limit on a hotspot's uplink or radio side (its egress there), with
+    /// netem; all zero removes it. Needs netem (the VM kernel has it; the host kernel here does not).
+    @discardableResult
     public func setLinkQuality(_ running: RunningHotspot, side: LinkSide = .uplink, latencyMS: Int, jitterMS: Int, lossPercent: Double,
                                rateKbit: Int) throws -> String {
         let tc = try Self.findTool("tc")

@@ -281,7 +281,7 @@ final class Context {
         case .accessPoint(let up, let hotspot):
             let running = try hotspotFor(hotspot)
             // Every access point of the hotspot.
-            let controls = running.accessPoints.isEmpty ? [running.hostapd].compactMap { $0 } : running.accessPoints.compactMap(\.hostapd)
+            let controls = running.accessPoints.compactMap(\.hostapd)
             guard !controls.isEmpty else { throw StepFailure("hotspot \(running.hotspot.name) has no hostapd (veth mode)") }
             for hostapd in controls {
                 let reply = try hostapd.request(up ? "ENABLE" : "DISABLE")
