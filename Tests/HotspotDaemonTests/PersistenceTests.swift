@@ -35,7 +35,7 @@ struct PersistenceTests {
     @Test("SIGKILL at random moments while the cache changes never leaves a corrupt state file")
     func killNineAtRandomMoments() throws {
         let d = try DaemonUnderTest(name: "kill9loop")
-        var rng = SplitMix(seed: 77)
+        var rng = SplitMix64(seed: 77)
         for i in 0..<6 {
             let h = try d.helper(.swift, id: "k\(i)")
             try d.join(HotspotNetwork(ssid: "Net\(i)", bssid: "02:00:00:00:10:0\(i)"))

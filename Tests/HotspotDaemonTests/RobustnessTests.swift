@@ -204,7 +204,7 @@ struct RobustnessTests {
     @Test("fuzz: 10,000 random and mutated messages, then a well-behaved helper is still served")
     func fuzz() throws {
         let d = try DaemonUnderTest(name: "fuzz")
-        var rng = SplitMix(seed: 0x5EED_1234)
+        var rng = SplitMix64(seed: 0x5EED_1234)
         let templates: [[UInt8]] = [
             HelperMessage.register(identifier: "fuzz", displayName: "Fuzz", version: 1).json.bytes,
             HelperMessage.response(command: 1, result: .success, network: cafe, networkList: [cafe, cafeSecure]).json.bytes,
@@ -278,18 +278,5 @@ struct RobustnessTests {
         #expect(s["bestHelper"]?.stringValue == "wellbehaved")
         #expect(d.child.process.isRunning)
         #expect(d.records("disconnect").count >= connections)
-    }
-}
-
-/// A small deterministic PRNG (reproducible fuzz runs).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -496,21 +496,6 @@ final class AirCapture: @unchecked Sendable {
     func stop() { _ = try? process.terminate(grace: .seconds(2)) }
 }
 
-/// A small seeded generator (the same seed gives the same intervals on every machine).
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// 0.0 ..< 1.0
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}
-
 /// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
 public enum GateInspector {
     public static func authenticated(in running: RunningHotspot) throws -> [String] {

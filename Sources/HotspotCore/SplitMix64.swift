@@ -1,0 +1,19 @@
+/// A small seeded generator (SplitMix64): the same seed gives the same numbers on every machine. Pure, like
+/// the rest of the core; the model tests replay their sequences from a seed with it, and the lab draws its
+/// seeded fault intervals (`flap:`) from it.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    public var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in 0.0 ..< 1.0 from the top 53 bits of the next value.
+    public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
