@@ -95,15 +95,23 @@ final class HotspotTLSConnection: TrafficStream {
             let rc = hsl_SSL_connect(ssl)
             if rc == 1 { return connection }
             let code = SSL_get_error(ssl, rc)
-            switch code {
-            case SSL_ERROR_WANT_READ:
-                guard deadline.wait(tcp.fd, Int16(POLLIN)) else { throw deadline.timedOut("TLS handshake with", target) }
-            case SSL_ERROR_WANT_WRITE:
-                guard deadline.wait(tcp.fd, Int16(POLLOUT)) else { throw deadline.timedOut("TLS handshake with", target) }
-            default:
+            guard try connection.waited(for: code, "TLS handshake with", deadline) else {
                 throw connection.failure("TLS handshake with", code: code, rc: rc)
             }
         }
+    }
+
+    /// Waits for the socket as OpenSSL asked (`SSL_ERROR_WANT_READ`/`WANT_WRITE`) until the deadline; false for
+    /// any other code, which the caller handles.
+    private func waited(for code: Int32, _ operation: String, _ deadline: TrafficDeadline) throws(HotspotTrafficError) -> Bool {
+        let events: Int32
+        switch code {
+        case SSL_ERROR_WANT_READ: events = POLLIN
+        case SSL_ERROR_WANT_WRITE: events = POLLOUT
+        default: return false
+        }
+        guard deadline.wait(tcp.fd, Int16(events)) else { throw deadline.timedOut(operation, target) }
+        return true
     }
 
     /// The cause of a failed SSL_* call: the verify result when the chain or name did not verify, else
@@ -146,14 +154,7 @@ final class HotspotTLSConnection: TrafficStream {
                 continue
             }
             let code = SSL_get_error(ssl, n)
-            switch code {
-            case SSL_ERROR_WANT_READ:
-                guard deadline.wait(tcp.fd, Int16(POLLIN)) else { throw deadline.timedOut("send to", target) }
-            case SSL_ERROR_WANT_WRITE:
-                guard deadline.wait(tcp.fd, Int16(POLLOUT)) else { throw deadline.timedOut("send to", target) }
-            default:
-                throw failure("send to", code: code, rc: n)
-            }
+            guard try waited(for: code, "send to", deadline) else { throw failure("send to", code: code, rc: n) }
         }
     }
 
@@ -168,14 +169,10 @@ final class HotspotTLSConnection: TrafficStream {
             switch code {
             case SSL_ERROR_ZERO_RETURN:
                 return []
-            case SSL_ERROR_WANT_READ:
-                guard deadline.wait(tcp.fd, Int16(POLLIN)) else { throw deadline.timedOut("read from", target) }
-            case SSL_ERROR_WANT_WRITE:
-                guard deadline.wait(tcp.fd, Int16(POLLOUT)) else { throw deadline.timedOut("read from", target) }
             case SSL_ERROR_SYSCALL where Errno.current == 0 && ERR_peek_error() == 0:
                 return [] // the peer closed the TCP connection
             default:
-                throw failure("read from", code: code, rc: n)
+                guard try waited(for: code, "read from", deadline) else { throw failure("read from", code: code, rc: n) }
             }
         }
     }
