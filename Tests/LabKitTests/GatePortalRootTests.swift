@@ -71,7 +71,11 @@ struct LabClient {
         if follow { args += ["-L", "--max-redirs", "5"] }
         for field in form ?? [] { args += ["--data-urlencode", field] }
         args.append(url)
-        let result = try run("curl", args)
+        return Self.reply(try run("curl", args))
+    }
+
+    /// A curl run with `-o - -w "\n%{http_code}"`: its exit code, the status from the last line, the body before it.
+    static func reply(_ result: ProcessResult) -> Reply {
         var body = result.stdout
         var status = 0
         if let newline = body.lastIndex(of: "\n") {

@@ -18,15 +18,7 @@ struct HTTPSPortalRootTests {
         if let ca { args += ["--cacert", ca, "--capath", "/nonexistent"] }
         for field in form { args += ["--data-urlencode", field] }
         args.append("https://\(name)\(path)")
-        let result = try client.run("curl", args)
-        var body = result.stdout
-        var status = 0
-        if let newline = body.lastIndex(of: "\n") {
-            status = Int(body[body.index(after: newline)...]) ?? 0
-            body = String(body[..<newline])
-        }
-        let exit: Int32 = if case .exited(let code) = result.status { code } else { -1 }
-        return LabClient.Reply(exit: exit, status: status, body: body, stderr: result.stderr)
+        return LabClient.reply(try client.run("curl", args))
     }
 
     func redirect(_ client: LabClient, _ url: String) throws -> String {
