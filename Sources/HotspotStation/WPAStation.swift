@@ -238,8 +238,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                 return
             }
             if associatedBSSID == bssid, daemon.association != nil { return }   // the event and our start-up check
-            let poll = DaemonControl.keyValues((try? control.request("SIGNAL_POLL")) ?? "")
-            let rssi = Double(poll["RSSI"] ?? "") ?? -50
+            let rssi = Self.rssi(control) ?? -50
             // A roam: wpa_supplicant moved to another BSSID of the same SSID without a disconnection in between.
             // A new association (docs/DECISIONS.md): Inactive, then the cached sequence once DHCP is done.
             let previous = daemon.association
@@ -284,7 +283,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     /// helper sees it in its next command), with a `station` record `{action: "signal"}`.
     private func pollSignal() {
         guard let daemon, let control, let bssid = associatedBSSID, daemon.association != nil else { return }
-        guard let reply = try? control.request("SIGNAL_POLL"), let rssi = Double(DaemonControl.keyValues(reply)["RSSI"] ?? "") else { return }
+        guard let rssi = Self.rssi(control) else { return }
         let previous = reportedRSSI
         if let previous, abs(rssi - previous) < options.signalChangeThreshold { return }
         reportedRSSI = rssi
@@ -292,6 +291,12 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         daemon.record("station", ["action": "signal", "bssid": .string(bssid), "rssi": .number(rssi),
                                   "previousRSSI": previous.map(JSON.number) ?? .null, "signalStrength": .number(strength)])
         daemon.submit(.signalChanged(strength), via: "wpa_supplicant")
+    }
+
+    /// The current association's RSSI in dBm from wpa_supplicant's `SIGNAL_POLL` (nil: no answer or no RSSI).
+    private static func rssi(_ control: DaemonControl) -> Double? {
+        guard let reply = try? control.request("SIGNAL_POLL") else { return nil }
+        return Double(DaemonControl.keyValues(reply)["RSSI"] ?? "")
     }
 
     /// Loop thread: the association ended (our DISCONNECT, the AP, or the user).

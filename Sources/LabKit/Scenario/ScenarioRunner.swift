@@ -434,7 +434,7 @@ final class Context {
         }
         let scanSeconds = ScenarioRunner.seconds(since: scanStart)
         let start = ContinuousClock.now
-        let reply = try station.wpaControl().request("ROAM \(bssid)")
+        let reply = try wpa.request("ROAM \(bssid)")
         guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
         while ContinuousClock.now - start < .milliseconds(Int64(timeout * 1000)) {
             let records = station.readTrace(from: cursor)
