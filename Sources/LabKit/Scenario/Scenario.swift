@@ -139,11 +139,8 @@ public enum ScenarioParser {
 
     /// A BSSID, as written (lower case).
     static func bssid(_ field: Field) throws -> String {
-        let text = try field.nonEmptyString()
-        guard let mac = MACAddressText(text), !mac.isMulticast else {
-            throw field.error("expected a unicast MAC address such as 02:00:00:00:01:01, found `\(text)`")
-        }
-        return mac.text.lowercased()
+        _ = try field.nonEmptyString()
+        return try field.unicastMAC().text.lowercased()
     }
 
     static func oneOf(_ field: Field, _ allowed: [String], what: String) throws -> String {

@@ -149,6 +149,15 @@ struct Field {
         return value
     }
 
+    /// A unicast MAC address (a BSSID); the error shows `example`.
+    func unicastMAC(example: String = "02:00:00:00:01:01") throws -> MACAddressText {
+        let text = try string()
+        guard let mac = MACAddressText(text), !mac.isMulticast else {
+            throw error("expected a unicast MAC address such as \(example), found `\(text)`")
+        }
+        return mac
+    }
+
     func int(in range: ClosedRange<Int>) throws -> Int {
         guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
             throw error("expected an integer in \(range.lowerBound)...\(range.upperBound), found \(kindName)")
@@ -256,10 +265,7 @@ final class Reader {
         guard ssid.utf8.count <= 32 else { throw ssidField.error("expected an SSID of at most 32 bytes, found \(ssid.utf8.count)") }
         let bssidField = keys["bssid"]!
         remember(bssidField)
-        let bssidText = try bssidField.string()
-        guard let bssid = MACAddressText(bssidText), !bssid.isMulticast else {
-            throw bssidField.error("expected a unicast MAC address such as 02:00:00:00:01:00, found `\(bssidText)`")
-        }
+        let bssid = try bssidField.unicastMAC(example: "02:00:00:00:01:00")
         let channel = try keys["channel"]?.int(in: 1...13) ?? 6
         let hidden = try keys["hidden"]?.bool() ?? false
         let security = try keys["security"].map(security) ?? .open
@@ -272,11 +278,7 @@ final class Reader {
                 let ap = try item.mapping(allowed: ["bssid", "channel"], required: ["bssid"])
                 let field = ap["bssid"]!
                 remember(field)
-                let text = try field.string()
-                guard let apBSSID = MACAddressText(text), !apBSSID.isMulticast else {
-                    throw field.error("expected a unicast MAC address such as 02:00:00:00:01:01, found `\(text)`")
-                }
-                extra.append(AccessPoint(bssid: apBSSID, channel: try ap["channel"]?.int(in: 1...13) ?? channel))
+                extra.append(AccessPoint(bssid: try field.unicastMAC(), channel: try ap["channel"]?.int(in: 1...13) ?? channel))
             }
         }
         return Hotspot(name: name, ssid: ssid, bssid: bssid, channel: channel, hidden: hidden,
