@@ -215,6 +215,17 @@ final class RunDriver {
         return home
     }
 
+    /// The user joins the café and the helper signs in; false (noted: the rest of the run is skipped) when it
+    /// does not reach Authenticated.
+    func signInAtHome() throws -> Bool {
+        try station.join(certifier.home)
+        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
+            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
+            return false
+        }
+        return true
+    }
+
     func scan() throws {
         let list = try station.showScanList()
         note("scan list: " + RunningStation.render(scanList: list).joined(separator: " | "))
@@ -227,11 +238,7 @@ final class RunDriver {
     }
 
     func captive() throws {
-        try station.join(certifier.home)
-        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
-            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
-            return
-        }
+        guard try signInAtHome() else { return }
         // The maintain timer (scaled) fires: maintain without didJustJoin.
         guard waitAny(["Maintaining"]) != nil, waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
             note("maintain did not return to Authenticated")
@@ -268,11 +275,7 @@ final class RunDriver {
     static let hijackMark = "certify: DNS hijacked (every name answers with the gateway)"
 
     func dnsHijack() throws {
-        try station.join(certifier.home)
-        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
-            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
-            return
-        }
+        guard try signInAtHome() else { return }
         let home = try homeHotspot()
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "hijack"))
         // Marked in hotspotd's trace after dnsmasq answers that way: maintains sent later face the hijack.
@@ -287,11 +290,7 @@ final class RunDriver {
     }
 
     func changedPortal(kind: String, settings: [String: String]) throws {
-        try station.join(certifier.home)
-        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
-            note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
-            return
-        }
+        guard try signInAtHome() else { return }
         try station.leave()
         waitAny(["Inactive"], timeout: .seconds(10))
         let home = try homeHotspot()
