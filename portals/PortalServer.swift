@@ -50,29 +50,27 @@ public struct PortalServer: Sendable {
         logLine("https portal on \(tlsIP):\(listener.port) as \(httpsURL)")
         let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 120, logger: LineLogger(category: "portal"))
         await server.appendRoute("*") { request in
-            let host = request.headers[HTTPHeader("Host")].map { h -> String in
-                if let colon = h.lastIndex(of: ":"), !h.hasSuffix("]") { return String(h[..<colon]) }
-                return h
-            }
+            let host = Self.host(of: request)
             let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
             let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text }
             let query = request.query.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
             let location = HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: query,
                                                   intercepted: !handler.addressesPortal(host) && host != ip)
-            let response = PortalResponse.redirect(location)
-            var headers = HTTPHeaders()
-            for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
-            return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
-                                headers: headers, body: Data(response.body.utf8))
+            return httpResponse(.redirect(location))
         }
         try await runUntilCancelled(server, onListening: onListening)
     }
 
-    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        let host = request.headers[HTTPHeader("Host")].map { h -> String in
+    /// The request's Host header without its port.
+    static func host(of request: HTTPRequest) -> String? {
+        request.headers[HTTPHeader("Host")].map { h -> String in
             if let colon = h.lastIndex(of: ":"), !h.hasSuffix("]") { return String(h[..<colon]) }
             return h
         }
+    }
+
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let host = Self.host(of: request)
         var clientIP = ""
         switch request.remoteAddress {
         case .ip4(let ip, _): clientIP = ip
@@ -88,11 +86,7 @@ public struct PortalServer: Sendable {
         let portalRequest = PortalRequest(
             method: request.method.rawValue, path: request.path, host: host, query: query, form: form,
             clientIP: clientIP, intercepted: !addressesPortal(host))
-        let response = await answer(portalRequest)
-        var headers = HTTPHeaders()
-        for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
-        return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
-                            headers: headers, body: Data(response.body.utf8))
+        return httpResponse(await answer(portalRequest))
     }
 
     /// Listens on `ip:port` (IPv4: FlyingFox's `.loopback` would bind ::1) until cancelled.
@@ -125,6 +119,14 @@ public enum HTTPSRedirect {
         let base = httpsURL.hasSuffix("/") ? String(httpsURL.dropLast()) : httpsURL
         return base + (path.hasPrefix("/") ? path : "/" + path) + (query.isEmpty ? "" : "?" + query)
     }
+}
+
+/// A portal (or the internet's) answer as FlyingFox sends it.
+func httpResponse(_ response: PortalResponse) -> HTTPResponse {
+    var headers = HTTPHeaders()
+    for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
+    return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
+                        headers: headers, body: Data(response.body.utf8))
 }
 
 func phrase(_ status: Int) -> String {
@@ -167,11 +169,7 @@ public enum InternetServer {
     public static func run(ip: String, port: UInt16, onListening: @Sendable @escaping () -> Void = {}) async throws {
         let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 60, logger: LineLogger(category: "internet"))
         await server.appendRoute("*") { request in
-            let response = respond(path: request.path, host: request.headers[HTTPHeader("Host")])
-            var headers = HTTPHeaders()
-            for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
-            return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
-                                headers: headers, body: Data(response.body.utf8))
+            httpResponse(respond(path: request.path, host: request.headers[HTTPHeader("Host")]))
         }
         try await runUntilCancelled(server, onListening: onListening)
     }
