@@ -134,14 +134,40 @@ public final class TLSHTTPServer: @unchecked Sendable {
         return (fd, UInt16(bigEndian: actual.sin_port))
     }
 
-    /// Accepts on `listener` on a thread of its own until the socket is shut down or closed.
+    private let lifecycle = NSLock()
+    private var listener: Int32 = -1
+    private var stopping = false
+    private let loopEnded = DispatchSemaphore(value: 0)
+
+    /// Accepts on `listener` on a thread of its own until `stop()`. The server owns the listening socket from
+    /// here on: only its accept loop closes it, when it ends. (A caller that closed it itself could see the fd
+    /// number reused by its next socket while the loop was between two `accept` calls, and the loop would then
+    /// accept, and answer, on that other socket.)
     public func start(listener: Int32) {
+        lifecycle.withLock { self.listener = listener }
         let thread = Thread { [self] in self.acceptLoop(listener) }
         thread.name = "tls-accept"
         thread.start()
     }
 
+    /// Stops accepting: shuts the listening socket down, then waits until the accept loop has ended and closed
+    /// it. Connections already accepted finish on their own threads. Calling it again does nothing.
+    public func stop() {
+        let fd: Int32? = lifecycle.withLock {
+            guard !stopping, listener >= 0 else { return nil }
+            stopping = true
+            return listener
+        }
+        guard let fd else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+        loopEnded.wait()
+    }
+
     func acceptLoop(_ listener: Int32) {
+        defer {
+            close(listener)
+            loopEnded.signal()
+        }
         while true {
             var peer = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -151,7 +177,8 @@ public final class TLSHTTPServer: @unchecked Sendable {
                     if errno == EMFILE || errno == ENFILE { usleep(100_000) }
                     continue
                 }
-                logLine("[tls] accept stopped: \(String(cString: strerror(errno)))")
+                let cause = String(cString: strerror(errno))
+                if !lifecycle.withLock({ stopping }) { logLine("[tls] accept stopped: \(cause)") }
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

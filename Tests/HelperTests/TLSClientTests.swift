@@ -55,24 +55,35 @@ struct TLSFixture: Sendable {
 }
 
 /// The portal's TLS server (`Portals.TLSHTTPServer`) on 127.0.0.1: answers with the request it saw and the peer.
+/// A flag one thread sets and another polls, and a "done" the setter's peer waits for.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    private let done = DispatchSemaphore(value: 0)
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+    func markDone() { done.signal() }
+    func waitDone() { done.wait() }
+}
+
 final class LocalTLSServer: @unchecked Sendable {
-    let listener: Int32
     let port: UInt16
+    let server: TLSHTTPServer
 
     init(certificate: String, key: String, delaySeconds: Int = 0) throws {
         let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
+        let listener: Int32
         (listener, port) = try TLSHTTPServer.listen(ip: "127.0.0.1", port: 0)
-        TLSHTTPServer(context: context, ioTimeoutSeconds: 5) { request, peer in
+        server = TLSHTTPServer(context: context, ioTimeoutSeconds: 5) { request, peer in
             if delaySeconds > 0 { try? await Task.sleep(for: .seconds(delaySeconds)) }
             let body = "\(request.method) \(request.path)?\(request.query) host=\(request.host ?? "-") peer=\(peer) body=\(String(decoding: request.body, as: UTF8.self))"
             return PortalResponse(status: 200, headers: ["Content-Type": "text/plain"], body: body)
-        }.start(listener: listener)
+        }
+        server.start(listener: listener)
     }
 
-    func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-    }
+    /// The server closes its own listening socket, after its accept loop has ended (see `TLSHTTPServer.stop`).
+    func stop() { server.stop() }
 }
 
 @Suite("HotspotHTTPClient https:// (loopback TLS, certificates from the openssl command)", .serialized)
@@ -174,6 +185,52 @@ struct TLSClientTests {
         #expect(error.isTimeout)
         #expect(error.description == "TLS handshake with 127.0.0.1:\(port): Connection timed out (ETIMEDOUT), no answer within 600 ms", "\(error)")
         #expect(took >= .milliseconds(550) && took < .seconds(2), "took \(took)")
+    }
+
+    /// A stopped server never accepts on a socket that took its listener's fd number. Clients keep connecting while
+    /// it stops, so its accept loop is often between two `accept` calls; right after `stop()` a new listener is
+    /// made (usually with the same fd number) and a connection to it must arrive there. This is how
+    /// `handshakeObeysTheDeadline` once got a real handshake from an earlier test's server.
+    @Test func stoppedServerNeverAcceptsOnAReusedDescriptor() throws {
+        for round in 0..<40 {
+            let server = try LocalTLSServer(certificate: fixture.serverCert, key: fixture.serverKey)
+            let oldPort = server.port
+            let hammering = ManagedFlag()
+            let hammer = Thread {
+                while !hammering.isSet {
+                    let c = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                    var sa = sockaddr_in()
+                    sa.sin_family = sa_family_t(AF_INET)
+                    sa.sin_port = oldPort.bigEndian
+                    sa.sin_addr.s_addr = inet_addr("127.0.0.1")
+                    _ = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(c, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                    close(c)
+                }
+                hammering.markDone()
+            }
+            hammer.start()
+            server.stop()
+            let (fd, port) = bindLoopback(SOCK_STREAM)
+            defer { close(fd) }
+            try #require(listen(fd, 4) == 0, "listen on the new socket: \(String(cString: strerror(errno)))")
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(client) }
+            var sa = sockaddr_in()
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_port = port.bigEndian
+            sa.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            try #require(connected == 0, "connect to the new listener: \(String(cString: strerror(errno)))")
+            // The connection is queued on the new listener unless someone else accepted it: a non-blocking check.
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&p, 1, 0)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            let accepted = accept(fd, nil, nil)
+            hammering.set()
+            hammering.waitDone()
+            #expect(ready == 1 && accepted >= 0, "round \(round): the connection to the new listener (fd \(fd)) was taken by the stopped server's accept loop")
+            if accepted >= 0 { close(accepted) }
+        }
     }
 
     /// The handshake succeeds, the answer comes too late: the read ends at the same deadline.
