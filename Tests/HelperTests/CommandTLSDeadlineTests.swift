@@ -30,7 +30,18 @@ struct CommandTLSDeadlineTests {
         let error = try #require(caught as? HotspotTrafficError)
         #expect(error.isTimeout)
         #expect(error.operation == "TLS handshake with" && error.target == "127.0.0.1:\(port)", "\(error)")
-        // 80% of 1000 ms, less what passed before the request started.
-        #expect(took >= .milliseconds(700) && took < .milliseconds(1000), "took \(took): expected about 800 ms, before the 1 s deadline")
+        // The handshake's budget is 80% of what was left of the 1 s deadline when the request started (the error
+        // names it), not the request's own 10 s; it took at least that budget, and nowhere near 10 s. The budget,
+        // not the wall time, carries the 80%: wall-time bounds fail on a loaded machine.
+        let budget = try #require(error.detail.flatMap { Self.milliseconds(inDetail: $0) }, "no budget in \(error)")
+        #expect(budget > 400 && budget <= 800, "budget \(budget) ms: expected 80% of what was left of the 1 s deadline")
+        #expect(took >= .milliseconds(budget - 50) && took < .seconds(8), "took \(took) for a \(budget) ms budget")
+    }
+
+    /// `no answer within 800 ms` -> 800.
+    static func milliseconds(inDetail detail: String) -> Int? {
+        let words = detail.split(separator: " ")
+        guard let ms = words.firstIndex(of: "ms"), ms > 0 else { return nil }
+        return Int(words[ms - 1])
     }
 }

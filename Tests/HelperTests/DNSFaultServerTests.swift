@@ -39,12 +39,13 @@ import Glibc
 
         let resolver = HotspotResolver(nameservers: ["127.0.0.1"], port: port)
         let started = ContinuousClock.now
-        #expect { try resolver.resolve("captive.apple.com", timeout: .seconds(5)) } throws: { error in
+        #expect { try resolver.resolve("captive.apple.com", timeout: .seconds(30)) } throws: { error in
             "\(error)" == "resolve captive.apple.com via 127.0.0.1:\(port): DNS error SERVFAIL"
                 || "\(error)" == "resolve captive.apple.com: DNS error SERVFAIL"
         }
-        // SERVFAIL is an answer, not silence: the resolver gives up well before its 5 s.
-        #expect(ContinuousClock.now - started < .seconds(2))
+        // SERVFAIL is an answer, not silence: the resolver gives up long before its 30 s (a bound loose enough
+        // for a loaded machine; silence would take the whole 30 s).
+        #expect(ContinuousClock.now - started < .seconds(15))
         let log = try String(contentsOfFile: dir + "/dns.log", encoding: .utf8)
         #expect(log.contains("query[A] captive.apple.com from 127.0.0.1: SERVFAIL"), "\(log)")
     }

@@ -24,7 +24,7 @@ struct HTTPClientTests {
         #expect(r.header("content-type") == "text/html")
         #expect(r.header("X-TWO") == "a")
         #expect(r.headers.map(\.name) == ["Content-Type", "X-Two", "x-two", "Content-Length"])
-        #expect(took < .seconds(2), "waited for the close instead of using Content-Length: \(took)")
+        #expect(took < .seconds(10), "waited for the close instead of using Content-Length: \(took)")
         let request = try #require(server.received.first)
         #expect(request.requestLine == "GET /page?x=1 HTTP/1.1")
         #expect(request.header("Host") == "127.0.0.1:\(server.port)")
@@ -95,7 +95,7 @@ struct HTTPClientTests {
         #expect(error.isTimeout)
         #expect(error.description == "read response to GET http://127.0.0.1:\(server.port)/slow: Connection timed out (ETIMEDOUT), no answer within 300 ms",
                 "\(error)")
-        #expect(took >= Duration.milliseconds(290) && took < Duration.seconds(2), "took \(took)")
+        #expect(took >= Duration.milliseconds(290) && took < Duration.seconds(10), "took \(took)")
     }
 
     @Test func connectionRefusedNamesHostAndErrno() throws {

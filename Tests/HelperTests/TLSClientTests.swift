@@ -184,7 +184,7 @@ struct TLSClientTests {
         let error = try #require(caught as? HotspotTrafficError)
         #expect(error.isTimeout)
         #expect(error.description == "TLS handshake with 127.0.0.1:\(port): Connection timed out (ETIMEDOUT), no answer within 600 ms", "\(error)")
-        #expect(took >= .milliseconds(550) && took < .seconds(2), "took \(took)")
+        #expect(took >= .milliseconds(550) && took < .seconds(10), "took \(took)")
     }
 
     /// A stopped server never accepts on a socket that took its listener's fd number. Clients keep connecting while
@@ -235,7 +235,7 @@ struct TLSClientTests {
 
     /// The handshake succeeds, the answer comes too late: the read ends at the same deadline.
     @Test func readObeysTheDeadline() throws {
-        let server = try LocalTLSServer(certificate: fixture.serverCert, key: fixture.serverKey, delaySeconds: 3)
+        let server = try LocalTLSServer(certificate: fixture.serverCert, key: fixture.serverKey, delaySeconds: 20)
         defer { server.stop() }
         var caught: (any Error)?
         let took = elapsed {
@@ -244,7 +244,7 @@ struct TLSClientTests {
         let error = try #require(caught as? HotspotTrafficError)
         #expect(error.isTimeout)
         #expect(error.description == "read response to GET https://127.0.0.1:\(server.port)/: Connection timed out (ETIMEDOUT), no answer within 800 ms", "\(error)")
-        #expect(took < .seconds(2), "took \(took)")
+        #expect(took < .seconds(15), "took \(took): the 20 s late answer was waited for")
     }
 
     /// A plain HTTP server behind an https:// URL: the handshake fails with OpenSSL's reason.
