@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 swift build
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
 /usr/bin/python3 ci/check-workflows.py
+# The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
+/usr/bin/python3 ci/check-architecture.py
 # One suite at a time: on 2 cores, suites that block Swift's cooperative threads starve the in-process portal
 # servers of the helper tests; the end-to-end suites run one at a time in the VM anyway.
 swift test --no-parallel

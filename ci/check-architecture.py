@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Checks the package's target graph against the layers of docs/ARCHITECTURE.md.
+
+Reads the target dependency graph from `swift package dump-package` (JSON) and checks:
+
+  1. every target has a layer (libraries are listed in LAYERS below; executables and tests get theirs
+     from their kind), and every dependency points to a strictly lower layer;
+  2. the rules in FORBIDDEN hold, also through other targets (A -> B -> C counts as A reaching C);
+  3. the subsystem (PURE_SUBSYSTEM) uses no package from outside this repository;
+  4. every `import X` in a target's Swift files, where X is a target of this package, is among that
+     target's dependencies, direct or through other targets (SwiftPM can let an import outside them
+     compile by accident when X happens to be built already), and the pure targets import nothing else
+     (PURE_IMPORTS);
+  5. the import table between `<!-- imports:begin -->` and `<!-- imports:end -->` in docs/ARCHITECTURE.md
+     is the one this script generates from the package.
+
+Usage:
+  ci/check-architecture.py            check; exit 0 when everything holds, 1 with one line per problem
+  ci/check-architecture.py --write    regenerate the table in docs/ARCHITECTURE.md, then check the rules
+  --allow A->B                        report edge A -> B (a forbidden or upward one) as a warning instead
+                                      of a failure; for a rule that will hold once pending work is merged
+  --package-json FILE                 read the dump from FILE instead of running swift (tests, speed)
+  --doc FILE                          the document holding the table (default docs/ARCHITECTURE.md)
+
+Adding a library target: give it a layer in LAYERS (the lowest layer that is above all it depends on) and
+run `ci/check-architecture.py --write`. Standard library only.
+"""
+import argparse, json, os, re, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Lowest first. A target may depend only on targets of a lower layer (peers in one layer may not depend on
+# each other). Packages from outside the repository (ArgumentParser, Yams, FlyingFox) count as layer 0.
+LAYERS = [
+    ("system libraries", ["CLibNL", "CLibNLGenl", "CLibMNL", "COpenSSL"]),
+    ("C shims", ["CSystemShims", "CNetlinkShim", "CTLSShim"]),
+    ("pure core", ["HotspotCore"]),
+    ("wire protocol", ["HotspotProtocol"]),
+    ("system calls", ["HotspotSystem"]),
+    ("kernel, SDK", ["Netlink", "HotspotHelper"]),
+    ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat"]),
+    ("station", ["HotspotStation"]),
+    ("lab", ["LabKit", "Portals"]),
+]
+EXECUTABLES = "programs"  # every executable target: above every library
+TESTS = "tests"  # every test target: above everything (a test may use a program's module)
+
+# (target, must not reach, why, pending): checked through the whole dependency closure.
+# pending: the rule is the goal but not yet true on main; say what makes it true.
+FORBIDDEN = [
+    ("LabKit", "HotspotDaemon", "the lab talks to hotspotd over its sockets; it does not link the daemon",
+     "holds once the contracts branch (ControlClient, traceFormatVersion and the WPA text helpers moved down) is merged"),
+    ("LabKit", "HotspotStation", "the lab drives a station's hotspotd as a process, not as a library",
+     "holds once the contracts branch is merged"),
+] + [
+    ("Portals", t, "a captive portal is the world outside the device: it knows nothing of the subsystem", None)
+    for t in ["HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotDaemon", "HotspotStation", "HotspotHelper"]
+]
+
+# Targets that may use no package from outside this repository: the subsystem and its SDK stay
+# installable with the system toolchain and libraries alone.
+PURE_SUBSYSTEM = ["HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotDaemon", "HotspotStation",
+                  "HotspotHelper", "NEHotspotHelperCompat", "Netlink"]
+
+# Targets whose sources may import only what is listed (no Foundation, no Glibc): pure code, no I/O.
+PURE_IMPORTS = {"HotspotCore": set(), "HotspotProtocol": {"HotspotCore"}}
+
+BEGIN, END = "<!-- imports:begin -->", "<!-- imports:end -->"
+KIND = {"regular": "library", "executable": "program", "test": "test", "system": "system library",
+        "macro": "macro", "plugin": "plugin"}
+
+
+def load_package(path):
+    if path:
+        with open(path) as f:
+            return json.load(f)
+    try:
+        out = subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        sys.exit("architecture check: cannot run `swift package dump-package`: swift is not on PATH")
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"architecture check: `swift package dump-package` exited {e.returncode}: {e.stderr.strip()}")
+    return json.loads(out)
+
+
+def graph(package):
+    """name -> {type, deps (targets of this package), products (external), path}"""
+    targets = {}
+    for t in package["targets"]:
+        deps, products = [], []
+        for d in t.get("dependencies", []):
+            (how, value), = d.items()
+            if how in ("byName", "target"):
+                deps.append(value[0])
+            elif how == "product":
+                products.append(value[0] + (f" ({value[1]})" if value[1] else ""))
+        default = "Tests" if t["type"] == "test" else "Sources"
+        targets[t["name"]] = {"type": t["type"], "deps": deps, "products": products,
+                              "path": t.get("path") or os.path.join(default, t["name"])}
+    # byName may name a product of a package rather than a target: treat it as external.
+    for t in targets.values():
+        t["products"] += [d for d in t["deps"] if d not in targets]
+        t["deps"] = [d for d in t["deps"] if d in targets]
+    return targets
+
+
+def layer_of(name, info):
+    if info["type"] == "test":
+        return len(LAYERS) + 1, TESTS
+    if info["type"] == "executable":
+        return len(LAYERS), EXECUTABLES
+    for rank, (label, names) in enumerate(LAYERS):
+        if name in names:
+            return rank, label
+    return None, None
+
+
+def table(targets):
+    lines = [BEGIN,
+             "<!-- Generated by `ci/check-architecture.py --write` from `swift package dump-package`; "
+             "ci/test.sh fails when it differs from Package.swift. -->",
+             "",
+             "| target | kind | layer | depends on (targets of this package) | packages |",
+             "|---|---|---|---|---|"]
+    order = sorted(targets, key=lambda n: (layer_of(n, targets[n])[0] if layer_of(n, targets[n])[0] is not None
+                                           else 99, list(targets).index(n)))
+    for name in order:
+        t = targets[name]
+        rank, label = layer_of(name, t)
+        where = f"{rank} {label}" if rank is not None else "(none)"
+        deps = ", ".join(f"`{d}`" for d in sorted(t["deps"])) or "-"
+        products = ", ".join(sorted(t["products"])) or "-"
+        lines.append(f"| `{name}` | {KIND.get(t['type'], t['type'])} | {where} | {deps} | {products} |")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def read_doc(path):
+    with open(path) as f:
+        text = f.read()
+    b, e = text.find(BEGIN), text.find(END)
+    if b < 0 or e < 0 or e < b:
+        sys.exit(f"architecture check: {os.path.relpath(path, ROOT)} has no {BEGIN} ... {END} section")
+    return text, b, e + len(END)
+
+
+def parse_table(section):
+    """The table as the document has it: name -> (set of deps, set of packages)."""
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 5 or not cells[0].startswith("`"):
+            continue
+        rows[cells[0].strip("`")] = (set(re.findall(r"`([^`]+)`", cells[3])),
+                                     set() if cells[4] == "-" else {p.strip() for p in cells[4].split(", ")})
+    return rows
+
+
+def compare_table(doc_rows, targets, docname):
+    problems = []
+    for name, t in targets.items():
+        if name not in doc_rows:
+            problems.append(f"{docname}: target {name} is in Package.swift but not in the imports table")
+            continue
+        deps, products = doc_rows[name]
+        for d in sorted(set(t["deps"]) - deps):
+            problems.append(f"{docname}: edge {name} -> {d} is in Package.swift but not in the imports table")
+        for d in sorted(deps - set(t["deps"])):
+            problems.append(f"{docname}: edge {name} -> {d} is in the imports table but not in Package.swift")
+        for p in sorted(set(t["products"]) ^ products):
+            side = "Package.swift" if p in t["products"] else "the imports table"
+            problems.append(f"{docname}: {name} uses package product {p} only in {side}")
+    for name in sorted(set(doc_rows) - set(targets)):
+        problems.append(f"{docname}: target {name} is in the imports table but not in Package.swift")
+    return problems
+
+
+def closure_path(targets, start, goal):
+    """A dependency path start -> ... -> goal, or None."""
+    seen, stack = {start}, [[start]]
+    while stack:
+        path = stack.pop()
+        for d in targets[path[-1]]["deps"]:
+            if d == goal:
+                return path + [d]
+            if d not in seen:
+                seen.add(d)
+                stack.append(path + [d])
+    return None
+
+
+def closure(targets, start):
+    """Every target start depends on, directly or through others."""
+    seen, stack = set(), list(targets[start]["deps"])
+    while stack:
+        d = stack.pop()
+        if d not in seen:
+            seen.add(d)
+            stack.extend(targets[d]["deps"])
+    return seen
+
+
+IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|func|protocol|typealias|var|let)\s+)?(\w+)")
+
+
+def source_imports(path):
+    """(file, line number, module) for every import in the Swift files under path."""
+    found = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, path)):
+        for fn in sorted(files):
+            if not fn.endswith(".swift"):
+                continue
+            full = os.path.join(dirpath, fn)
+            with open(full, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    m = IMPORT.match(line)
+                    if m:
+                        found.append((os.path.relpath(full, ROOT), n, m.group(1)))
+    return found
+
+
+def check_rules(targets, allowed):
+    problems, warnings = [], []
+
+    def report(edge, message):
+        (warnings if edge in allowed else problems).append(message + ("  [allowed for now by --allow]" if edge in allowed else ""))
+
+    for name, t in targets.items():
+        rank, label = layer_of(name, t)
+        if rank is None:
+            problems.append(f"target {name} has no layer: add it to LAYERS in ci/check-architecture.py "
+                            "(the lowest layer above everything it depends on), then run it with --write")
+            continue
+        for d in t["deps"]:
+            drank, dlabel = layer_of(d, targets[d])
+            if drank is not None and drank >= rank:
+                report((name, d), f"edge {name} -> {d} points {'up' if drank > rank else 'sideways'} a layer: "
+                                  f"{name} is in layer {rank} ({label}), {d} in layer {drank} ({dlabel})")
+        if name in PURE_SUBSYSTEM and t["products"]:
+            problems.append(f"target {name} uses {', '.join(t['products'])}: the subsystem and its SDK use no "
+                            "package from outside this repository")
+    for name, goal, why, pending in FORBIDDEN:
+        if name not in targets or goal not in targets:
+            continue
+        path = closure_path(targets, name, goal)
+        if path:
+            via = "" if len(path) == 2 else " (through " + " -> ".join(path) + ")"
+            note = f"; expected until merged: {pending}" if pending else ""
+            report((name, goal), f"edge {name} -> {goal}{via} is forbidden: {why}{note}")
+    for name, t in targets.items():
+        if t["type"] == "system":
+            continue
+        allowed_imports = PURE_IMPORTS.get(name)
+        reachable = closure(targets, name)
+        for file, line, module in source_imports(t["path"]):
+            if module in targets and module != name and module not in reachable:
+                report((name, module), f"{file}:{line}: {name} imports {module}, which is not among its "
+                                       "dependencies in Package.swift (direct or through other targets)")
+            elif allowed_imports is not None and module not in allowed_imports:
+                only = ("imports nothing" if not allowed_imports
+                        else "imports only " + ", ".join(sorted(allowed_imports)))
+                problems.append(f"{file}:{line}: {name} imports {module}; {name} is pure: it {only} (PURE_IMPORTS)")
+    return problems, warnings
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--write", action="store_true", help="regenerate the imports table in the document")
+    ap.add_argument("--allow", action="append", default=[], metavar="A->B",
+                    help="report this edge as a warning instead of a failure (repeatable)")
+    ap.add_argument("--package-json", help="read `swift package dump-package` output from this file")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs/ARCHITECTURE.md"))
+    args = ap.parse_args()
+    allowed = set()
+    for a in args.allow:
+        if "->" not in a:
+            sys.exit(f"architecture check: --allow {a!r}: expected TARGET->TARGET")
+        src, dst = (s.strip() for s in a.split("->", 1))
+        allowed.add((src, dst))
+
+    targets = graph(load_package(args.package_json))
+    docname = os.path.relpath(os.path.abspath(args.doc), ROOT)
+    text, b, e = read_doc(args.doc)
+    generated = table(targets)
+    problems = []
+    if args.write:
+        if text[b:e] != generated:
+            with open(args.doc, "w") as f:
+                f.write(text[:b] + generated + text[e:])
+            print(f"architecture check: wrote the imports table of {docname}")
+    elif text[b:e] != generated:
+        problems = compare_table(parse_table(text[b:e]), targets, docname)
+        if not problems:
+            problems.append(f"{docname}: the imports table's text differs from the generated one (a layer, a kind "
+                            "or the order): run ci/check-architecture.py --write")
+    rule_problems, warnings = check_rules(targets, allowed)
+    problems += rule_problems
+    for w in warnings:
+        print("architecture check WARNING: " + w, file=sys.stderr)
+    for p in problems:
+        print("architecture check FAILED: " + p, file=sys.stderr)
+    sys.stderr.flush()
+    print(f"architecture check: {len(targets)} targets, "
+          + ("ok" if not problems else f"{len(problems)} problem(s)")
+          + (f", {len(warnings)} allowed for now" if warnings else ""))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
