@@ -289,13 +289,7 @@ final class Context {
             }
             return "access point\(controls.count > 1 ? "s" : "") of \(running.hotspot.name) \(up ? "back" : "gone")"
         case .uplink(let up, let hotspot):
-            let running = try hotspotFor(hotspot)
-            let (internetSide, _) = lab.topology.internet.uplink(running.index)
-            let route = Route(gateway: IPAddress("\(internetSide)")!)
-            do {
-                if up { try running.namespace.route.addRoute(route) } else { try running.namespace.route.deleteRoute(route) }
-            } catch let e as SystemError where e.errno == (up ? EEXIST : ESRCH) {}
-            return "uplink of \(running.hotspot.name) \(up ? "up" : "down")"
+            return try lab.setUplink(try hotspotFor(hotspot), up: up)
         case .linkQuality(let hotspot, let side, let latency, let jitter, let loss, let rate):
             let running = try hotspotFor(hotspot)
             return try lab.setLinkQuality(running, side: side, latencyMS: latency, jitterMS: jitter, lossPercent: loss, rateKbit: rate)

@@ -102,7 +102,7 @@ public final class RunningStation: @unchecked Sendable {
             try DaemonControl.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
         } catch {
             throw SystemError("start wpa_supplicant", "for station \(station.name)",
-                              reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(HotspotLab.tail(wpaLog))")
+                              reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(Readiness.tail(wpaLog))")
         }
         let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options)
         let running = RunningStation(station: station, index: index, namespace: ns, interface: interface, directory: dir, lab: lab,
@@ -129,7 +129,7 @@ public final class RunningStation: @unchecked Sendable {
             _ = try controlClient!.status()
         } catch {
             throw SystemError("start hotspotd", "for station \(station.name)",
-                              reason: "\(error) (exit: \(String(describing: try? hotspotd.poll()))); log \(hotspotdLog): \(HotspotLab.tail(hotspotdLog))")
+                              reason: "\(error) (exit: \(String(describing: try? hotspotd.poll()))); log \(hotspotdLog): \(Readiness.tail(hotspotdLog))")
         }
     }
 
@@ -232,7 +232,7 @@ public final class RunningStation: @unchecked Sendable {
                 } else {
                     if let exit = try? helpers[i].process.poll() {
                         throw SystemError("start helper", helpers[i].command,
-                                          reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(HotspotLab.tail(helpers[i].log))")
+                                          reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
                     }
                     missing.append(helpers[i].command)
                 }

@@ -1,0 +1,102 @@
+import Foundation
+import HotspotSystem
+import Netlink
+
+/// A hotspot's uplink: the veth to the internet namespace (a /30 from the internet's uplinks), the default
+/// route through it (absent with `faults: {uplink: down}`), netem on its egress when the faults ask for
+/// latency, loss or a rate, and IPv4 forwarding in the hotspot namespace.
+public final class UplinkService: HotspotService, @unchecked Sendable {
+    public let hotspot: Hotspot
+    public let index: Int
+    let lab: Lab
+    let namespace: NetworkNamespace
+    let internet: NetworkNamespace
+    let topology: Topology
+    let launcher: any ProcessLauncher
+    /// The uplink interface in the hotspot namespace.
+    public let interface: String
+    /// The internet's end of the /30: the hotspot's default gateway.
+    public let internetSide: IPv4Address
+
+    public var serviceName: String { "uplink" }
+    public var logFiles: [String: String] { [:] }
+
+    init(hotspot: Hotspot, index: Int, lab: Lab, namespace: NetworkNamespace, internet: NetworkNamespace, topology: Topology,
+         launcher: any ProcessLauncher) throws {
+        self.hotspot = hotspot
+        self.index = index
+        self.lab = lab
+        self.namespace = namespace
+        self.internet = internet
+        self.topology = topology
+        self.launcher = launcher
+        interface = try lab.name("h\(index)u")
+        internetSide = topology.internet.uplink(index).internet
+    }
+
+    var defaultRoute: Route {
+        get throws {
+            guard let gateway = IPAddress("\(internetSide)") else {
+                throw SystemError("route the uplink of", hotspot.name, reason: "\(internetSide) is not an IP address")
+            }
+            return Route(gateway: gateway)
+        }
+    }
+
+    public func launch() throws {
+        let (internetSide, hotspotSide) = topology.internet.uplink(index)
+        try lab.connect(namespace, "h\(index)u", addresses: [try IPPrefix.parse("\(hotspotSide)/30")],
+                        to: internet, "h\(index)i", addresses: [try IPPrefix.parse("\(internetSide)/30")])
+        if !hotspot.faults.uplinkDown {
+            try namespace.route.addRoute(try defaultRoute)
+        }
+        let f = hotspot.faults
+        let netem = Self.netem(latencyMS: f.latencyMS, jitterMS: f.jitterMS, lossPercent: Double(f.lossPercent), rateKbit: f.rateKbit)
+        if !netem.isEmpty {
+            // Latency, jitter, loss and a rate limit on the uplink (egress of the hotspot's side) with netem.
+            let args = Self.netemArguments(verb: "add", device: interface, netem: netem)
+            let tc = try launcher.run(ProcessConfiguration(try launcher.tool("tc"), args), inNamespace: namespace.name, timeout: .seconds(10))
+            guard tc.status.succeeded else {
+                throw SystemError("apply faults latency-ms/loss-percent of hotspot \(hotspot.name) on", interface,
+                                  reason: "tc \(args.joined(separator: " ")): \(tc.stderr.trimmingCharacters(in: .whitespacesAndNewlines)) "
+                                      + "(this kernel may lack netem; the VM kernel has it: --where vm)")
+            }
+        }
+        // net.* sysctls belong to the writing thread's namespace: write from inside.
+        let ns = namespace
+        try ns.runInside {
+            let fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY)
+            guard fd >= 0 else { throw SystemError.current("open", "/proc/sys/net/ipv4/ip_forward") }
+            defer { close(fd) }
+            guard write(fd, "1\n", 2) == 2 else { throw SystemError.current("enable forwarding in", ns.name) }
+        }
+    }
+
+    /// Ready once launched (links and routes are synchronous).
+    public func waitUntilReady() throws {}
+
+    /// The uplink goes down: the default route is removed (the veth stays, so it can come back).
+    public func stop() throws { try setUp(false) }
+
+    /// The default route through the uplink is added (up) or removed (down); already so is fine.
+    public func setUp(_ up: Bool) throws {
+        let route = try defaultRoute
+        do {
+            if up { try namespace.route.addRoute(route) } else { try namespace.route.deleteRoute(route) }
+        } catch let e as SystemError where e.errno == (up ? EEXIST : ESRCH) {}
+    }
+
+    /// `tc` arguments putting netem (`netem`: its parameters) on `device`'s egress; `verb` add or replace.
+    public static func netemArguments(verb: String, device: String, netem: [String]) -> [String] {
+        ["qdisc", verb, "dev", device, "root", "netem"] + netem
+    }
+
+    /// netem's parameters for these faults (empty: none).
+    public static func netem(latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) -> [String] {
+        var args: [String] = []
+        if latencyMS > 0 || jitterMS > 0 { args += ["delay", "\(latencyMS)ms"] + (jitterMS > 0 ? ["\(jitterMS)ms"] : []) }
+        if lossPercent > 0 { args += ["loss", lossPercent == lossPercent.rounded() ? "\(Int(lossPercent))%" : "\(lossPercent)%"] }
+        if rateKbit > 0 { args += ["rate", "\(rateKbit)kbit"] }
+        return args
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import HotspotSystem
+
+/// In the VM, a lab's logs are copied to the results share when it goes down, under the same path the host
+/// sees (`hotspot-lab` sets `HOTSPOT_LAB_VM_LOGS` to a host folder that is the share). Regular files only:
+/// the control sockets stay behind.
+public enum VMLogMirror {
+    public static let environmentKey = "HOTSPOT_LAB_VM_LOGS"
+
+    public static func copyOut(_ logDirectory: String) {
+        let env = ProcessInfo.processInfo.environment
+        guard InVM.isActive, let folder = env[environmentKey], let share = InVM.resultsDirectory, logDirectory.hasPrefix(folder + "/") else { return }
+        let relative = String(logDirectory.dropFirst(folder.count + 1))
+        let fm = FileManager.default
+        guard let walker = fm.enumerator(atPath: logDirectory) else { return }
+        while let item = walker.nextObject() as? String {
+            let source = logDirectory + "/" + item
+            var info = stat()
+            guard lstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let target = share + "/" + relative + "/" + item
+            try? fm.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try? fm.removeItem(atPath: target)
+            try? fm.copyItem(atPath: source, toPath: target)
+        }
+    }
+}
+
+/// A report file (`--junit`, `--json`, `--html`) written by a command. Inside the VM the host's folders are
+/// read-only (changes land in a throwaway overlay), so the file goes to the results share with a manifest
+/// line, and the host process moves it to `path` when the VM has stopped (`deliver`).
+public enum ReportFile {
+    public static func write(_ text: String, to path: String) throws {
+        let env = ProcessInfo.processInfo.environment
+        // Relative to the directory the user ran the command in (inside the VM it may be another).
+        let cwd = env["HOTSPOT_LAB_HOST_CWD"] ?? FileManager.default.currentDirectoryPath
+        let absolute = path.hasPrefix("/") ? path : cwd + "/" + path
+        guard InVM.isActive, env[VMLogMirror.environmentKey] != nil, let share = InVM.resultsDirectory else {
+            try text.write(toFile: absolute, atomically: true, encoding: .utf8)
+            return
+        }
+        let outputs = share + "/outputs"
+        try FileManager.default.createDirectory(atPath: outputs, withIntermediateDirectories: true)
+        let name = "\(getpid())-\(UInt64(Date().timeIntervalSince1970 * 1e6))"
+        try text.write(toFile: outputs + "/" + name, atomically: false, encoding: .utf8)
+        let line = name + "\t" + absolute + "\n"
+        if let handle = FileHandle(forWritingAtPath: outputs + "/manifest") {
+            handle.seekToEndOfFile()
+            handle.write(Data(line.utf8))
+            handle.closeFile()
+        } else {
+            try line.write(toFile: outputs + "/manifest", atomically: false, encoding: .utf8)
+        }
+    }
+
+    /// On the host after a VM run: moves every report the run wrote to where it was asked for.
+    public static func deliver(from folder: String) -> [String] {
+        let outputs = folder + "/outputs"
+        guard let manifest = try? String(contentsOfFile: outputs + "/manifest", encoding: .utf8) else { return [] }
+        var delivered: [String] = []
+        for line in manifest.split(separator: "\n") {
+            let parts = line.split(separator: "\t", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            let target = parts[1]
+            try? FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(atPath: target)
+            do {
+                try FileManager.default.moveItem(atPath: outputs + "/" + parts[0], toPath: target)
+                delivered.append(target)
+            } catch {
+                FileHandle.standardError.write(Data("hotspot-lab: deliver the report \(target) from the VM: \(error)\n".utf8))
+            }
+        }
+        return delivered
+    }
+}
