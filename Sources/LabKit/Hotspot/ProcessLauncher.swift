@@ -26,7 +26,19 @@ public protocol ProcessLauncher: AnyObject, Sendable {
     /// Starts a daemon in the lab namespace named `namespace` (nil: the caller's).
     func spawn(_ configuration: ProcessConfiguration, inNamespace namespace: String?) throws -> any ServiceProcess
     /// Runs a command to completion in the lab namespace named `namespace` (nil: the caller's).
-    func run(_ configuration: ProcessConfiguration, inNamespace namespace: String?, timeout: Duration) throws -> ProcessResult
+    func run(_ configuration: ProcessConfiguration, inNamespace namespace: String?, timeout: Duration) throws -> CommandResult
+}
+
+/// How a command run to completion ended, and what it printed.
+public struct CommandResult: Sendable, Equatable {
+    public var status: ExitStatus
+    public var stdout: String
+    public var stderr: String
+    public init(status: ExitStatus, stdout: String = "", stderr: String = "") {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
 }
 
 /// The real launcher: processes through `Lab.spawn` and `ProcessRunner`, tools from the system.
@@ -52,8 +64,9 @@ public final class LabProcessLauncher: ProcessLauncher, @unchecked Sendable {
         try lab.spawn(configuration, in: try namespace.map { try self.namespace($0, for: configuration) })
     }
 
-    public func run(_ configuration: ProcessConfiguration, inNamespace namespace: String?, timeout: Duration) throws -> ProcessResult {
-        try ProcessRunner.run(try namespace.map { try configuration.inNetworkNamespace($0) } ?? configuration, timeout: timeout)
+    public func run(_ configuration: ProcessConfiguration, inNamespace namespace: String?, timeout: Duration) throws -> CommandResult {
+        let result = try ProcessRunner.run(try namespace.map { try configuration.inNetworkNamespace($0) } ?? configuration, timeout: timeout)
+        return CommandResult(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }
 

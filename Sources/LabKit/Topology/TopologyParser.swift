@@ -343,9 +343,9 @@ final class Reader {
         if let f = keys["address"], !subnet.contains(address) || address == subnet.first || address == subnet.last {
             throw f.error("expected a host address inside \(subnet), found \(address)")
         }
-        var start = IPv4Address(value: subnet.network.value + 10)
-        var end = IPv4Address(value: subnet.last.value - 1)
-        if subnet.length > 27 { start = IPv4Address(value: address.value + 1) }
+        guard var (start, end) = DHCPRange.derived(subnet: subnet, gateway: address) else {
+            throw subnetField.error("expected a subnet with a host address besides the gateway \(address) for DHCP, found \(subnet)")
+        }
         if let f = keys["dhcp-range"] {
             let items = try f.list()
             guard items.count == 2 else { throw f.error("expected a list of two addresses [first, last], found \(items.count) items") }
