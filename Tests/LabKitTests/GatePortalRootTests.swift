@@ -317,4 +317,34 @@ struct HotspotFaultRootTests {
         let rtt = ping.stdout.split(separator: "time=").dropFirst().first.flatMap { Double($0.prefix { $0 == "." || $0.isNumber }) }
         #expect((rtt ?? 0) >= 150, "rtt \(String(describing: rtt)) ms with 150 ms latency: \(ping.stdout)")
     }
+
+    /// A hotspot is its services; the uplink step removes and restores the default route; a portal that goes
+    /// down leaves the services; every service's logs are collected.
+    @Test("root: a hotspot's services: uplink down and up, portal down, logs collected")
+    func services() throws {
+        try withLab(try labTopology(kind: "click-through")) { client in
+            let running = client.lab.hotspots[0]
+            #expect(running.services.map(\.serviceName) == ["uplink", "gate", "portal click-through", "dnsmasq"])
+            func defaultRoute() throws -> String {
+                try ProcessRunner.run(ProcessConfiguration("ip", ["-4", "route", "show", "default"]).inNetworkNamespace(running.namespace.name)).stdout
+            }
+            #expect(try defaultRoute().contains("via \(client.lab.topology.internet.uplink(0).internet)"))
+            #expect(try client.lab.setUplink(running, up: false) == "uplink of cafe down")
+            #expect(try defaultRoute().isEmpty)
+            try client.lab.setUplink(running, up: false) // already down: fine
+            try client.lab.setUplink(running, up: true)
+            try client.lab.setUplink(running, up: true) // already up: fine
+            #expect(try defaultRoute().contains("via \(client.lab.topology.internet.uplink(0).internet)"))
+
+            let collected = client.lab.logDirectory + "/collected"
+            try running.writeLogs(to: collected)
+            #expect(FileManager.default.fileExists(atPath: collected + "/portal.log"))
+            #expect(FileManager.default.fileExists(atPath: collected + "/dnsmasq.log"))
+
+            let portal = try #require(running.portal)
+            try client.lab.switchPortal(hotspot: "cafe", kind: "down")
+            #expect(portal.exitStatus != nil && client.lab.hotspots[0].portal == nil && client.lab.hotspots[0].portalKind == nil)
+            #expect(client.lab.hotspots[0].services.map(\.serviceName) == ["uplink", "gate", "dnsmasq"])
+        }
+    }
 }
