@@ -182,4 +182,62 @@ import Testing
         #expect(GateRuleset.allowArguments(mac: "02:00:00:00:00:09", ip: "198.51.100.10", seconds: 5)
                 == ["add", "element", "inet", "hotspot", "authenticated", "{ 02:00:00:00:00:09 . 198.51.100.10 timeout 5s }"])
     }
+
+    /// The whole gate, as `nft -f` loads it: captive, and not captive.
+    @Test func gateRulesetWholeText() {
+        #expect(GateRuleset.render(hotspot(.open).gateway, lan: "lan0", uplink: "up0") == """
+            table inet hotspot {
+                set authenticated {
+                    type ether_addr . ipv4_addr
+                    flags timeout
+                    timeout 600s
+                }
+                chain prerouting {
+                    type nat hook prerouting priority dstnat; policy accept;
+                    iifname "lan0" ether saddr . ip saddr @authenticated return
+                    iifname "lan0" ip daddr != 198.51.100.1 tcp dport 80 redirect to :8080
+                }
+                chain input {
+                    type filter hook input priority filter; policy accept;
+                    iifname != "lan0" accept
+                    ct state established,related accept
+                    udp dport { 53, 67 } accept
+                    tcp dport { 53, 443, 8080 } accept
+                    icmp type echo-request accept
+                    meta l4proto tcp reject with tcp reset
+                    reject with icmpx type admin-prohibited
+                }
+                chain forward {
+                    type filter hook forward priority filter; policy drop;
+                    iifname "up0" oifname "lan0" ct state established,related accept
+                    iifname "lan0" oifname "up0" ether saddr . ip saddr @authenticated accept
+                    iifname "lan0" meta l4proto tcp reject with tcp reset
+                    iifname "lan0" reject with icmpx type admin-prohibited
+                }
+                chain postrouting {
+                    type nat hook postrouting priority srcnat; policy accept;
+                    oifname "up0" masquerade
+                }
+            }
+
+            """)
+        var open = hotspot(.open).gateway
+        open.portal = nil
+        #expect(GateRuleset.render(open, lan: "lan0", uplink: "up0") == """
+            table inet hotspot {
+                chain forward {
+                    type filter hook forward priority filter; policy drop;
+                    iifname "lan0" oifname "up0" accept
+                    iifname "up0" oifname "lan0" ct state established,related accept
+                }
+                chain postrouting {
+                    type nat hook postrouting priority srcnat; policy accept;
+                    oifname "up0" masquerade
+                }
+            }
+
+            """)
+        #expect(GateRuleset.revokeArguments(mac: "02:00:00:00:00:09", ip: "198.51.100.10")
+                == ["delete", "element", "inet", "hotspot", "authenticated", "{ 02:00:00:00:00:09 . 198.51.100.10 }"])
+    }
 }
