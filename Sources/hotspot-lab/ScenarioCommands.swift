@@ -97,7 +97,7 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         var files = try ScenarioFiles.expand(scenarios.isEmpty ? [ScenarioFiles.resolveFolder("topologies/scenarios")] : scenarios)
         if let shard { files = try Shard.parse(shard).select(files) }
-        let loaded = try ScenarioFiles.load(files)
+        let loaded = try ScenarioFiles.load(files, helperOverride: helpers.isEmpty ? nil : helpers)
         try await placement.relayIfNeeded()
         let reporter = ProgressReporter()
         reporter.named = jobs > 1
@@ -149,13 +149,15 @@ enum ScenarioFiles {
         return files
     }
 
-    /// Parses every file before anything runs: a bad file stops the run with file:line:column.
-    static func load(_ files: [String]) throws -> [Scenario] {
+    /// Parses every file and its topology, and checks what each names against its topology, before anything runs
+    /// (on the host, before a VM boots): a bad file stops the run with file:line:column.
+    static func load(_ files: [String], helperOverride: [String]? = nil) throws -> [Scenario] {
         var scenarios: [Scenario] = []
         for file in files {
             do {
                 let scenario = try ScenarioParser.load(path: file)
-                _ = try TopologyParser.load(path: scenario.topologyPath)
+                let topology = try TopologyParser.load(path: scenario.topologyPath)
+                try ScenarioCheck.validate(scenario, against: topology, helperOverride: helperOverride)
                 scenarios.append(scenario)
             } catch let error as TopologyError {
                 FileHandle.standardError.write(Data("hotspot-lab: \(error)\n".utf8))

@@ -8,7 +8,7 @@ import Testing
 /// then the page as Chromium renders it (DOM after the inline script, and a screenshot).
 @Suite("HTML report (no root)")
 struct HTMLReportTests {
-    static func step(_ line: Int, _ text: String, _ action: ScenarioAction) -> ScenarioStep {
+    static func step(_ line: Int, _ text: String, _ action: any ScenarioStepAction) -> ScenarioStep {
         ScenarioStep(line: line, column: 5, text: text, action: action)
     }
 
@@ -22,10 +22,10 @@ struct HTMLReportTests {
     /// A passing captive run, a failing one (step 2 of 3), a flaky one that ends with the connection lost.
     static func results(logDirectory: String) -> [ScenarioResult] {
         let captiveSteps = [
-            step(6, "join: cafe", .join(ssid: "cafe", password: nil)),
-            step(7, "wait-state: Authenticated", .waitState("Authenticated", timeout: 10)),
-            step(8, "expect-states: [Evaluating, Authenticating, Authenticated]", .expectStates(["Evaluating", "Authenticating", "Authenticated"])),
-            step(9, "application: allowed", .application(expect: .allowed, url: nil)),
+            step(6, "join: cafe", JoinStep(ssid: "cafe", password: nil)),
+            step(7, "wait-state: Authenticated", WaitStateStep(state: "Authenticated", timeout: 10)),
+            step(8, "expect-states: [Evaluating, Authenticating, Authenticated]", ExpectStatesStep(states: ["Evaluating", "Authenticating", "Authenticated"])),
+            step(9, "application: allowed", ApplicationStep(expect: .allowed, url: nil)),
         ]
         let captive = ScenarioResult(
             scenario: scenario("captive", "the captive sequence: evaluate, authenticate, signed in", captiveSteps), passed: true,
@@ -53,9 +53,9 @@ struct HTMLReportTests {
             logDirectory: logDirectory, traceFile: logDirectory + "/stations/station/run/trace.jsonl")
 
         let brokenSteps = [
-            step(8, "join: cafe", .join(ssid: "cafe", password: nil)),
-            step(9, "wait-state: Authenticated", .waitState("Authenticated", timeout: 5)),
-            step(10, "application: allowed", .application(expect: .allowed, url: nil)),
+            step(8, "join: cafe", JoinStep(ssid: "cafe", password: nil)),
+            step(9, "wait-state: Authenticated", WaitStateStep(state: "Authenticated", timeout: 5)),
+            step(10, "application: allowed", ApplicationStep(expect: .allowed, url: nil)),
         ]
         let broken = ScenarioResult(
             scenario: scenario("broken-login", "a helper that fails to sign in", brokenSteps), passed: false,
@@ -77,9 +77,9 @@ struct HTMLReportTests {
             logDirectory: logDirectory, traceFile: nil)
 
         let flakySteps = [
-            step(5, "join: lounge", .join(ssid: "lounge", password: nil)),
-            step(6, "foreground: voucher", .foreground(helper: "voucher")),
-            step(7, "leave", .leave),
+            step(5, "join: lounge", JoinStep(ssid: "lounge", password: nil)),
+            step(6, "foreground: voucher", ForegroundStep(helper: "voucher")),
+            step(7, "leave", LeaveStep()),
         ]
         var flaky = ScenarioResult(
             scenario: scenario("flaky-voucher", "voucher through the UI; the user leaves", flakySteps), passed: true,

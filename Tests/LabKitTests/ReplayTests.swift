@@ -134,7 +134,8 @@ struct ReplayTests {
         ]
         let plan = try Replay.plan(try TraceFile.parse(lines.joined(separator: "\n"), file: "r.jsonl"))
         #expect(plan.scenario.steps.map(\.text) == ["signal: {hotspot: cafe, bssid: 02:00:00:00:01:00, dbm: -50}", "roam: 02:00:00:00:01:01"])
-        guard case .roam("02:00:00:00:01:01", 30) = plan.scenario.steps[1].action else { Issue.record("\(plan.scenario.steps[1].action)"); return }
+        let roam = try #require(plan.scenario.steps[1].action as? RoamStep, "\(plan.scenario.steps[1].action)")
+        #expect(roam.bssid == "02:00:00:00:01:01" && roam.timeout == 30, "\(roam)")
     }
 
     @Test("where two state paths part")

@@ -50,15 +50,17 @@ struct ScenarioParserTests {
         #expect(scenario.steps.map(\.line) == [4, 5, 6, 7, 8, 9, 10])
         #expect(scenario.steps[1].text == "wait-state: {state: Maintaining, timeout: 15}")
         #expect(scenario.steps[4].text == "leave")
-        guard case .waitState("Maintaining", let timeout) = scenario.steps[1].action else { Issue.record("wait-state"); return }
-        #expect(timeout == 15)
-        guard case .expectCommand("maintain", "success", nil, true, false, nil, nil) = scenario.steps[3].action else {
-            Issue.record("expect-command: \(scenario.steps[3].action)")
-            return
-        }
-        guard case .application(.blocked, nil) = scenario.steps[5].action else { Issue.record("application"); return }
-        guard case .portal("click-through", nil, let settings) = scenario.steps[6].action else { Issue.record("portal"); return }
-        #expect(settings == ["https-only": "true"])
+        let wait = try #require(scenario.steps[1].action as? WaitStateStep, "wait-state")
+        #expect(wait.state == "Maintaining")
+        #expect(wait.timeout == 15)
+        let command = try #require(scenario.steps[3].action as? ExpectCommandStep, "expect-command: \(scenario.steps[3].action)")
+        #expect(command.command == "maintain" && command.result == "success" && command.helper == nil && command.didJustJoin == true
+                && !command.absent && command.signal == nil && command.count == nil, "expect-command: \(command)")
+        let application = try #require(scenario.steps[5].action as? ApplicationStep, "application")
+        #expect(application.expect == .blocked && application.url == nil)
+        let portal = try #require(scenario.steps[6].action as? PortalStep, "portal")
+        #expect(portal.kind == "click-through" && portal.hotspot == nil)
+        #expect(portal.settings == ["https-only": "true"])
     }
 
     @Test("signal, roam, and expect-command's signal strength bounds and count")
@@ -73,18 +75,20 @@ struct ScenarioParserTests {
               - expect-command: {command: maintain, max-signal-strength: 0.7}
               - expect-command: {command: evaluate, count: 1, min-signal-strength: 0.5}
             """, file: "s.yaml")
-        guard case .signal("cafe", nil, -50) = scenario.steps[0].action else { Issue.record("signal: \(scenario.steps[0].action)"); return }
-        guard case .signal(nil, "02:00:00:00:01:0a", nil) = scenario.steps[1].action else { Issue.record("signal normal: \(scenario.steps[1].action)"); return }
-        guard case .roam("02:00:00:00:01:01", 30) = scenario.steps[2].action else { Issue.record("roam: \(scenario.steps[2].action)"); return }
-        guard case .roam("02:00:00:00:01:01", 5) = scenario.steps[3].action else { Issue.record("roam timeout: \(scenario.steps[3].action)"); return }
-        guard case .expectCommand("maintain", nil, nil, nil, false, let high?, nil) = scenario.steps[4].action, high == 0...0.7 else {
-            Issue.record("max-signal-strength: \(scenario.steps[4].action)")
-            return
-        }
-        guard case .expectCommand("evaluate", nil, nil, nil, false, let low?, 1) = scenario.steps[5].action, low == 0.5...1 else {
-            Issue.record("count, min-signal-strength: \(scenario.steps[5].action)")
-            return
-        }
+        let signal = try #require(scenario.steps[0].action as? SignalStep, "signal: \(scenario.steps[0].action)")
+        #expect(signal.hotspot == "cafe" && signal.bssid == nil && signal.dbm == -50, "signal: \(signal)")
+        let normal = try #require(scenario.steps[1].action as? SignalStep, "signal normal: \(scenario.steps[1].action)")
+        #expect(normal.hotspot == nil && normal.bssid == "02:00:00:00:01:0a" && normal.dbm == nil, "signal normal: \(normal)")
+        let roam = try #require(scenario.steps[2].action as? RoamStep, "roam: \(scenario.steps[2].action)")
+        #expect(roam.bssid == "02:00:00:00:01:01" && roam.timeout == 30, "roam: \(roam)")
+        let roamTimeout = try #require(scenario.steps[3].action as? RoamStep, "roam timeout: \(scenario.steps[3].action)")
+        #expect(roamTimeout.bssid == "02:00:00:00:01:01" && roamTimeout.timeout == 5, "roam timeout: \(roamTimeout)")
+        let high = try #require(scenario.steps[4].action as? ExpectCommandStep, "max-signal-strength: \(scenario.steps[4].action)")
+        #expect(high.command == "maintain" && high.result == nil && high.helper == nil && high.didJustJoin == nil && !high.absent
+                && high.signal == 0...0.7 && high.count == nil, "max-signal-strength: \(high)")
+        let low = try #require(scenario.steps[5].action as? ExpectCommandStep, "count, min-signal-strength: \(scenario.steps[5].action)")
+        #expect(low.command == "evaluate" && low.result == nil && low.helper == nil && low.didJustJoin == nil && !low.absent
+                && low.signal == 0.5...1 && low.count == 1, "count, min-signal-strength: \(low)")
         // A replay (--to-scenario) writes each step as its one-line text: it parses back to the same step.
         for step in scenario.steps.prefix(4) {
             let again = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - \(step.text)\n", file: "replay.yaml").steps[0]
@@ -155,10 +159,16 @@ struct ScenarioParserTests {
               - dns: servfail
               - dns: {mode: private, hotspot: cafe}
             """, file: "s.yaml")
-        guard case .linkQuality(nil, .radio, 0, 0, 100, 0) = scenario.steps[0].action else { Issue.record("\(scenario.steps[0].action)"); return }
-        guard case .linkQuality(nil, .uplink, 300, 50, 0, 0) = scenario.steps[1].action else { Issue.record("\(scenario.steps[1].action)"); return }
-        guard case .dns("servfail", nil) = scenario.steps[2].action else { Issue.record("\(scenario.steps[2].action)"); return }
-        guard case .dns("private", "cafe") = scenario.steps[3].action else { Issue.record("\(scenario.steps[3].action)"); return }
+        let radio = try #require(scenario.steps[0].action as? LinkQualityStep, "\(scenario.steps[0].action)")
+        #expect(radio.hotspot == nil && radio.side == .radio && radio.latencyMS == 0 && radio.jitterMS == 0 && radio.lossPercent == 100
+                && radio.rateKbit == 0, "\(radio)")
+        let uplink = try #require(scenario.steps[1].action as? LinkQualityStep, "\(scenario.steps[1].action)")
+        #expect(uplink.hotspot == nil && uplink.side == .uplink && uplink.latencyMS == 300 && uplink.jitterMS == 50 && uplink.lossPercent == 0
+                && uplink.rateKbit == 0, "\(uplink)")
+        let servfail = try #require(scenario.steps[2].action as? DNSStep, "\(scenario.steps[2].action)")
+        #expect(servfail.mode == "servfail" && servfail.hotspot == nil)
+        let privateDNS = try #require(scenario.steps[3].action as? DNSStep, "\(scenario.steps[3].action)")
+        #expect(privateDNS.mode == "private" && privateDNS.hotspot == "cafe")
         let side = try #require(failure("topology: t.yaml\nsteps:\n  - link: {side: air, loss-percent: 5}\n"))
         #expect(side.field == "steps[0].link.side")
         #expect(side.message == "unknown link side `air`; expected one of: uplink, radio")

@@ -82,11 +82,12 @@ public struct TraceFile: Sendable {
 /// the user and the lab did), waits for the states the recording reached before each action, and checks the
 /// states entered between actions: the first `expect-states` that fails is where the new run departs.
 public enum Replay {
-    /// Steps that act; the others (expectations) are not replayed: the recording's states are expected instead.
-    static let actionKinds: Set<String> = [
-        "show-scan-list", "join", "auto-join", "leave", "foreground", "type", "expire-session", "logoff", "kill-helper",
-        "restart-hotspotd", "portal", "ap", "uplink", "link", "stop-helper", "continue-helper", "flap", "dns", "signal", "roam",
-    ]
+    /// The text a replay runs for a recorded step, from its kind's `StepKind.replay` (nil: not replayed, an
+    /// expectation: the recording's states are expected instead; or a kind this hotspot-lab does not know).
+    static func replayed(_ text: String) -> String? {
+        let kind = String(text.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces)
+        return StepRegistry.kind(kind)?.replay.replayed(text)
+    }
 
     public struct Plan: Sendable {
         public var scenario: Scenario
@@ -142,14 +143,8 @@ public enum Replay {
         var source = "the lab's step records"
         for (i, r) in trace.records.enumerated() where r["kind"]?.stringValue == "labAction" {
             guard let text = r["action"]?["step"]?.stringValue else { continue }
-            let kind = String(text.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces)
-            guard actionKinds.contains(kind) else { continue }
             // Expectations inside an action are the original run's; the replay checks the states instead.
-            var replayed = text
-            if kind == "show-scan-list" { replayed = "show-scan-list" }
-            if kind == "logoff", let helper = text.range(of: "helper: ") {
-                replayed = "logoff: " + text[helper.upperBound...].prefix { $0 != "," && $0 != "}" }
-            }
+            guard let replayed = replayed(text) else { continue }
             actions.append((i, byIdentifier(replayed)))
         }
         if actions.isEmpty {

@@ -1,0 +1,147 @@
+import Foundation
+import HotspotCore
+import HotspotProtocol
+import HotspotStation
+import HotspotSystem
+import Netlink
+
+/// The steps' context in a real lab: the acting station's hotspotd (control socket, trace), its helpers'
+/// processes and wpa_supplicant, the hotspots' hostapd, gate, portal, DNS, uplink and radios.
+final class LabStepContext: StepContext {
+    let lab: HotspotLab
+    let station: RunningStation
+    var stateCheckpoint = 0
+    var waitCursor = 0
+
+    init(lab: HotspotLab, station: RunningStation) {
+        self.lab = lab
+        self.station = station
+    }
+
+    var topology: Topology { lab.topology }
+    var stationName: String { station.station.name }
+
+    func running(_ hotspot: String) throws -> RunningHotspot {
+        guard let h = lab.hotspots.first(where: { $0.hotspot.name == hotspot }) else { throw StepFailure("no hotspot \(hotspot) in \(lab.topology.file)") }
+        return h
+    }
+
+    func runningHelper(_ name: String) throws -> RunningHelper {
+        guard let helper = station.helper(name) else { throw noHelper(name) }
+        return helper
+    }
+
+    // MARK: hotspotd
+    func status() throws -> JSON { try station.status() }
+    func readTrace(from line: Int) -> [JSON] { station.readTrace(from: line) }
+    func traceLineCount() -> Int { station.traceLineCount() }
+    func states(from line: Int) -> [String] { station.states(from: line) }
+    func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
+        try station.waitForState(state, after: cursor, timeout: timeout)
+    }
+    func showScanList() throws -> [JSON] { try station.showScanList() }
+    func join(_ ssid: String, password: String?) throws { try station.join(ssid, password: password) }
+    func autoJoin() throws { try station.autoJoin() }
+    func leave() throws { try station.leave() }
+    func foreground(_ identifier: String?) throws { try station.foreground(identifier) }
+    func logoff(helper identifier: String) throws -> Bool { try station.logoff(helper: identifier) }
+    func restartHotspotd(helperDelay: Duration) throws -> Int { try station.restartHotspotd(helperDelay: helperDelay) }
+    func recordStep(_ text: String, line: Int, index: Int) {
+        _ = try? station.request(.record(["step": .string(text), "line": .number(Double(line)), "index": .number(Double(index))]))
+    }
+
+    // MARK: helpers
+    func helperPID(_ name: String) -> Int32? { station.helper(name)?.process.pid }
+    func helperIdentifier(_ name: String) -> String? { station.helper(name)?.identifier }
+    func type(_ text: String, intoHelper name: String) throws { try station.type(text, into: try runningHelper(name)) }
+    func killHelper(_ name: String) throws { try station.kill(helper: try runningHelper(name)) }
+    func signalHelper(_ name: String, _ signal: Int32) throws { try runningHelper(name).process.signal(signal) }
+
+    // MARK: the station
+    func macAddress() throws -> String { try station.macAddress() }
+    func application(_ url: String) throws -> (status: Int?, error: String) { try station.application(url) }
+    func wpaRequest(_ command: String) throws -> String { try station.wpaControl().request(command) }
+    func wpaWaitForEvent(_ prefixes: [String], timeout: Duration) throws -> String {
+        try station.wpaControl().waitForEvent(prefixes, timeout: timeout)
+    }
+    var wpaLog: String { station.wpaLog }
+
+    // MARK: the lab
+    func hostapdRequest(hotspot: String, _ command: String) throws -> [String] {
+        // Every access point of the hotspot.
+        try running(hotspot).accessPoints.compactMap(\.hostapd).map { try $0.request(command) }
+    }
+
+    func setUplink(hotspot: String, up: Bool) throws -> String { try lab.setUplink(try running(hotspot), up: up) }
+
+    func setLinkQuality(hotspot: String, side: LinkSide, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) throws -> String {
+        try lab.setLinkQuality(try running(hotspot), side: side, latencyMS: latencyMS, jitterMS: jitterMS, lossPercent: lossPercent, rateKbit: rateKbit)
+    }
+
+    func setDNS(hotspot: String, mode: String) throws -> String { try lab.setDNS(hotspot: hotspot, mode: mode) }
+
+    func switchPortal(hotspot: String, kind: String, settings: [String: String]) throws {
+        try lab.switchPortal(hotspot: hotspot, kind: kind, settings: settings)
+    }
+
+    func gateAuthenticated(hotspot: String) throws -> [String] { try GateInspector.authenticated(in: try running(hotspot)) }
+
+    func setSignal(hotspot: String, bssid: String?, dbm: Int?) throws -> String { try lab.setSignal(try running(hotspot), bssid: bssid, dbm: dbm) }
+
+    func expirePortalSessions(hotspot: String) throws { try lab.expirePortalSessions(try running(hotspot)) }
+
+    func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+}
+
+/// tcpdump on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's frames. Only inside the
+/// hotspot-lab VM (there hwsim0 belongs to the VM; on a host with hwsim it is the host's and is left alone).
+final class AirCapture: @unchecked Sendable {
+    let process: ChildProcess
+    let path: String
+
+    private init(process: ChildProcess, path: String) {
+        self.process = process
+        self.path = path
+    }
+
+    static func start(into path: String) -> AirCapture? {
+        guard InVM.isActive, FileManager.default.fileExists(atPath: "/sys/class/net/hwsim0"),
+              let tcpdump = try? HotspotLab.findTool("tcpdump") else { return nil }
+        do {
+            try RouteNetlink.current().setUp("hwsim0")
+            let log = path + ".log"
+            let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !(readSmallFile(log)?.contains("listening on") ?? false), ContinuousClock.now < deadline, (try? child.poll()) == nil {
+                usleep(20_000)
+            }
+            return AirCapture(process: child, path: path)
+        } catch {
+            FileHandle.standardError.write(Data("hotspot-lab: no capture of the air: \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    func stop() { _ = try? process.terminate(grace: .seconds(2)) }
+}
+
+/// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
+public enum GateInspector {
+    public static func authenticated(in running: RunningHotspot) throws -> [String] {
+        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"),
+                                                                ["list", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
+            .inNetworkNamespace(running.namespace.name))
+        guard result.status.succeeded else {
+            throw SystemError("list the gate set of", running.hotspot.name, reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        // elements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m58s, ... }
+        guard let open = result.stdout.range(of: "elements = {") else { return [] }
+        let body = result.stdout[open.upperBound...].prefix { $0 != "}" }
+        return body.split(separator: ",").compactMap { item in
+            let words = item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
+            guard words.count >= 3, words[1] == "." else { return nil }
+            return "\(words[0]) . \(words[2])"
+        }
+    }
+}
+

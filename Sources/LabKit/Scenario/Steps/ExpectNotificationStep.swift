@@ -1,0 +1,20 @@
+import Foundation
+
+/// `expect-notification` / `expect-notification: H`: a helper (H) posted a user notification.
+public struct ExpectNotificationStep: ScenarioStepAction {
+    public var helper: String?
+
+    static let kind = StepKind("expect-notification", replay: .notReplayed) { args in
+        if args.isNull { return ExpectNotificationStep(helper: nil) }
+        return ExpectNotificationStep(helper: try args.helper(args.value))
+    }
+
+    public func perform(in context: any StepContext) throws -> String {
+        let notes = context.readTrace(from: 0).filter { $0["kind"]?.stringValue == "notification" }
+        let wanted = helper.map(context.helperID)
+        guard let note = notes.first(where: { wanted == nil || $0["helper"]?.stringValue == wanted }) else {
+            throw StepFailure("expected a notification\(wanted.map { " from \($0)" } ?? ""), none was posted")
+        }
+        return "notification \"\(note["title"]?.stringValue ?? "")\": \(note["body"]?.stringValue ?? "")"
+    }
+}

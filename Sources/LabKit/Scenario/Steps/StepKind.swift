@@ -1,0 +1,137 @@
+import Foundation
+
+/// A parsed step: what it does to the lab (through a `StepContext`) and what it checks. Each kind is one
+/// file in this folder, registered once in `StepRegistry.kinds`.
+public protocol ScenarioStepAction: Sendable {
+    /// Carries the step out; returns what it saw (the progress line's message), throws `StepFailure` when
+    /// an expectation does not hold.
+    func perform(in context: any StepContext) throws -> String
+}
+
+/// How `hotspot-lab replay` treats a recorded step of a kind.
+public enum StepReplay: Sendable {
+    /// An expectation: not replayed (the replay checks the recorded states instead).
+    case notReplayed
+    /// An action, replayed as written.
+    case asWritten
+    /// An action, replayed as the text this gives (the original run's expectations inside it dropped).
+    case rewritten(@Sendable (String) -> String)
+
+    /// The text the replay runs for `text`, nil when the step is not replayed.
+    public func replayed(_ text: String) -> String? {
+        switch self {
+        case .notReplayed: return nil
+        case .asWritten: return text
+        case .rewritten(let rewrite): return rewrite(text)
+        }
+    }
+}
+
+/// One step kind: its name in scenario files, its parser, how it replays.
+public struct StepKind: Sendable {
+    public let name: String
+    public let replay: StepReplay
+    let parse: @Sendable (StepArguments) throws -> any ScenarioStepAction
+
+    init(_ name: String, replay: StepReplay, parse: @escaping @Sendable (StepArguments) throws -> any ScenarioStepAction) {
+        self.name = name
+        self.replay = replay
+        self.parse = parse
+    }
+}
+
+/// Every step kind, in the order the parser's messages list them: the one list (the parser, the runner and
+/// the replay all read it). A new kind: its file in this folder, one line here, its row in docs/SCENARIOS.md
+/// (`StepRegistryTests` checks the three agree).
+public enum StepRegistry {
+    public static let kinds: [StepKind] = [
+        ShowScanListStep.kind, JoinStep.kind, AutoJoinStep.kind, LeaveStep.kind, WaitStateStep.kind, ExpectStatesStep.kind,
+        ExpectCommandStep.kind, ExpectNotificationStep.kind, ForegroundStep.kind, TypeStep.kind, ExpireSessionStep.kind,
+        LogoffStep.kind, KillHelperStep.kind, RestartHotspotdStep.kind, ApplicationStep.kind, ExpectAutoJoinDisabledStep.kind,
+        ExpectCacheStep.kind, SleepStep.kind, GateStep.kind, PortalStep.kind, AccessPointStep.kind, UplinkStep.kind,
+        LinkQualityStep.kind, StopHelperStep.stopKind, StopHelperStep.continueKind, FlapStep.kind, DNSStep.kind, SignalStep.kind,
+        RoamStep.kind,
+    ]
+
+    public static var names: [String] { kinds.map(\.name) }
+
+    public static func kind(_ name: String) -> StepKind? { kinds.first { $0.name == name } }
+}
+
+/// A step failed: what was expected and what was seen.
+public struct StepFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A step's value as written, with the names it refers to recorded (stations, hotspots, helpers, access
+/// points) where they stand, for `ScenarioCheck` to check against the topology before any lab is built.
+final class StepArguments {
+    let kind: String
+    let value: Field
+    private(set) var references: [ScenarioReference] = []
+
+    init(kind: String, value: Field) {
+        self.kind = kind
+        self.value = value
+    }
+
+    var isNull: Bool { ScenarioParser.isNull(value) }
+    var isScalar: Bool {
+        if case .scalar = value.node { return true }
+        return false
+    }
+
+    func keys(allowed: [String], required: [String] = []) throws -> FieldKeys {
+        try value.keys(allowed: allowed, required: required)
+    }
+
+    func refer(_ kind: ScenarioReference.Kind, _ name: String, _ field: Field, hotspot: String? = nil) {
+        references.append(ScenarioReference(kind: kind, name: name, hotspot: hotspot, file: field.file, line: field.mark.line,
+                                            column: field.mark.column, field: field.path))
+    }
+
+    /// A hotspot named in the topology.
+    func hotspot(_ field: Field?) throws -> String? {
+        guard let field else { return nil }
+        let name = try field.nonEmptyString()
+        refer(.hotspot, name, field)
+        return name
+    }
+
+    /// A helper of the acting station, by identifier or executable name.
+    func helper(_ field: Field) throws -> String {
+        let name = try field.nonEmptyString()
+        refer(.helper, name, field)
+        return name
+    }
+
+    func helper(_ field: Field?) throws -> String? { try field.map(helper) }
+
+    /// A BSSID of an access point of the topology (of `hotspot` when it is named).
+    func accessPoint(_ field: Field, hotspot: String? = nil) throws -> String {
+        let bssid = try ScenarioParser.bssid(field)
+        refer(.accessPoint, bssid, field, hotspot: hotspot)
+        return bssid
+    }
+}
+
+/// A mapping's keys, read after `Field.mapping` checked them: `required(_:)` for the keys it made sure of.
+struct FieldKeys {
+    let parent: Field
+    let fields: [String: Field]
+
+    subscript(_ key: String) -> Field? { fields[key] }
+
+    /// A key the mapping was checked to have; throws (naming the key) rather than trapping if it is missing.
+    func required(_ key: String) throws -> Field {
+        guard let field = fields[key] else { throw parent.error("missing key `\(key)`") }
+        return field
+    }
+}
+
+extension Field {
+    func keys(allowed: [String], required: [String] = []) throws -> FieldKeys {
+        FieldKeys(parent: self, fields: try mapping(allowed: allowed, required: required))
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import HotspotProtocol
+import Testing
+@testable import LabKit
+
+/// A fake lab for the runner: hotspotd's trace is a list the test scripts (what each user action makes
+/// hotspotd record), every call is logged, the lab's answers are set by the test.
+final class FakeStepContext: StepContext {
+    let topology: Topology
+    var stationName = "phone"
+    var stateCheckpoint = 0
+    var waitCursor = 0
+    var calls: [String] = []
+    var trace: [JSON] = []
+    /// Records appended to the trace when the user joins (and auto-joins, leaves).
+    var onJoin: [JSON] = []
+    var onAutoJoin: [JSON] = []
+    var onLeave: [JSON] = []
+    var statusValue: JSON = ["state": "Inactive"]
+    /// Helpers by executable name: (pid, identifier).
+    var helpers: [String: (pid: Int32, identifier: String)] = ["hotspot-helper-portal": (4242, "com.hotspotlab.portal")]
+    var applicationAnswer: (status: Int?, error: String) = (200, "")
+    var logoffAnswer = true
+    var gate: [String] = []
+    var mac = "02:00:00:00:0a:00"
+    var hostapdReplies = ["OK"]
+    var recorded: [String] = []
+
+    init(topology: Topology) { self.topology = topology }
+
+    static func transition(_ from: String, _ to: String) -> JSON { ["kind": "transition", "from": .string(from), "to": .string(to)] }
+
+    func append(_ records: [JSON]) {
+        trace += records
+        if let last = records.last(where: { $0["kind"]?.stringValue == "transition" }), let state = last["to"]?.stringValue {
+            statusValue = ["state": .string(state)]
+        }
+    }
+
+    func status() throws -> JSON { statusValue }
+    func readTrace(from line: Int) -> [JSON] { Array(trace.dropFirst(line)) }
+    func traceLineCount() -> Int { trace.count }
+    func states(from line: Int) -> [String] {
+        readTrace(from: line).filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+    }
+    func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
+        calls.append("waitForState \(state) after \(cursor)")
+        guard let index = trace.indices.first(where: { $0 >= cursor && trace[$0]["kind"]?.stringValue == "transition" && trace[$0]["to"]?.stringValue == state })
+        else { throw StepFailure("timed out waiting for \(state)") }
+        return index + 1
+    }
+    func showScanList() throws -> [JSON] {
+        calls.append("showScanList")
+        return [["ssid": "Cafe Lumiere", "security": "open", "annotation": "Portal Login"]]
+    }
+    func join(_ ssid: String, password: String?) throws {
+        calls.append("join \(ssid) \(password ?? "-")")
+        append(onJoin)
+    }
+    func autoJoin() throws {
+        calls.append("autoJoin")
+        append(onAutoJoin)
+    }
+    func leave() throws {
+        calls.append("leave")
+        append(onLeave)
+    }
+    func foreground(_ identifier: String?) throws { calls.append("foreground \(identifier ?? "none")") }
+    func logoff(helper identifier: String) throws -> Bool {
+        calls.append("logoff \(identifier)")
+        return logoffAnswer
+    }
+    func restartHotspotd(helperDelay: Duration) throws -> Int {
+        calls.append("restartHotspotd \(helperDelay)")
+        return trace.count
+    }
+    func recordStep(_ text: String, line: Int, index: Int) { recorded.append("\(index) \(line) \(text)") }
+    func helperPID(_ name: String) -> Int32? { helpers[name]?.pid ?? helpers.values.first { $0.identifier == name }?.pid }
+    func helperIdentifier(_ name: String) -> String? { helpers[name]?.identifier ?? helpers.values.first { $0.identifier == name }?.identifier }
+    func type(_ text: String, intoHelper name: String) throws { calls.append("type \(text) into \(name)") }
+    func killHelper(_ name: String) throws { calls.append("kill \(name)") }
+    func signalHelper(_ name: String, _ signal: Int32) throws { calls.append("signal \(signal) to \(name)") }
+    func macAddress() throws -> String { mac }
+    func application(_ url: String) throws -> (status: Int?, error: String) {
+        calls.append("application \(url)")
+        return applicationAnswer
+    }
+    func wpaRequest(_ command: String) throws -> String {
+        calls.append("wpa \(command)")
+        return "OK"
+    }
+    func wpaWaitForEvent(_ prefixes: [String], timeout: Duration) throws -> String { prefixes.first ?? "" }
+    var wpaLog: String { "/tmp/wpa.log" }
+    func hostapdRequest(hotspot: String, _ command: String) throws -> [String] {
+        calls.append("hostapd \(hotspot) \(command)")
+        return hostapdReplies
+    }
+    func setUplink(hotspot: String, up: Bool) throws -> String {
+        calls.append("uplink \(hotspot) \(up ? "up" : "down")")
+        return "uplink of \(hotspot) \(up ? "up" : "down")"
+    }
+    func setLinkQuality(hotspot: String, side: LinkSide, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) throws -> String {
+        calls.append("link \(hotspot) \(side) \(latencyMS) \(jitterMS) \(lossPercent) \(rateKbit)")
+        return "netem on \(hotspot)"
+    }
+    func setDNS(hotspot: String, mode: String) throws -> String {
+        calls.append("dns \(hotspot) \(mode)")
+        return "DNS of \(hotspot): \(mode)"
+    }
+    func switchPortal(hotspot: String, kind: String, settings: [String: String]) throws { calls.append("portal \(hotspot) \(kind) \(settings)") }
+    func gateAuthenticated(hotspot: String) throws -> [String] {
+        calls.append("gate \(hotspot)")
+        return gate
+    }
+    func setSignal(hotspot: String, bssid: String?, dbm: Int?) throws -> String {
+        calls.append("signal \(hotspot) \(bssid ?? "all") \(dbm.map(String.init) ?? "normal")")
+        return "signal of \(hotspot) set"
+    }
+    func expirePortalSessions(hotspot: String) throws { calls.append("expire \(hotspot)") }
+    func pause(_ seconds: Double) { calls.append("pause \(seconds)") }
+}
+
+/// The scenario runner without root or a lab: parsed scenarios run against `FakeStepContext`; the calls each
+/// step makes, the pass/fail of expectations and the messages (exactly as the progress lines print them).
+@Suite("Scenario runner against a fake lab (no root)")
+struct ScenarioRunnerTests {
+    static func topology() throws -> Topology { try TopologyParser.load(path: "topologies/captive.yaml") }
+
+    /// The captive sequence as hotspotd records it after a join.
+    static let captiveRecords: [JSON] = [
+        FakeStepContext.transition("Inactive", "Evaluating"),
+        ["kind": "command", "id": 1, "commandType": "evaluate", "helper": "com.hotspotlab.portal", "network": ["didJustJoin": true]],
+        ["kind": "response", "command": 1, "result": "success"],
+        FakeStepContext.transition("Evaluating", "Authenticating"),
+        ["kind": "command", "id": 2, "commandType": "authenticate", "helper": "com.hotspotlab.portal"],
+        ["kind": "response", "command": 2, "result": "success"],
+        FakeStepContext.transition("Authenticating", "Authenticated"),
+        ["kind": "notification", "helper": "com.hotspotlab.portal", "title": "Cafe", "body": "Signed in"],
+    ]
+
+    static func run(_ steps: String, _ context: FakeStepContext) throws -> [StepResult] {
+        let scenario = try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n" + steps, file: "topologies/scenarios/s.yaml")
+        return ScenarioRunner.runSteps(scenario, in: context)
+    }
+
+    @Test("the captive sequence: each step's calls, messages and the state after it; every step recorded in the trace")
+    func captivePasses() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        context.gate = ["02:00:00:00:0a:00 . 198.51.100.14"]
+        let results = try Self.run("""
+              - show-scan-list: {expect: {Cafe Lumiere: Portal Login}}
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - expect-states: [Evaluating, Authenticating, Authenticated]
+              - expect-command: {command: authenticate, result: success, helper: hotspot-helper-portal}
+              - expect-notification: hotspot-helper-portal
+              - application: allowed
+              - gate: authenticated
+              - foreground: hotspot-helper-portal
+              - logoff: hotspot-helper-portal
+              - sleep: 2
+            """, context)
+        #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
+        #expect(results.map(\.message) == [
+            "scan list:\n         Cafe Lumiere  — Portal Login",
+            "join Cafe Lumiere",
+            "state Authenticated",
+            "Evaluating -> Authenticating -> Authenticated",
+            "authenticate -> success",
+            "notification \"Cafe\": Signed in",
+            "application allowed: HTTP 200",
+            "gate of cafe: authenticated (02:00:00:00:0a:00 . 198.51.100.14)",
+            "foreground com.hotspotlab.portal",
+            "logoff accepted",
+            "slept 2.0 s",
+        ])
+        #expect(results.map(\.state) == ["Inactive"] + Array(repeating: "Authenticated", count: 10))
+        #expect(context.calls == [
+            "showScanList", "join Cafe Lumiere -", "waitForState Authenticated after 0", "application http://198.18.0.1/", "gate cafe",
+            "foreground com.hotspotlab.portal", "logoff com.hotspotlab.portal", "pause 2.0",
+        ])
+        #expect(context.waitCursor == 7 && context.stateCheckpoint == 8)
+        #expect(context.recorded.first == "0 3 show-scan-list: {expect: {Cafe Lumiere: Portal Login}}")
+        #expect(context.recorded.count == 11)
+    }
+
+    @Test("a failing expectation: the message names the step, file:line:column, expected and actual; the run stops there")
+    func failureStops() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - expect-states: [Evaluating, Authenticated]
+              - leave
+            """, context)
+        #expect(results.map(\.passed) == [true, true, false])
+        #expect(results[2].message == "step 3 (topologies/scenarios/s.yaml:5:5) `expect-states: [Evaluating, Authenticated]`: "
+                + "expected the states Evaluating -> Authenticated, actual Evaluating -> Authenticating -> Authenticated")
+        #expect(!context.calls.contains("leave"), "no step runs after a failure")
+    }
+
+    @Test("expectations that do not hold: application, logoff, expect-command (absent, count, result), cache, auto-join, gate, scan list")
+    func expectationsFail() throws {
+        func failure(_ step: String, _ setup: (FakeStepContext) -> Void = { _ in }) throws -> String {
+            let context = FakeStepContext(topology: try Self.topology())
+            context.append(Self.captiveRecords)
+            setup(context)
+            let results = try Self.run("  - " + step + "\n", context)
+            #expect(results.count == 1 && !results[0].passed, "\(step) passed")
+            return results.first.map(\.message) ?? ""
+        }
+        let prefix = "step 1 (topologies/scenarios/s.yaml:3:5) "
+        #expect(try failure("application: allowed") { $0.applicationAnswer = (nil, "curl: (28) timed out") }
+                == prefix + "`application: allowed`: expected the application's GET http://198.18.0.1/ to be allowed, it was blocked (curl: (28) timed out) in state Authenticated")
+        #expect(try failure("logoff: hotspot-helper-portal") { $0.logoffAnswer = false }
+                == prefix + "`logoff: hotspot-helper-portal`: expected logoff to be accepted, it was refused (state Authenticated)")
+        #expect(try failure("expect-command: {command: evaluate, absent: true}")
+                == prefix + "`expect-command: {command: evaluate, absent: true}`: expected no evaluate command, 1 were sent")
+        #expect(try failure("expect-command: {command: evaluate, count: 2}")
+                == prefix + "`expect-command: {command: evaluate, count: 2}`: expected 2 evaluate commands since the start, 1 were sent")
+        #expect(try failure("expect-command: {command: maintain}")
+                == prefix + "`expect-command: {command: maintain}`: expected a maintain command, sent: evaluate, authenticate")
+        #expect(try failure("expect-command: {command: evaluate, result: failure}")
+                == prefix + "`expect-command: {command: evaluate, result: failure}`: expected evaluate answered failure, actual success")
+        #expect(try failure("expect-cache: {ssid: Cafe Lumiere, helper: hotspot-helper-portal}")
+                == prefix + "`expect-cache: {ssid: Cafe Lumiere, helper: hotspot-helper-portal}`: expected the cache entry for Cafe Lumiere to be com.hotspotlab.portal, actual none")
+        #expect(try failure("expect-auto-join-disabled: Cafe Lumiere")
+                == prefix + "`expect-auto-join-disabled: Cafe Lumiere`: expected auto-join disabled for Cafe Lumiere, it is enabled")
+        #expect(try failure("gate: authenticated")
+                == prefix + "`gate: authenticated`: expected the gate of cafe to hold the station 02:00:00:00:0a:00; its authenticated set: empty")
+        #expect(try failure("show-scan-list: {expect: {Cafe Lumiere: null}}")
+                == prefix + "`show-scan-list: {expect: {Cafe Lumiere: null}}`: expected Cafe Lumiere annotated with nothing, actual \"Portal Login\"")
+        #expect(try failure("kill-helper: hotspot-helper-voucher")
+                == prefix + "`kill-helper: hotspot-helper-voucher`: no helper hotspot-helper-voucher on station phone")
+        #expect(try failure("ap: down") { $0.hostapdReplies = ["OK", "FAIL"] }
+                == prefix + "`ap: down`: hostapd DISABLE answered FAIL")
+        #expect(try failure("ap: down") { $0.hostapdReplies = [] }
+                == prefix + "`ap: down`: hotspot cafe has no hostapd (veth mode)")
+    }
+
+    @Test("the world's steps reach the lab with the hotspot resolved (named, else the associated one); helpers and flap")
+    func worldSteps() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.statusValue = ["state": "Authenticated", "association": ["ssid": "Cafe Lumiere", "bssid": "02:00:00:00:01:00"]]
+        context.onLeave = [FakeStepContext.transition("Authenticated", "Inactive")]
+        context.onAutoJoin = [FakeStepContext.transition("Inactive", "Authenticated")]
+        let results = try Self.run("""
+              - expire-session
+              - portal: {kind: click-through, hotspot: cafe, settings: {https-only: "true"}}
+              - ap: {state: up, hotspot: cafe}
+              - uplink: down
+              - link: {side: radio, loss-percent: 10}
+              - dns: {mode: hijack, hotspot: cafe}
+              - kill-helper: hotspot-helper-portal
+              - stop-helper: hotspot-helper-portal
+              - continue-helper: com.hotspotlab.portal
+              - type: {helper: hotspot-helper-portal, text: 1234}
+              - restart-hotspotd: {helper-delay: 0.5}
+              - flap: {count: 1, min-seconds: 0, max-seconds: 0}
+            """, context)
+        #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
+        #expect(results.map(\.message) == [
+            "portal session of cafe expired (gate set flushed)", "portal of cafe is now click-through", "access point of cafe back",
+            "uplink of cafe down", "netem on cafe", "DNS of cafe: hijack", "killed hotspot-helper-portal (pid 4242)",
+            "hotspot-helper-portal stopped (hung)", "com.hotspotlab.portal continued", "typed into hotspot-helper-portal", "hotspotd restarted",
+            "flapped 1 times (seed 1): away 0.0 s, back 0.0 s",
+        ])
+        #expect(context.calls == [
+            "expire cafe", "portal cafe click-through [\"https-only\": \"true\"]", "hostapd cafe ENABLE", "uplink cafe down",
+            "link cafe radio 0 0 10.0 0", "dns cafe hijack", "kill hotspot-helper-portal", "signal \(SIGSTOP) to hotspot-helper-portal",
+            "signal \(SIGCONT) to com.hotspotlab.portal", "type 1234 into hotspot-helper-portal", "restartHotspotd 0.5 seconds",
+            "leave", "waitForState Inactive after 0", "pause 0.0", "autoJoin", "waitForState Authenticated after 1", "pause 0.0",
+        ])
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HotspotProtocol
+import Testing
+@testable import LabKit
+
+/// The step kinds are one registry (no root): the parser, the runner and the replay read it; each kind is one
+/// file in Sources/LabKit/Scenario/Steps, registered once, documented in docs/SCENARIOS.md, and says how it replays.
+@Suite("Step kinds: one registry (no root)")
+struct StepRegistryTests {
+    static let stepsFolder = "Sources/LabKit/Scenario/Steps"
+
+    /// One valid step of every kind. A new kind must add one here (the test below fails until it does), which
+    /// also makes its replay behaviour checked.
+    static let samples: [String: String] = [
+        "show-scan-list": "show-scan-list: {expect: {Cafe Lumiere: Portal Login}}", "join": "join: Cafe Lumiere", "auto-join": "auto-join",
+        "leave": "leave", "wait-state": "wait-state: Authenticated", "expect-states": "expect-states: [Evaluating]",
+        "expect-command": "expect-command: {command: maintain, result: success}", "expect-notification": "expect-notification: hotspot-helper-portal",
+        "foreground": "foreground: hotspot-helper-portal", "type": "type: {helper: hotspot-helper-portal, text: abc}",
+        "expire-session": "expire-session: cafe", "logoff": "logoff: {helper: hotspot-helper-portal, expect: refused}",
+        "kill-helper": "kill-helper: hotspot-helper-portal", "restart-hotspotd": "restart-hotspotd", "application": "application: allowed",
+        "expect-auto-join-disabled": "expect-auto-join-disabled: Cafe Lumiere", "expect-cache": "expect-cache: {ssid: Cafe Lumiere, none: true}",
+        "sleep": "sleep: 1", "gate": "gate: authenticated", "portal": "portal: down", "ap": "ap: down", "uplink": "uplink: up",
+        "link": "link: {loss-percent: 5}", "stop-helper": "stop-helper: hotspot-helper-portal", "continue-helper": "continue-helper: hotspot-helper-portal",
+        "flap": "flap: {count: 1}", "dns": "dns: hijack", "signal": "signal: {dbm: -40}", "roam": "roam: \"02:00:00:00:01:00\"",
+    ]
+
+    /// What replays, and as what (the recorded expectations inside an action dropped).
+    static let replayedAs: [String: String] = [
+        "show-scan-list": "show-scan-list", "logoff": "logoff: hotspot-helper-portal",
+    ]
+    static let notReplayed: Set<String> = [
+        "wait-state", "expect-states", "expect-command", "expect-notification", "application", "expect-auto-join-disabled", "expect-cache", "sleep", "gate",
+    ]
+
+    @Test("kind names are unique; the parser lists exactly the registry's kinds")
+    func unique() {
+        let names = StepRegistry.names
+        #expect(Set(names).count == names.count)
+        #expect(ScenarioParser.stepKinds == names)
+        #expect(names.count == 29)
+    }
+
+    @Test("every kind is declared in exactly one file of Steps/, and every kind declared there is registered")
+    func oneFilePerKind() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.stepsFolder).filter { $0.hasSuffix(".swift") }
+        let pattern = try NSRegularExpression(pattern: #"StepKind\("([a-z-]+)""#)
+        var declared: [String: [String]] = [:]
+        for file in files {
+            let text = try String(contentsOfFile: Self.stepsFolder + "/" + file, encoding: .utf8)
+            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                guard let range = Range(match.range(at: 1), in: text) else { continue }
+                declared[String(text[range]), default: []].append(file)
+            }
+        }
+        for (kind, where_) in declared {
+            #expect(StepRegistry.kind(kind) != nil, "\(kind) is declared in \(where_) but not in StepRegistry.kinds")
+            #expect(where_.count == 1, "\(kind) is declared in \(where_)")
+        }
+        for kind in StepRegistry.names { #expect(declared[kind] != nil, "\(kind) is registered but declared in no file of \(Self.stepsFolder)") }
+    }
+
+    @Test("every kind has its row in docs/SCENARIOS.md")
+    func documented() throws {
+        let rows = try String(contentsOfFile: "docs/SCENARIOS.md", encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("| `") }
+        for kind in StepRegistry.names {
+            let documented = rows.contains { row in
+                [":", "`", " "].contains { row.contains("`\(kind)\($0)") }
+            }
+            #expect(documented, "docs/SCENARIOS.md has no table row for the step `\(kind)`")
+        }
+    }
+
+    @Test("every kind parses from its sample and says how it replays; the replay of a trace holding every kind follows it")
+    func replayOfEveryKind() throws {
+        #expect(Set(Self.samples.keys) == Set(StepRegistry.names), "a sample per registered kind (and no other)")
+        for kind in StepRegistry.kinds {
+            let text = try #require(Self.samples[kind.name])
+            let step = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - \(text)\n", file: "s.yaml").steps[0]
+            #expect(step.text.hasPrefix(kind.name), "\(text)")
+            let expected: String? = Self.notReplayed.contains(kind.name) ? nil : (Self.replayedAs[kind.name] ?? step.text)
+            #expect(Replay.replayed(step.text) == expected, "\(kind.name)")
+        }
+        // A recorded run with one lab step of each kind: the plan holds exactly the replayed ones, in order.
+        var lines = [
+            #"{"kind":"start","seq":1,"t_ns":1000,"traceVersion":1}"#,
+            #"{"kind":"labAction","seq":2,"t_ns":2000,"action":{"scenario":"s","topology":"topologies/captive.yaml","maintainInterval":4,"timeScale":1}}"#,
+        ]
+        for (i, kind) in StepRegistry.names.enumerated() {
+            let text = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - \(Self.samples[kind] ?? "")\n", file: "s.yaml").steps[0].text
+            lines.append(JSON.object(["kind": "labAction", "seq": .number(Double(3 + i)), "t_ns": .number(Double(3000 + i)),
+                                      "action": ["step": .string(text), "line": .number(Double(5 + i))]]).text)
+        }
+        let plan = try Replay.plan(try TraceFile.parse(lines.joined(separator: "\n"), file: "all.jsonl"))
+        let kinds = plan.scenario.steps.map { String($0.text.prefix { $0 != ":" }) }
+        #expect(kinds == StepRegistry.names.filter { !Self.notReplayed.contains($0) })
+    }
+}
