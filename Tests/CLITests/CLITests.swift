@@ -37,6 +37,24 @@ struct CLITests {
         #expect(result.stderr.contains("\(topology):3:5: hotspots[0].colour: unknown key `colour`"), "\(result.stderr)")
     }
 
+    @Test("run refuses a scenario naming a hotspot, helper or station its topology lacks, before a VM boots (issue 17)")
+    func runRefusesUnknownReferences() throws {
+        let topology = "\(FileManager.default.currentDirectoryPath)/topologies/captive.yaml"
+        let file = try Self.temp("refs.yaml", "topology: \(topology)\nsteps:\n  - join: Cafe Lumiere\n  - expire-session: lounge\n")
+        defer { unlink(file) }
+        // `--where vm`: the check is on the host, before the VM would boot.
+        let result = try Self.hotspotLab(["run", file, "--where", "vm"])
+        #expect(result.status == .exited(2))
+        #expect(result.stderr.contains("\(file):4:21: steps[1].expire-session: unknown hotspot `lounge`; the topology \(topology) has: cafe"),
+                "\(result.stderr)")
+        #expect(!result.stderr.contains("running in the VM"), "\(result.stderr)")
+        let helper = try Self.temp("helper.yaml", "topology: \(topology)\nsteps:\n  - kill-helper: hotspot-helper-vouchr\n")
+        defer { unlink(helper) }
+        let refused = try Self.hotspotLab(["run", helper, "--where", "vm"])
+        #expect(refused.status == .exited(2))
+        #expect(refused.stderr.contains("\(helper):3:18: steps[0].kill-helper: unknown helper `hotspot-helper-vouchr` on station phone"), "\(refused.stderr)")
+    }
+
     @Test("certify: unknown check, missing helper, the list of checks; run: a bad shard")
     func certifyArguments() throws {
         let unknown = try Self.hotspotLab(["certify", "--helper", "x", "--check", "telepathy"])
