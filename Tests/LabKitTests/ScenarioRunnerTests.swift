@@ -91,9 +91,10 @@ final class FakeStepContext: StepContext {
     }
     func wpaWaitForEvent(_ prefixes: [String], timeout: Duration) throws -> String { prefixes.first ?? "" }
     var wpaLog: String { "/tmp/wpa.log" }
-    func hostapdRequest(hotspot: String, _ command: String) throws -> [String] {
-        calls.append("hostapd \(hotspot) \(command)")
-        return hostapdReplies
+    func hostapdCount(hotspot: String) throws -> Int { hostapdReplies.count }
+    func hostapdRequest(hotspot: String, index: Int, _ command: String) throws -> String {
+        calls.append("hostapd \(hotspot) #\(index) \(command)")
+        return hostapdReplies[index]
     }
     func setUplink(hotspot: String, up: Bool) throws -> String {
         calls.append("uplink \(hotspot) \(up ? "up" : "down")")
@@ -234,10 +235,24 @@ struct ScenarioRunnerTests {
                 == prefix + "`show-scan-list: {expect: {Cafe Lumiere: null}}`: expected Cafe Lumiere annotated with nothing, actual \"Portal Login\"")
         #expect(try failure("kill-helper: hotspot-helper-voucher")
                 == prefix + "`kill-helper: hotspot-helper-voucher`: no helper hotspot-helper-voucher on station phone")
-        #expect(try failure("ap: down") { $0.hostapdReplies = ["OK", "FAIL"] }
+        #expect(try failure("ap: down") { $0.hostapdReplies = ["FAIL", "OK"] }
                 == prefix + "`ap: down`: hostapd DISABLE answered FAIL")
         #expect(try failure("ap: down") { $0.hostapdReplies = [] }
                 == prefix + "`ap: down`: hotspot cafe has no hostapd (veth mode)")
+    }
+
+    @Test("ap: every access point in turn; the first refusal stops it (the others are not asked)")
+    func accessPoints() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.hostapdReplies = ["OK", "OK"]
+        let both = try Self.run("  - ap: {state: down, hotspot: cafe}\n", context)
+        #expect(both.map(\.message) == ["access points of cafe gone"])
+        #expect(context.calls == ["hostapd cafe #0 DISABLE", "hostapd cafe #1 DISABLE"])
+        let refusing = FakeStepContext(topology: try Self.topology())
+        refusing.hostapdReplies = ["FAIL", "OK"]
+        let refused = try Self.run("  - ap: {state: up, hotspot: cafe}\n", refusing)
+        #expect(refused.map(\.passed) == [false])
+        #expect(refusing.calls == ["hostapd cafe #0 ENABLE"])
     }
 
     @Test("the world's steps reach the lab with the hotspot resolved (named, else the associated one); helpers and flap")
@@ -268,7 +283,7 @@ struct ScenarioRunnerTests {
             "flapped 1 times (seed 1): away 0.0 s, back 0.0 s",
         ])
         #expect(context.calls == [
-            "expire cafe", "portal cafe click-through [\"https-only\": \"true\"]", "hostapd cafe ENABLE", "uplink cafe down",
+            "expire cafe", "portal cafe click-through [\"https-only\": \"true\"]", "hostapd cafe #0 ENABLE", "uplink cafe down",
             "link cafe radio 0 0 10.0 0", "dns cafe hijack", "kill hotspot-helper-portal", "signal \(SIGSTOP) to hotspot-helper-portal",
             "signal \(SIGCONT) to com.hotspotlab.portal", "type 1234 into hotspot-helper-portal", "restartHotspotd 0.5 seconds",
             "leave", "waitForState Inactive after 0", "pause 0.0", "autoJoin", "waitForState Authenticated after 1", "pause 0.0",

@@ -67,9 +67,12 @@ final class LabStepContext: StepContext {
     var wpaLog: String { station.wpaLog }
 
     // MARK: the lab
-    func hostapdRequest(hotspot: String, _ command: String) throws -> [String] {
-        // Every access point of the hotspot.
-        try running(hotspot).accessPoints.compactMap(\.hostapd).map { try $0.request(command) }
+    func hostapdCount(hotspot: String) throws -> Int { try running(hotspot).accessPoints.compactMap(\.hostapd).count }
+
+    func hostapdRequest(hotspot: String, index: Int, _ command: String) throws -> String {
+        let controls = try running(hotspot).accessPoints.compactMap(\.hostapd)
+        guard controls.indices.contains(index) else { throw StepFailure("hotspot \(hotspot) has no hostapd #\(index + 1)") }
+        return try controls[index].request(command)
     }
 
     func setUplink(hotspot: String, up: Bool) throws -> String { try lab.setUplink(try running(hotspot), up: up) }

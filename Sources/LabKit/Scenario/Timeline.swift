@@ -50,7 +50,7 @@ public enum Timeline {
             case "notification":
                 add(r, "notification", "\(r["helper"]?.stringValue ?? "?") posts \"\(r["title"]?.stringValue ?? "")\"")
             case "irregular", "rejected":
-                add(r, r["kind"]!.stringValue!, r["message"]?.stringValue ?? "?")
+                add(r, r["kind"]?.stringValue ?? "?", r["message"]?.stringValue ?? "?")
             case "cache":
                 add(r, "cache", "cache \(r["network"]?["ssid"]?.stringValue ?? "?"): "
                     + (r["action"]?.stringValue == "remove" ? "removed" : (r["helper"]?.stringValue ?? "not captive")))

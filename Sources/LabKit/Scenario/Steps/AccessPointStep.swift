@@ -21,9 +21,13 @@ public struct AccessPointStep: ScenarioStepAction {
     public func perform(in context: any StepContext) throws -> String {
         let hotspot = try context.hotspotFor(hotspot)
         let command = up ? "ENABLE" : "DISABLE"
-        let replies = try context.hostapdRequest(hotspot: hotspot.name, command)
-        guard !replies.isEmpty else { throw StepFailure("hotspot \(hotspot.name) has no hostapd (veth mode)") }
-        if let reply = replies.first(where: { !$0.hasPrefix("OK") }) { throw StepFailure("hostapd \(command) answered \(reply)") }
-        return "access point\(replies.count > 1 ? "s" : "") of \(hotspot.name) \(up ? "back" : "gone")"
+        // Every access point of the hotspot, in turn.
+        let count = try context.hostapdCount(hotspot: hotspot.name)
+        guard count > 0 else { throw StepFailure("hotspot \(hotspot.name) has no hostapd (veth mode)") }
+        for index in 0..<count {
+            let reply = try context.hostapdRequest(hotspot: hotspot.name, index: index, command)
+            guard reply.hasPrefix("OK") else { throw StepFailure("hostapd \(command) answered \(reply)") }
+        }
+        return "access point\(count > 1 ? "s" : "") of \(hotspot.name) \(up ? "back" : "gone")"
     }
 }

@@ -52,8 +52,10 @@ public protocol StepContext: AnyObject {
     var wpaLog: String { get }
 
     // MARK: the lab (hotspots by name)
-    /// Sends `command` to every access point's hostapd of the hotspot; the replies (none: no hostapd, veth mode).
-    func hostapdRequest(hotspot: String, _ command: String) throws -> [String]
+    /// How many of the hotspot's access points have a hostapd control socket (none: veth mode).
+    func hostapdCount(hotspot: String) throws -> Int
+    /// Sends `command` to the hostapd of the hotspot's access point number `index` (of those with one); its reply.
+    func hostapdRequest(hotspot: String, index: Int, _ command: String) throws -> String
     func setUplink(hotspot: String, up: Bool) throws -> String
     func setLinkQuality(hotspot: String, side: LinkSide, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) throws -> String
     func setDNS(hotspot: String, mode: String) throws -> String
