@@ -5,7 +5,7 @@ public struct AccessPointStep: ScenarioStepAction {
     public var up: Bool
     public var hotspot: String?
 
-    static let kind = StepKind("ap", replay: .asWritten) { args in
+    static let kind = StepKind("ap", example: "ap: down", replay: .asWritten) { args in
         let (up, hotspot) = try upOrDown(args)
         return AccessPointStep(up: up, hotspot: hotspot)
     }

@@ -6,7 +6,7 @@ public struct ApplicationStep: ScenarioStepAction {
     public var expect: Connectivity
     public var url: String?
 
-    static let kind = StepKind("application", replay: .notReplayed) { args in
+    static let kind = StepKind("application", example: "application: allowed", replay: .notReplayed) { args in
         if args.isScalar { return ApplicationStep(expect: try connectivity(args.value), url: nil) }
         let keys = try args.keys(allowed: ["expect", "url"], required: ["expect"])
         return ApplicationStep(expect: try connectivity(keys.required("expect")), url: try keys["url"]?.nonEmptyString())

@@ -6,7 +6,7 @@ public struct DNSStep: ScenarioStepAction {
     public var mode: String
     public var hotspot: String?
 
-    static let kind = StepKind("dns", replay: .asWritten) { args in
+    static let kind = StepKind("dns", example: "dns: hijack", replay: .asWritten) { args in
         let modes = HotspotLab.dnsModes
         if args.isScalar { return DNSStep(mode: try ScenarioParser.oneOf(args.value, modes, what: "DNS mode"), hotspot: nil) }
         let keys = try args.keys(allowed: ["mode", "hotspot"], required: ["mode"])

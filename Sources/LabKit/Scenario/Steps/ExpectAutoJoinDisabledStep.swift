@@ -5,7 +5,7 @@ public struct ExpectAutoJoinDisabledStep: ScenarioStepAction {
     public var ssid: String
     public var disabled: Bool
 
-    static let kind = StepKind("expect-auto-join-disabled", replay: .notReplayed) { args in
+    static let kind = StepKind("expect-auto-join-disabled", example: "expect-auto-join-disabled: Cafe Lumiere", replay: .notReplayed) { args in
         if args.isScalar { return ExpectAutoJoinDisabledStep(ssid: try args.value.nonEmptyString(), disabled: true) }
         let keys = try args.keys(allowed: ["ssid", "disabled"], required: ["ssid"])
         return ExpectAutoJoinDisabledStep(ssid: try keys.required("ssid").nonEmptyString(), disabled: try keys["disabled"]?.bool() ?? true)

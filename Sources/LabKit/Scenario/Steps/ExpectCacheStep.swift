@@ -6,7 +6,7 @@ public struct ExpectCacheStep: ScenarioStepAction {
     /// A helper, "not captive", or nil (no entry).
     public var entry: String?
 
-    static let kind = StepKind("expect-cache", replay: .notReplayed) { args in
+    static let kind = StepKind("expect-cache", example: "expect-cache: {ssid: Cafe Lumiere, none: true}", replay: .notReplayed) { args in
         let keys = try args.keys(allowed: ["ssid", "helper", "not-captive", "none"], required: ["ssid"])
         var entry: String?
         if let h = keys["helper"] { entry = try args.helper(h) }

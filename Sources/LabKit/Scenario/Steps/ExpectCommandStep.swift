@@ -12,7 +12,7 @@ public struct ExpectCommandStep: ScenarioStepAction {
     public var signal: ClosedRange<Double>?
     public var count: Int?
 
-    static let kind = StepKind("expect-command", replay: .notReplayed) { args in
+    static let kind = StepKind("expect-command", example: "expect-command: {command: maintain, result: success}", replay: .notReplayed) { args in
         let keys = try args.keys(allowed: ["command", "result", "helper", "did-just-join", "absent", "min-signal-strength", "max-signal-strength", "count"],
                                  required: ["command"])
         let low = try keys["min-signal-strength"].map { try ScenarioParser.number($0, in: 0...1) }

@@ -4,7 +4,7 @@ import Foundation
 public struct ExpectNotificationStep: ScenarioStepAction {
     public var helper: String?
 
-    static let kind = StepKind("expect-notification", replay: .notReplayed) { args in
+    static let kind = StepKind("expect-notification", example: "expect-notification: hotspot-helper-portal", replay: .notReplayed) { args in
         if args.isNull { return ExpectNotificationStep(helper: nil) }
         return ExpectNotificationStep(helper: try args.helper(args.value))
     }

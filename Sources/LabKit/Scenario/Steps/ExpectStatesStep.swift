@@ -4,7 +4,7 @@ import Foundation
 public struct ExpectStatesStep: ScenarioStepAction {
     public var states: [String]
 
-    static let kind = StepKind("expect-states", replay: .notReplayed) { args in
+    static let kind = StepKind("expect-states", example: "expect-states: [Evaluating]", replay: .notReplayed) { args in
         ExpectStatesStep(states: try args.value.list().map { try ScenarioParser.oneOf($0, ScenarioParser.states, what: "state") })
     }
 

@@ -4,7 +4,7 @@ import Foundation
 public struct ExpireSessionStep: ScenarioStepAction {
     public var hotspot: String?
 
-    static let kind = StepKind("expire-session", replay: .asWritten) { args in
+    static let kind = StepKind("expire-session", example: "expire-session: cafe", replay: .asWritten) { args in
         ExpireSessionStep(hotspot: args.isNull ? nil : try args.hotspot(args.value))
     }
 

@@ -9,7 +9,7 @@ public struct FlapStep: ScenarioStepAction {
     public var maxSeconds: Double
     public var seed: UInt64
 
-    static let kind = StepKind("flap", replay: .asWritten) { args in
+    static let kind = StepKind("flap", example: "flap: {count: 1}", replay: .asWritten) { args in
         let keys = try args.keys(allowed: ["count", "min-seconds", "max-seconds", "seed"], required: ["count"])
         let low = try keys["min-seconds"].map { try ScenarioParser.number($0, in: 0...600) } ?? 1
         let high = try keys["max-seconds"].map { try ScenarioParser.number($0, in: 0...600) } ?? 5

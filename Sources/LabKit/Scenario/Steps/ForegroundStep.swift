@@ -4,7 +4,7 @@ import Foundation
 public struct ForegroundStep: ScenarioStepAction {
     public var helper: String?
 
-    static let kind = StepKind("foreground", replay: .asWritten) { args in
+    static let kind = StepKind("foreground", example: "foreground: hotspot-helper-portal", replay: .asWritten) { args in
         ForegroundStep(helper: args.isNull ? nil : try args.helper(args.value))
     }
 

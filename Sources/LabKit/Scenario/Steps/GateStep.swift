@@ -6,7 +6,7 @@ public struct GateStep: ScenarioStepAction {
     public var authenticated: Bool
     public var hotspot: String?
 
-    static let kind = StepKind("gate", replay: .notReplayed) { args in
+    static let kind = StepKind("gate", example: "gate: authenticated", replay: .notReplayed) { args in
         let states = ["authenticated", "unauthenticated"]
         if args.isScalar {
             return GateStep(authenticated: try ScenarioParser.oneOf(args.value, states, what: "gate state") == "authenticated", hotspot: nil)

@@ -5,7 +5,7 @@ public struct JoinStep: ScenarioStepAction {
     public var ssid: String
     public var password: String?
 
-    static let kind = StepKind("join", replay: .asWritten) { args in
+    static let kind = StepKind("join", example: "join: Cafe Lumiere", replay: .asWritten) { args in
         if args.isScalar { return JoinStep(ssid: try args.value.nonEmptyString(), password: nil) }
         let keys = try args.keys(allowed: ["ssid", "password"], required: ["ssid"])
         return JoinStep(ssid: try keys.required("ssid").nonEmptyString(), password: try keys["password"]?.string())

@@ -4,7 +4,7 @@ import Foundation
 public struct KillHelperStep: ScenarioStepAction {
     public var helper: String
 
-    static let kind = StepKind("kill-helper", replay: .asWritten) { args in KillHelperStep(helper: try args.helper(args.value)) }
+    static let kind = StepKind("kill-helper", example: "kill-helper: hotspot-helper-portal", replay: .asWritten) { args in KillHelperStep(helper: try args.helper(args.value)) }
 
     public func perform(in context: any StepContext) throws -> String {
         guard let pid = context.helperPID(helper) else { throw context.noHelper(helper) }

@@ -10,7 +10,7 @@ public struct LinkQualityStep: ScenarioStepAction {
     public var lossPercent: Double
     public var rateKbit: Int
 
-    static let kind = StepKind("link", replay: .asWritten) { args in
+    static let kind = StepKind("link", example: "link: {loss-percent: 5}", replay: .asWritten) { args in
         let keys = try args.keys(allowed: ["hotspot", "side", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
         let side = try keys["side"].map { field -> LinkSide in
             let name = try ScenarioParser.oneOf(field, LinkSide.allCases.map(\.rawValue), what: "link side")

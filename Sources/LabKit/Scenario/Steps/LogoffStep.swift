@@ -6,7 +6,7 @@ public struct LogoffStep: ScenarioStepAction {
     public var expectAccepted: Bool
 
     /// Replayed with the helper only: the recording's answer is not the replay's expectation.
-    static let kind = StepKind("logoff", replay: .rewritten { text in
+    static let kind = StepKind("logoff", example: "logoff: {helper: hotspot-helper-portal, expect: refused}", replay: .rewritten { text in
         guard let helper = text.range(of: "helper: ") else { return text }
         return "logoff: " + text[helper.upperBound...].prefix { $0 != "," && $0 != "}" }
     }) { args in

@@ -7,7 +7,7 @@ public struct PortalStep: ScenarioStepAction {
     public var hotspot: String?
     public var settings: [String: String]
 
-    static let kind = StepKind("portal", replay: .asWritten) { args in
+    static let kind = StepKind("portal", example: "portal: down", replay: .asWritten) { args in
         if args.isScalar {
             let (kind, settings) = try validated(kind: args.value, settings: nil)
             return PortalStep(kind: kind, hotspot: nil, settings: settings)

@@ -5,7 +5,7 @@ import Foundation
 public struct RestartHotspotdStep: ScenarioStepAction {
     public var helperDelay: Double
 
-    static let kind = StepKind("restart-hotspotd", replay: .asWritten) { args in
+    static let kind = StepKind("restart-hotspotd", example: "restart-hotspotd", replay: .asWritten) { args in
         if args.isNull { return RestartHotspotdStep(helperDelay: 0) }
         let keys = try args.keys(allowed: ["helper-delay"])
         return RestartHotspotdStep(helperDelay: try keys["helper-delay"].map { try ScenarioParser.number($0, in: 0...60) } ?? 0)

@@ -7,7 +7,7 @@ public struct RoamStep: ScenarioStepAction {
     public var bssid: String
     public var timeout: Double
 
-    static let kind = StepKind("roam", replay: .asWritten) { args in
+    static let kind = StepKind("roam", example: "roam: \"02:00:00:00:01:00\"", replay: .asWritten) { args in
         if args.isScalar { return RoamStep(bssid: try args.accessPoint(args.value), timeout: 30) }
         let keys = try args.keys(allowed: ["bssid", "timeout"], required: ["bssid"])
         return RoamStep(bssid: try args.accessPoint(keys.required("bssid")),

@@ -11,7 +11,7 @@ public struct ShowScanListStep: ScenarioStepAction {
     }
 
     /// Replayed without the original run's expectations.
-    static let kind = StepKind("show-scan-list", replay: .rewritten { _ in "show-scan-list" }) { args in
+    static let kind = StepKind("show-scan-list", example: "show-scan-list: {expect: {Cafe Lumiere: Portal Login}}", replay: .rewritten { _ in "show-scan-list" }) { args in
         if args.isNull { return ShowScanListStep(expect: []) }
         let keys = try args.keys(allowed: ["expect"])
         guard let expect = keys["expect"], case .mapping(let m) = expect.node else {

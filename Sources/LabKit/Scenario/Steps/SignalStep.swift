@@ -10,7 +10,7 @@ public struct SignalStep: ScenarioStepAction {
     public var bssid: String?
     public var dbm: Int?
 
-    static let kind = StepKind("signal", replay: .asWritten) { args in
+    static let kind = StepKind("signal", example: "signal: {dbm: -40}", replay: .asWritten) { args in
         let keys = try args.keys(allowed: ["hotspot", "bssid", "dbm"], required: ["dbm"])
         let field = try keys.required("dbm")
         let range = HotspotLab.signalRange

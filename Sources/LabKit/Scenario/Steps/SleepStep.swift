@@ -4,7 +4,7 @@ import Foundation
 public struct SleepStep: ScenarioStepAction {
     public var seconds: Double
 
-    static let kind = StepKind("sleep", replay: .notReplayed) { args in SleepStep(seconds: try ScenarioParser.number(args.value, in: 0...600)) }
+    static let kind = StepKind("sleep", example: "sleep: 1", replay: .notReplayed) { args in SleepStep(seconds: try ScenarioParser.number(args.value, in: 0...600)) }
 
     public func perform(in context: any StepContext) throws -> String {
         context.pause(seconds)

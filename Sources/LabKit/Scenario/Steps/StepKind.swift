@@ -27,14 +27,17 @@ public enum StepReplay: Sendable {
     }
 }
 
-/// One step kind: its name in scenario files, its parser, how it replays.
+/// One step kind: its name in scenario files, an example of it, its parser, how it replays.
 public struct StepKind: Sendable {
     public let name: String
+    /// A valid step of this kind as written in a scenario file (the tests parse it and replay it).
+    public let example: String
     public let replay: StepReplay
     let parse: @Sendable (StepArguments) throws -> any ScenarioStepAction
 
-    init(_ name: String, replay: StepReplay, parse: @escaping @Sendable (StepArguments) throws -> any ScenarioStepAction) {
+    init(_ name: String, example: String, replay: StepReplay, parse: @escaping @Sendable (StepArguments) throws -> any ScenarioStepAction) {
         self.name = name
+        self.example = example
         self.replay = replay
         self.parse = parse
     }
@@ -42,7 +45,7 @@ public struct StepKind: Sendable {
 
 /// Every step kind, in the order the parser's messages list them: the one list (the parser, the runner and
 /// the replay all read it). A new kind: its file in this folder, one line here, its row in docs/SCENARIOS.md
-/// (`StepRegistryTests` checks the three agree).
+/// (`StepRegistryTests` checks the three agree, and parses and replays its `example`).
 public enum StepRegistry {
     public static let kinds: [StepKind] = [
         ShowScanListStep.kind, JoinStep.kind, AutoJoinStep.kind, LeaveStep.kind, WaitStateStep.kind, ExpectStatesStep.kind,

@@ -5,8 +5,8 @@ public struct StopHelperStep: ScenarioStepAction {
     public var helper: String
     public var stop: Bool
 
-    static let stopKind = StepKind("stop-helper", replay: .asWritten) { args in StopHelperStep(helper: try args.helper(args.value), stop: true) }
-    static let continueKind = StepKind("continue-helper", replay: .asWritten) { args in
+    static let stopKind = StepKind("stop-helper", example: "stop-helper: hotspot-helper-portal", replay: .asWritten) { args in StopHelperStep(helper: try args.helper(args.value), stop: true) }
+    static let continueKind = StepKind("continue-helper", example: "continue-helper: hotspot-helper-portal", replay: .asWritten) { args in
         StopHelperStep(helper: try args.helper(args.value), stop: false)
     }
 

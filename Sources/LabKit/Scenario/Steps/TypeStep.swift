@@ -5,7 +5,7 @@ public struct TypeStep: ScenarioStepAction {
     public var helper: String
     public var text: String
 
-    static let kind = StepKind("type", replay: .asWritten) { args in
+    static let kind = StepKind("type", example: "type: {helper: hotspot-helper-portal, text: abc}", replay: .asWritten) { args in
         let keys = try args.keys(allowed: ["helper", "text"], required: ["helper", "text"])
         return TypeStep(helper: try args.helper(keys.required("helper")), text: try keys.required("text").string())
     }

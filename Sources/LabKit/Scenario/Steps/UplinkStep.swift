@@ -6,7 +6,7 @@ public struct UplinkStep: ScenarioStepAction {
     public var up: Bool
     public var hotspot: String?
 
-    static let kind = StepKind("uplink", replay: .asWritten) { args in
+    static let kind = StepKind("uplink", example: "uplink: up", replay: .asWritten) { args in
         let (up, hotspot) = try AccessPointStep.upOrDown(args)
         return UplinkStep(up: up, hotspot: hotspot)
     }

@@ -6,7 +6,7 @@ public struct WaitStateStep: ScenarioStepAction {
     public var state: String
     public var timeout: Double
 
-    static let kind = StepKind("wait-state", replay: .notReplayed) { args in
+    static let kind = StepKind("wait-state", example: "wait-state: Authenticated", replay: .notReplayed) { args in
         if args.isScalar { return WaitStateStep(state: try ScenarioParser.oneOf(args.value, ScenarioParser.states, what: "state"), timeout: 30) }
         let keys = try args.keys(allowed: ["state", "timeout"], required: ["state"])
         return WaitStateStep(state: try ScenarioParser.oneOf(keys.required("state"), ScenarioParser.states, what: "state"),
