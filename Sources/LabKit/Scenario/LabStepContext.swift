@@ -1,7 +1,5 @@
 import Foundation
-import HotspotCore
 import HotspotProtocol
-import HotspotStation
 import HotspotSystem
 import Netlink
 

@@ -1,9 +1,5 @@
 import Foundation
-import HotspotCore
 import HotspotProtocol
-import HotspotStation
-import HotspotSystem
-import Netlink
 
 /// What one step did.
 public struct StepResult: Sendable {
