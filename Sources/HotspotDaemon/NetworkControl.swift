@@ -18,12 +18,12 @@ public protocol NetworkControl: AnyObject {
 }
 
 /// The device side of a station: joins and leaves networks for the user and feeds the daemon what really
-/// happens on the interface (association, IP up/down) through `Daemon.submit(_:via:)`. hotspotd's
+/// happens on the interface (association, IP up/down) through `StationEventSink.submit(_:via:)`. hotspotd's
 /// implementation drives wpa_supplicant and a DHCP client (`HotspotStation`). Called on the loop thread;
 /// a thrown error becomes the control request's `requestFailed` error.
 public protocol StationDriver: AnyObject {
-    /// Called once from `Daemon.start()`, on the loop thread, before any request.
-    func attach(to daemon: Daemon) throws
+    /// Called once from `Daemon.start()`, on the loop thread, before any request, with where its events go.
+    func attach(to daemon: any StationEventSink) throws
     /// The user joins `ssid` by hand (didAutoJoin false), with `password` for a secure network.
     func join(ssid: String, password: String?) throws
     /// The user leaves the current network.

@@ -12,8 +12,6 @@ public final class TraceWriter: @unchecked Sendable {
     public let path: String?
     private let clock: any MonotonicClock
     private var seq: UInt64 = 0
-    /// Receives every record (the daemon fans it out to control subscribers).
-    var subscribers: [(JSON) -> Void] = []
     public var echo: Bool = false
 
     public init(path: String?, clock: any MonotonicClock) throws(SystemError) {
@@ -37,14 +35,17 @@ public final class TraceWriter: @unchecked Sendable {
         o["seq"] = .number(Double(seq))
         let t = clock.now().components
         o["t_ns"] = .number(Double(t.seconds) * 1e9 + Double(t.attoseconds / 1_000_000_000))
-        let json = JSON.object(o)
-        var line = json.bytes
+        write(JSON.object(o))
+    }
+
+    /// Writes a complete record (numbered by `DaemonCore`) to the file and, with `echo`, to stderr.
+    public func write(_ record: JSON) {
+        var line = record.bytes
         line.append(0x0A)
         if fd >= 0 {
             line.withUnsafeBytes { p in _ = Glibc.write(fd, p.baseAddress, p.count) }
         }
         if echo { line.withUnsafeBytes { p in _ = Glibc.write(2, p.baseAddress, p.count) } }
-        for s in subscribers { s(json) }
     }
 }
 

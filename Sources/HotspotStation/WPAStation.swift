@@ -49,7 +49,7 @@ public struct StationOptions: Sendable {
 public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendable {
     public let options: StationOptions
     private var control: DaemonControl?
-    private weak var daemon: Daemon?
+    private weak var daemon: (any StationEventSink)?
     private var suppression: IPSuppression?
     private var eventThread: pthread_t?
     private let stopping = Mutex()
@@ -69,7 +69,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     // MARK: StationDriver
 
-    public func attach(to daemon: Daemon) throws {
+    public func attach(to daemon: any StationEventSink) throws {
         self.daemon = daemon
         try writeDHCPScript()
         if options.suppressIP {

@@ -1,0 +1,122 @@
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+
+/// The control socket's protocol (docs/PROTOCOL.md, "Control protocol"): the lab's and the user's requests.
+extension DaemonCore {
+    func controlFrame(_ conn: Connection, _ payload: [UInt8]) {
+        let json: JSON
+        let request: ControlRequest
+        do {
+            json = try JSON.parse(payload)
+            request = try ControlRequest(json: json)
+        } catch {
+            protocolError(conn, error, offending: payload)
+            return
+        }
+        let rid = json["requestID"]
+        func reply(_ j: JSON) { sendControlReply(conn, j, requestID: rid) }
+        var source = conn.peerFields
+        source["via"] = "control"
+        switch request {
+        case .associate(let n):
+            handle(.associated(n), source: source)
+            reply(ControlReply.ok(requestID: rid))
+        case .disassociate:
+            handle(.disassociated, source: source)
+            reply(ControlReply.ok(requestID: rid))
+        case .signal(let strength):
+            handle(.signalChanged(strength), source: source)
+            reply(ControlReply.ok(requestID: rid))
+        case .ipUp:
+            handle(.ipUp, source: source)
+            reply(ControlReply.ok(requestID: rid))
+        case .ipDown:
+            handle(.ipDown, source: source)
+            reply(ControlReply.ok(requestID: rid))
+        case .showScanList(let list, let repeating):
+            emit(.cancelTimer(.scanListRefresh))
+            shownScanList = repeating ? list : nil
+            handle(.scanListShown(list), source: source)
+            if repeating { emit(.armTimer(.scanListRefresh, after: options.timing.scaledScanListRefresh)) }
+            reply(ControlReply.ok(requestID: rid))
+        case .hideScanList:
+            emit(.cancelTimer(.scanListRefresh))
+            shownScanList = nil
+            // The list is no longer shown: `status.scanList` is null again.
+            lastScanList = nil
+            record("event", ["event": "scanListHidden", "source": .object(source)])
+            reply(ControlReply.ok(requestID: rid))
+        case .logoff(let helper, let identity):
+            guard let identity = identity ?? machine.association?.identity else {
+                record("logoffRequest", ["helper": .string(helper), "network": .null, "via": "control"])
+                reply(ControlReply.with(["type": "logoffResult", "accepted": false, "reason": "not associated"], rid))
+                return
+            }
+            record("logoffRequest", ["helper": .string(helper), "network": identity.wire, "via": "control"])
+            var answered: Bool?
+            logoffReply = { answered = $0 }
+            handle(.logoffRequested(helper, network: identity), source: source)
+            logoffReply = nil
+            reply(ControlReply.with(["type": "logoffResult", "accepted": .bool(answered ?? false)], rid))
+        case .foreground(let helper):
+            handle(.foreground(helper), source: source)
+            reply(ControlReply.ok(requestID: rid))
+        case .status:
+            reply(ControlReply.with(statusFields, rid))
+        case .subscribeTrace:
+            if !conn.subscribed {
+                conn.subscribed = true
+                subscribers.append(conn)
+            }
+            reply(ControlReply.ok(requestID: rid))
+        case .join(let ssid, let password):
+            stationRequest(.join(ssid: ssid, password: password), conn, json: request.json, source: source, requestID: rid)
+        case .leave:
+            stationRequest(.leave, conn, json: request.json, source: source, requestID: rid)
+        case .autoJoin:
+            stationRequest(.autoJoin(except: machine.autoJoinDisabled), conn, json: request.json, source: source, requestID: rid)
+        case .record(let what):
+            var f = source
+            f["action"] = what
+            record("labAction", f)
+            reply(ControlReply.ok(requestID: rid))
+        }
+    }
+
+    /// Sends a control reply; one over `maximumControlReply` becomes an `error` reply (traced) instead.
+    func sendControlReply(_ conn: Connection, _ reply: JSON, requestID: JSON?) {
+        let payload = reply.bytes
+        guard payload.count <= Self.maximumControlReply else {
+            let e = ProtocolError(.requestFailed, "reply of \(payload.count) bytes exceeds the control reply limit of \(Self.maximumControlReply) bytes")
+            record("error", ["message": .string(e.message), "connection": .number(Double(conn.id))])
+            send(conn, frame(ControlReply.error(e, requestID: requestID).bytes))
+            return
+        }
+        send(conn, frame(payload))
+    }
+
+    private func stationRequest(_ request: StationRequest, _ conn: Connection, json: JSON, source: [String: JSON], requestID rid: JSON?) {
+        guard hasStation else {
+            let e = ProtocolError(.requestFailed, "\(json["type"]?.stringValue ?? "?"): this hotspotd drives no station "
+                                  + "(start it with --wpa-supplicant CTRL-PATH); report association with associate/ipUp instead")
+            sendControlReply(conn, ControlReply.error(e, requestID: rid), requestID: rid)
+            return
+        }
+        var f = source
+        f["request"] = json
+        record("userAction", f)
+        emit(.station(request, replyTo: StationReplyTo(connection: conn.id, requestID: rid, request: json)))
+    }
+
+    /// The station driver carried out a request (`error`: why it failed); the control client gets its reply.
+    public func stationRequestFinished(_ replyTo: StationReplyTo, error: String?) -> [DaemonAction] {
+        if let error { record("error", ["message": .string(error), "request": replyTo.request]) }
+        if let conn = connections[replyTo.connection] {
+            let reply = error.map { ControlReply.error(ProtocolError(.requestFailed, $0), requestID: replyTo.requestID) }
+                ?? ControlReply.ok(requestID: replyTo.requestID)
+            sendControlReply(conn, reply, requestID: replyTo.requestID)
+        }
+        return take()
+    }
+}

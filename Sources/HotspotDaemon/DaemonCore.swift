@@ -1,0 +1,368 @@
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+
+/// hotspotd without I/O: it takes what happened (a connection opened, bytes received, a connection ended, a
+/// timer fired, a station event) and answers with `DaemonAction`s (send, close, arm or cancel a timer, a trace
+/// record, a network or station action). The monotonic clock, the wall clock and the state storage are
+/// injected. `Daemon` carries the actions out on sockets and a poll loop; `EmbeddedDaemon` in memory.
+///
+/// Every entry point returns the actions it produced, in order. Single-threaded.
+public final class DaemonCore {
+    public let options: DaemonOptions
+    public let clock: any MonotonicClock
+    let wallClock: any WallClock
+    let store: any StateStorage
+    /// This process's id (in `start` and `status`).
+    let pid: Int32
+    /// Station requests (join, leave, autoJoin) are carried out by a station driver; without one they fail.
+    let hasStation: Bool
+    public internal(set) var machine: HotspotMachine
+
+    /// One accepted connection.
+    final class Connection {
+        let id: ConnectionID
+        let kind: ConnectionKind
+        let peer: PeerCredentials?
+        var decoder: FrameDecoder
+        /// Bytes sent and not yet taken by the peer (`wrote`).
+        var queued = 0
+        var helperID: HelperID?
+        var subscribed = false
+        var closed = false
+        var partialTimerArmed = false
+
+        init(id: ConnectionID, kind: ConnectionKind, peer: PeerCredentials?) {
+            self.id = id
+            self.kind = kind
+            self.peer = peer
+            decoder = FrameDecoder()
+        }
+
+        var peerFields: [String: JSON] {
+            guard let peer else { return ["connection": .number(Double(id))] }
+            return ["connection": .number(Double(id)), "pid": .number(Double(peer.pid)), "uid": .number(Double(peer.uid)),
+                    "gid": .number(Double(peer.gid))]
+        }
+    }
+
+    var connections: [ConnectionID: Connection] = [:]
+    var helperConnections: [HelperID: Connection] = [:]
+    /// Trace subscribers in subscription order.
+    var subscribers: [Connection] = []
+    private var nextConnection = 1
+
+    struct Outstanding {
+        var sentAt: Duration
+        var command: Command
+    }
+    var outstanding: [CommandID: Outstanding] = [:]
+    var maintainTimerArmed = false
+    var shownScanList: [HotspotNetwork]?
+    var lastScanList: [AnnotatedNetwork]?
+    var notifications: [JSON] = []
+    var effects: [Effect] = []
+    /// Where the answer of the `logoffRequested` being handled goes.
+    var logoffReply: ((Bool) -> Void)?
+    var persistDirty = false
+    private var seq: UInt64 = 0
+    private var outbox: [DaemonAction] = []
+
+    /// Output queued for a helper that does not read; past it the connection is closed (`overloaded`).
+    public static let maximumQueuedOutput = 4 << 20
+    /// The largest control reply (docs/PROTOCOL.md: control clients accept up to 16 MiB).
+    public static let maximumControlReply = 16 << 20
+    /// Output queued for a control client: one largest reply plus `maximumQueuedOutput` of trace behind it.
+    public static let maximumQueuedControlOutput = maximumControlReply + 4 + maximumQueuedOutput
+
+    public init(options: DaemonOptions, clock: any MonotonicClock, wallClock: any WallClock = SystemWallClock(),
+                store: any StateStorage, pid: Int32, hasStation: Bool = false)
+    {
+        self.options = options
+        self.clock = clock
+        self.wallClock = wallClock
+        self.store = store
+        self.pid = pid
+        self.hasStation = hasStation
+        machine = HotspotMachine(timing: options.timing)
+        effects.reserveCapacity(32)
+    }
+
+    func take() -> [DaemonAction] {
+        let out = outbox
+        outbox.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    func emit(_ action: DaemonAction) { outbox.append(action) }
+
+    var persistentState: PersistentState {
+        PersistentState(cache: machine.cache, autoJoinDisabled: machine.autoJoinDisabled)
+    }
+
+    // MARK: lifecycle
+
+    /// Loads the persisted state and writes the `start` record (never fails: a bad state file is moved aside).
+    public func start() -> [DaemonAction] {
+        var startFields: [String: JSON] = [
+            "pid": .number(Double(pid)), "interface": .string(options.interface),
+            "helperSocket": .string(options.helperSocket), "controlSocket": .string(options.controlSocket),
+            "stateFile": .string(options.stateFile), "timeScale": .number(options.timing.scale),
+            "protocolVersion": .number(Double(protocolVersion)), "traceVersion": .number(Double(traceFormatVersion)),
+            "maintainInterval_ms": .number(options.timing.scaledMaintainInterval.milliseconds),
+            "wallclock_s": .number(wallClock.secondsSinceEpoch()),
+        ]
+        let stale = store.removeStaleTemporaries()
+        if !stale.isEmpty { startFields["removedTemporaries"] = .array(stale.map(JSON.string)) }
+        switch store.load() {
+        case .missing:
+            startFields["state"] = "none"
+        case .loaded(let s):
+            machine = HotspotMachine(timing: options.timing, cache: s.cache, autoJoinDisabled: s.autoJoinDisabled)
+            startFields["state"] = "loaded"
+        case .corrupt(let reason, let movedTo):
+            startFields["state"] = "corrupt"
+            let message = "warning: state file \(options.stateFile) is corrupt (\(reason)); "
+                + (movedTo.map { "moved to \($0); " } ?? "") + "starting clean"
+            emit(.log("hotspotd: \(message)"))
+            record("warning", ["message": .string(message), "movedTo": movedTo.map(JSON.string) ?? .null])
+        }
+        startFields["persisted"] = persistentState.json
+        record("start", startFields)
+        return take()
+    }
+
+    /// The daemon stops: the `stop` record, then every connection closes without telling the machine.
+    public func stop() -> [DaemonAction] {
+        record("stop", [:])
+        for conn in connections.values.sorted(by: { $0.id < $1.id }) {
+            close(conn, reason: "daemon stopping", notifyMachine: false)
+        }
+        return take()
+    }
+
+    // MARK: trace
+
+    /// Writes one trace record (docs/TRACE.md) and sends it to every live subscriber.
+    func record(_ kind: String, _ fields: [String: JSON]) {
+        seq += 1
+        var o = fields
+        o["kind"] = .string(kind)
+        o["seq"] = .number(Double(seq))
+        let t = clock.now().components
+        o["t_ns"] = .number(Double(t.seconds) * 1e9 + Double(t.attoseconds / 1_000_000_000))
+        let json = JSON.object(o)
+        emit(.trace(json))
+        guard !subscribers.isEmpty else { return }
+        let bytes = frame(JSON.object(["type": "trace", "record": json]).bytes)
+        // A subscriber closed by this very send (overloaded) is skipped by `send`, and its `overloaded`
+        // record goes only to the others: no record is sent to a connection being closed.
+        for conn in subscribers where !conn.closed { send(conn, bytes) }
+    }
+
+    /// A trace record from outside the core (the station driver, the hook's waiter).
+    public func externalRecord(_ kind: String, _ fields: [String: JSON]) -> [DaemonAction] {
+        record(kind, fields)
+        return take()
+    }
+
+    // MARK: connections
+
+    /// A connection was accepted; returns its id and the actions (its `connect` record).
+    public func connectionOpened(kind: ConnectionKind, peer: PeerCredentials?) -> (ConnectionID, [DaemonAction]) {
+        let conn = Connection(id: nextConnection, kind: kind, peer: peer)
+        nextConnection += 1
+        connections[conn.id] = conn
+        var f = conn.peerFields
+        f["socket"] = .string(kind.rawValue)
+        record("connect", f)
+        return (conn.id, take())
+    }
+
+    /// Bytes arrived on the connection: every complete frame is handled in order.
+    public func received(_ id: ConnectionID, _ bytes: some Collection<UInt8>) -> [DaemonAction] {
+        guard let conn = connections[id], !conn.closed else { return [] }
+        conn.decoder.append(bytes)
+        while !conn.closed {
+            let payload: [UInt8]?
+            do {
+                payload = try conn.decoder.nextFrame()
+            } catch {
+                protocolError(conn, error, offending: nil)
+                close(conn, reason: "protocol error: \(error.description)")
+                break
+            }
+            guard let payload else { break }
+            switch conn.kind {
+            case .helper: helperFrame(conn, payload)
+            case .control: controlFrame(conn, payload)
+            }
+        }
+        watchPartialFrame(conn)
+        return take()
+    }
+
+    /// The peer ended the connection.
+    public func endOfFile(_ id: ConnectionID) -> [DaemonAction] {
+        guard let conn = connections[id] else { return [] }
+        let partial = conn.decoder.bufferedCount
+        close(conn, reason: partial > 0 ? "end of file inside a frame (\(partial) bytes buffered)" : "end of file")
+        return take()
+    }
+
+    /// Reading or writing the connection failed (`reason` names the call and the error).
+    public func transportFailed(_ id: ConnectionID, reason: String) -> [DaemonAction] {
+        guard let conn = connections[id] else { return [] }
+        close(conn, reason: reason)
+        return take()
+    }
+
+    /// The peer took `count` queued bytes.
+    public func wrote(_ id: ConnectionID, _ count: Int) {
+        guard let conn = connections[id] else { return }
+        conn.queued = max(0, conn.queued - count)
+    }
+
+    /// The bytes queued for the connection and not yet taken (nil: no such connection).
+    public func queuedOutput(_ id: ConnectionID) -> Int? { connections[id]?.queued }
+
+    /// A frame left incomplete for `partialFrameTimeout` ends the connection (its sender is stuck or hostile).
+    private func watchPartialFrame(_ conn: Connection) {
+        guard !conn.closed else { return }
+        if conn.decoder.bufferedCount == 0 {
+            if conn.partialTimerArmed {
+                conn.partialTimerArmed = false
+                emit(.cancelTimer(.partialFrame(conn.id)))
+            }
+            return
+        }
+        guard !conn.partialTimerArmed else { return }
+        conn.partialTimerArmed = true
+        emit(.armTimer(.partialFrame(conn.id), after: options.partialFrameTimeout))
+    }
+
+    private func partialFrameTimedOut(_ id: ConnectionID) {
+        guard let conn = connections[id], conn.partialTimerArmed else { return }
+        conn.partialTimerArmed = false
+        guard !conn.closed, conn.decoder.bufferedCount > 0 else { return }
+        let e = ProtocolError(.incompleteFrame, "a frame stayed incomplete for \(options.partialFrameTimeout) (\(conn.decoder.bufferedCount) bytes buffered)")
+        protocolError(conn, e, offending: nil)
+        close(conn, reason: "protocol error: \(e.description)")
+    }
+
+    /// Queues a frame for the connection; a peer with more than its limit unread is closed (`overloaded`).
+    func send(_ conn: Connection, _ bytes: [UInt8]) {
+        guard !conn.closed else { return }
+        conn.queued += bytes.count
+        emit(.send(conn.id, bytes))
+        let limit = conn.kind == .control ? Self.maximumQueuedControlOutput : Self.maximumQueuedOutput
+        if conn.queued > limit {
+            close(conn, reason: "peer does not read (more than \(limit) bytes queued)", overloaded: true)
+        }
+    }
+
+    func close(_ conn: Connection, reason: String, notifyMachine: Bool = true, overloaded: Bool = false) {
+        guard !conn.closed else { return }
+        // Closed before any record is written: no record is sent to the connection being closed.
+        conn.closed = true
+        if conn.subscribed { subscribers.removeAll { $0 === conn } }
+        if overloaded {
+            var f = conn.peerFields
+            f["queued"] = .number(Double(conn.queued))
+            record("overloaded", f)
+        }
+        if conn.partialTimerArmed {
+            conn.partialTimerArmed = false
+            emit(.cancelTimer(.partialFrame(conn.id)))
+        }
+        connections[conn.id] = nil
+        var f = conn.peerFields
+        f["socket"] = .string(conn.kind.rawValue)
+        f["reason"] = .string(reason)
+        if let h = conn.helperID { f["helper"] = .string(h) }
+        record("disconnect", f)
+        emit(.close(conn.id))
+        if let h = conn.helperID, helperConnections[h] === conn {
+            helperConnections[h] = nil
+            if notifyMachine { handle(.helperGone(h), source: ["helper": .string(h)]) }
+        }
+    }
+
+    func protocolError(_ conn: Connection, _ e: ProtocolError, offending: [UInt8]?, requestID: JSON? = nil) {
+        var f = conn.peerFields
+        f["socket"] = .string(conn.kind.rawValue)
+        f["code"] = .string(e.code.rawValue)
+        f["message"] = .string(e.message)
+        if let h = conn.helperID { f["helper"] = .string(h) }
+        var excerpt: String?
+        if let offending {
+            let cut = String(decoding: offending.prefix(200), as: UTF8.self)
+            excerpt = cut
+            f["offending"] = .string(cut)
+            f["offendingBytes"] = .number(Double(offending.count))
+        }
+        record("protocolError", f)
+        // Every error reply echoes the request's `requestID` when the request had one.
+        let rid = requestID ?? offending.flatMap(Self.requestID(of:))
+        switch conn.kind {
+        case .helper: send(conn, frame(Self.helperError(e, offending: excerpt, requestID: rid).bytes))
+        case .control: send(conn, frame(ControlReply.error(e, requestID: rid).bytes))
+        }
+    }
+
+    /// The helper-socket `error` message, with the request's `requestID` when it had one.
+    static func helperError(_ e: ProtocolError, offending: String?, requestID: JSON?) -> JSON {
+        let json = DaemonMessage.error(e, offending: offending).json
+        guard let requestID, case .object(var o) = json else { return json }
+        o["requestID"] = requestID
+        return .object(o)
+    }
+
+    /// The `requestID` of a frame that is a JSON object (whatever else is wrong with it).
+    static func requestID(of payload: [UInt8]) -> JSON? {
+        guard let json = try? JSON.parse(payload), case .object(let o) = json else { return nil }
+        return o["requestID"]
+    }
+
+    // MARK: timers
+
+    /// A timer the core armed fired.
+    public func timerFired(_ timer: DaemonTimer) -> [DaemonAction] {
+        switch timer {
+        case .deadline(let id):
+            if outstanding.removeValue(forKey: id) != nil {
+                record("timer", ["timer": "deadline", "command": .number(Double(id))])
+                handle(.deadlinePassed(id), source: ["via": "timer"])
+            }
+        case .maintain:
+            if maintainTimerArmed {
+                maintainTimerArmed = false
+                record("timer", ["timer": "maintain"])
+                handle(.maintainTimerFired, source: ["via": "timer"])
+            }
+        case .scanListRefresh:
+            if let list = shownScanList {
+                record("timer", ["timer": "scanListRefresh"])
+                handle(.scanListShown(list), source: ["via": "timer"])
+                emit(.armTimer(.scanListRefresh, after: options.timing.scaledScanListRefresh))
+            }
+        case .partialFrame(let id):
+            partialFrameTimedOut(id)
+        }
+        return take()
+    }
+
+    // MARK: the station side
+
+    /// An event observed on the interface (by the station driver).
+    public func submit(_ event: Event, via: String) -> [DaemonAction] {
+        handle(event, source: ["via": .string(via)])
+        return take()
+    }
+
+    /// The current association.
+    public var association: HotspotNetwork? { machine.association }
+
+    /// The last annotated scan list: the passwords helpers set for the networks they claim.
+    public var annotatedScanList: [AnnotatedNetwork]? { lastScanList }
+}

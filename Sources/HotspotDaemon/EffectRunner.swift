@@ -1,0 +1,117 @@
+import HotspotCore
+import HotspotProtocol
+
+/// Feeds events to `HotspotMachine` and turns its effects into trace records, frames, timers and network actions.
+extension DaemonCore {
+    /// Feeds one event to the machine, traces it and carries out its effects in order.
+    func handle(_ event: Event, source: [String: JSON]) {
+        var f = source
+        f["event"] = event.traceName
+        if let extra = event.traceDetail { f["detail"] = extra }
+        record("event", f)
+        effects.removeAll(keepingCapacity: true)
+        machine.handle(event, into: &effects)
+        let batch = effects
+        var rejectedResponse = false
+        for effect in batch {
+            if case .rejected = effect { rejectedResponse = true }
+            perform(effect)
+        }
+        if case .response(let r) = event, !rejectedResponse, let o = outstanding.removeValue(forKey: r.command) {
+            if o.command.deadline != nil { emit(.cancelTimer(.deadline(r.command))) }
+        }
+        if persistDirty {
+            persistDirty = false
+            do {
+                try store.save(persistentState)
+                record("persist", ["file": .string(options.stateFile), "state": persistentState.json])
+            } catch {
+                record("error", ["message": .string("\(error)")])
+                emit(.log("hotspotd: \(error)"))
+            }
+        }
+    }
+
+    private func forget(_ id: CommandID) {
+        if let o = outstanding.removeValue(forKey: id), o.command.deadline != nil { emit(.cancelTimer(.deadline(id))) }
+    }
+
+    private func perform(_ effect: Effect) {
+        let iface = options.interface
+        switch effect {
+        case .transition(let from, let to):
+            record("transition", ["from": .string(from.rawValue), "to": .string(to.rawValue),
+                                  "bestHelper": machine.bestHelper.map(JSON.string) ?? .null])
+        case .send(let command):
+            if let d = command.deadline { emit(.armTimer(.deadline(command.id), after: d)) }
+            outstanding[command.id] = Outstanding(sentAt: clock.now(), command: command)
+            record("command", command.traceFields)
+            if let conn = helperConnections[command.helper] {
+                sendToHelper(conn, .command(command), what: "\(command.type.description) command \(command.id)")
+            }
+        case .cancel(let id, let helper):
+            forget(id)
+            record("cancel", ["command": .number(Double(id)), "helper": .string(helper)])
+            if let conn = helperConnections[helper] { send(conn, DaemonMessage.cancel(id).framed) }
+        case .armMaintainTimer(let d):
+            record("maintainTimer", ["action": "arm", "after_ms": .number(d.milliseconds)])
+            maintainTimerArmed = true
+            emit(.armTimer(.maintain, after: d))
+        case .cancelMaintainTimer:
+            if maintainTimerArmed {
+                maintainTimerArmed = false
+                emit(.cancelTimer(.maintain))
+            }
+            record("maintainTimer", ["action": "cancel"])
+        case .suppressIP:
+            record("network", ["action": "suppressIP", "interface": .string(iface)])
+            emit(.network(.suppressIP(interface: iface, network: machine.association?.identity)))
+        case .releaseIP:
+            record("network", ["action": "releaseIP", "interface": .string(iface)])
+            emit(.network(.releaseIP(interface: iface, network: machine.association?.identity)))
+        case .disassociate:
+            record("network", ["action": "disassociate", "interface": .string(iface)])
+            emit(.network(.disassociate(interface: iface, network: nil)))
+        case .disableAutoJoin(let n):
+            persistDirty = true
+            record("autoJoin", ["action": "disable", "network": n.wire])
+            emit(.network(.setAutoJoin(false, network: n, interface: iface)))
+        case .enableAutoJoin(let n):
+            persistDirty = true
+            record("autoJoin", ["action": "enable", "network": n.wire])
+            emit(.network(.setAutoJoin(true, network: n, interface: iface)))
+        case .cache(let n, let entry):
+            persistDirty = true
+            var f: [String: JSON] = ["action": "set", "network": n.wire]
+            switch entry {
+            case .helper(let h): f["helper"] = .string(h)
+            case .notCaptive: f["notCaptive"] = true
+            }
+            record("cache", f)
+        case .uncache(let n):
+            persistDirty = true
+            record("cache", ["action": "remove", "network": n.wire])
+        case .rejected(let r):
+            record("rejected", r.traceFields.merging(["message": .string(r.description)]) { a, _ in a })
+            if let conn = helperConnections[r.helper] {
+                let code: ProtocolError.Code
+                switch r {
+                case .duplicateRegistration: code = .alreadyRegistered
+                case .invalidDisplayName: code = .invalidDisplayName
+                case .notRegistered: code = .notRegistered
+                default: code = .rejectedResponse
+                }
+                send(conn, DaemonMessage.error(ProtocolError(code, r.description), offending: nil).framed)
+            }
+        case .irregular(let i):
+            if case .noAnswer(let id, _, _) = i { forget(id) }
+            record("irregular", i.traceFields.merging(["message": .string(i.description)]) { a, _ in a })
+        case .logoffAnswer(let helper, let accepted):
+            record("logoffAnswer", ["helper": .string(helper), "accepted": .bool(accepted)])
+            logoffReply?(accepted)
+        case .scanListAnnotated(let list):
+            lastScanList = list
+            record("scanList", ["networks": .array(list.map(\.wire))])
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import HotspotCore
+import HotspotProtocol
+import HotspotSystem
+
+/// The helper socket's protocol (docs/PROTOCOL.md, "Helper protocol"): register, responses, logoff,
+/// supportedNetworkInterfaces, notify.
+extension DaemonCore {
+    func helperFrame(_ conn: Connection, _ payload: [UInt8]) {
+        let message: HelperMessage
+        do {
+            message = try HelperMessage(bytes: payload)
+        } catch {
+            protocolError(conn, error, offending: payload)
+            return
+        }
+        if case .register(let identifier, let displayName, let version) = message {
+            register(conn, identifier, displayName, version, payload)
+            return
+        }
+        guard let helper = conn.helperID else {
+            protocolError(conn, ProtocolError(.notRegistered, "send \"register\" before any other message"), offending: payload)
+            return
+        }
+        switch message {
+        case .register:
+            break
+        case .response(let id, let result, let network, let list):
+            let now = clock.now()
+            var f: [String: JSON] = [
+                "helper": .string(helper), "command": .number(Double(id)), "result": .string(result.description),
+                "resultCode": .number(Double(result.rawValue)),
+            ]
+            if let o = outstanding[id] {
+                f["commandType"] = .string(o.command.type.description)
+                f["latency_us"] = .number(((now - o.sentAt).milliseconds * 1000).rounded())
+            }
+            if let network { f["network"] = network.wire }
+            if let list { f["networkList"] = .array(list.map(\.wire)) }
+            record("response", f)
+            let response = Response(helper: helper, command: id, result: result, network: network, networkList: list)
+            handle(.response(response), source: ["helper": .string(helper)])
+        case .logoff(let rid, let net):
+            record("logoffRequest", ["helper": .string(helper), "network": net.wire, "via": "helper"])
+            logoffReply = { [unowned self, conn] accepted in
+                self.send(conn, DaemonMessage.logoffResult(requestID: rid, accepted: accepted).framed)
+            }
+            handle(.logoffRequested(helper, network: net.identity), source: ["helper": .string(helper)])
+            logoffReply = nil
+        case .supportedNetworkInterfaces(let rid):
+            send(conn, DaemonMessage.interfaces(requestID: rid, networks: machine.supportedNetworkInterfaces(for: helper)).framed)
+        case .notify(let title, let body):
+            let fields: [String: JSON] = ["helper": .string(helper), "title": .string(title), "body": .string(body)]
+            notifications.append(.object(fields))
+            if notifications.count > 16 { notifications.removeFirst() }
+            record("notification", fields)
+        }
+    }
+
+    private func register(_ conn: Connection, _ identifier: String, _ displayName: String, _ version: Int, _ payload: [UInt8]) {
+        guard version == protocolVersion else {
+            protocolError(conn, ProtocolError(.unsupportedVersion, "protocol version \(version) is not supported (this daemon speaks \(protocolVersion))"), offending: payload)
+            return
+        }
+        if let already = conn.helperID {
+            protocolError(conn, ProtocolError(.alreadyRegistered, "this connection already registered as \"\(already)\""), offending: payload)
+            record("rejected", Rejection.duplicateRegistration(already).traceFields)
+            return
+        }
+        guard !identifier.isEmpty, identifier.utf8.count <= 255 else {
+            protocolError(conn, ProtocolError(.invalidField, "identifier: expected 1 to 255 bytes"), offending: payload)
+            return
+        }
+        if helperConnections[identifier] != nil {
+            protocolError(conn, ProtocolError(.alreadyRegistered, "helper \"\(identifier)\" is already registered by another connection"), offending: payload)
+            record("rejected", Rejection.duplicateRegistration(identifier).traceFields)
+            return
+        }
+        var f = conn.peerFields
+        f["helper"] = .string(identifier)
+        f["displayName"] = .string(displayName)
+        handle(.helperRegistered(identifier, displayName: displayName), source: f)
+        guard machine.isRegistered(identifier) else {
+            protocolError(conn, ProtocolError(.invalidDisplayName, "display name \"\(displayName)\" must be 1 to \(maximumDisplayNameLength) characters"), offending: payload)
+            return
+        }
+        conn.helperID = identifier
+        helperConnections[identifier] = conn
+        send(conn, DaemonMessage.registered(identifier: identifier, version: protocolVersion).framed)
+    }
+
+    /// Sends a message to a helper unless its frame would exceed the helper frame limit (the helper would
+    /// have to disconnect): then nothing is sent and an `error` record says why. Returns whether it was sent.
+    @discardableResult
+    func sendToHelper(_ conn: Connection, _ message: DaemonMessage, what: String) -> Bool {
+        let payload = message.json.bytes
+        guard payload.count <= maximumFrameLength else {
+            record("error", [
+                "message": .string("send \(what) to helper \(conn.helperID ?? "?"): frame of \(payload.count) bytes exceeds the helper frame limit of \(maximumFrameLength) bytes; not sent"),
+                "helper": conn.helperID.map(JSON.string) ?? .null, "frameBytes": .number(Double(payload.count)),
+            ])
+            return false
+        }
+        send(conn, frame(payload))
+        return true
+    }
+}
