@@ -200,6 +200,23 @@ final class RawPeer {
         }
     }
 
+    /// Reads (dropping messages) until the daemon closes the connection: true at end of file, false if
+    /// `timeout` (a bound on failure, not a wait) passes first.
+    func readUntilClosed(timeout: Duration = .seconds(10)) throws -> Bool {
+        let deadline = SystemMonotonicClock.read() + timeout
+        while true {
+            while try decoder.nextFrame() != nil {}
+            let left = deadline - SystemMonotonicClock.read()
+            guard left > .zero, socket.waitReadable(timeout: left) else { return false }
+            let o = try buffer.withUnsafeMutableBytes { try socket.read(into: $0) }
+            switch o {
+            case .bytes(let n): decoder.append(buffer[0..<n])
+            case .wouldBlock: continue
+            case .endOfFile: return true
+            }
+        }
+    }
+
     /// Reads until a message of `type` arrives (others skipped).
     func read(type: String, timeout: Duration = .seconds(5)) throws -> JSON? {
         let deadline = SystemMonotonicClock.read() + timeout

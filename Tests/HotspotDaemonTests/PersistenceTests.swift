@@ -37,9 +37,15 @@ struct PersistenceTests {
         let d = try DaemonUnderTest(name: "kill9loop")
         var rng = SplitMix64(seed: 77)
         for i in 0..<6 {
+            let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(5))
+            try watcher.request(.subscribeTrace)
             let h = try d.helper(.swift, id: "k\(i)")
             try d.join(HotspotNetwork(ssid: "Net\(i)", bssid: "02:00:00:00:10:0\(i)"))
-            usleep(useconds_t(rng.next() % 30_000))
+            // A random moment of the sequence: after 0 to 15 of its trace records (it writes more than that:
+            // registration, association, evaluate, authenticate, cache, persist). Waits on records, not on time.
+            for _ in 0..<Int(rng.next() % 16) {
+                _ = try #require(try watcher.nextTraceRecord(timeout: .seconds(10)), "the next record of the sequence")
+            }
             d.kill9()
             h.kill9()
             d.helpers.removeAll()

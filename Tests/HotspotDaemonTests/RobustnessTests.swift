@@ -23,7 +23,9 @@ struct RobustnessTests {
         // A message before register.
         let early = try RawPeer(path: d.helperSocket)
         try early.send(.supportedNetworkInterfaces(requestID: 1))
-        #expect(try early.read()?["code"]?.stringValue == "notRegistered")
+        let notRegistered = try #require(try early.read())
+        #expect(notRegistered["code"]?.stringValue == "notRegistered")
+        #expect(notRegistered["requestID"]?.intValue == 1, "the error echoes the requestID")
 
         let raw = try registered(d, "raw")
         // Malformed JSON.
@@ -83,7 +85,7 @@ struct RobustnessTests {
         try raw.sendBytes([0x7F, 0xFF, 0xFF, 0xFF])
         let e5 = try #require(try raw.read(type: "error"))
         #expect(e5["code"]?.stringValue == "frameTooLarge")
-        #expect(try raw.read(timeout: .seconds(2)) == nil, "connection closed after an oversize frame")
+        #expect(try raw.readUntilClosed(), "connection closed after an oversize frame")
 
         // The trace records every protocol error and rejection.
         let codes = Set(d.records("protocolError").compactMap { $0["code"]?.stringValue })
@@ -92,21 +94,6 @@ struct RobustnessTests {
         #expect(reasons.isSuperset(of: ["notYourCommand"]))
         #expect(good.process.isRunning)
         _ = partial
-    }
-
-    @Test("a frame that never completes closes that connection after the partial-frame timeout, nothing else")
-    func partialFrameTimeout() throws {
-        let d = try DaemonUnderTest(name: "partial", extra: ["--partial-frame-timeout", "0.3"])
-        let stuck = try registered(d, "stuck")
-        let other = try registered(d, "other")
-        try stuck.sendBytes([0, 0, 0, 50] + Array("{\"type\":".utf8))
-        let e = try #require(try stuck.read(type: "error", timeout: .seconds(5)))
-        #expect(e["code"]?.stringValue == "incompleteFrame")
-        #expect(try stuck.read(timeout: .seconds(2)) == nil, "closed")
-        try other.send(.supportedNetworkInterfaces(requestID: 9))
-        #expect(try other.read(type: "interfaces")?["requestID"]?.intValue == 9, "the other helper is still served")
-        let s = try d.control.status()
-        #expect(s["helpers"]?.arrayValue?.map { $0["identifier"]?.stringValue } == ["other"])
     }
 
     @Test("the SDK refuses a second deliver() and a display name over 15 characters")
@@ -124,32 +111,6 @@ struct RobustnessTests {
         #expect(long.process.terminationStatus == 2)
         #expect(long.output.contains("display name"))
         #expect(!d.records("event").contains { $0["detail"]?["helper"]?.stringValue == "long" })
-    }
-
-    @Test("a duplicate and a late response are rejected and change nothing")
-    func duplicateAndLate() throws {
-        let d = try DaemonUnderTest(name: "duplate", timeScale: "0.02")
-        let raw = try registered(d, "manual")
-        try d.join(cafe)
-        let eval = try #require(try raw.read(type: "command"))
-        #expect(eval["commandName"]?.stringValue == "evaluate")
-        let id = CommandID(try #require(eval["id"]?.intValue))
-        var net = try HotspotNetwork(wire: eval["network"]!)
-        net.confidence = .high
-        try raw.send(.response(command: id, result: .success, network: net, networkList: nil))
-        let auth = try #require(try raw.read(type: "command"))
-        #expect(auth["commandName"]?.stringValue == "authenticate")
-        try raw.send(.response(command: id, result: .success, network: net, networkList: nil))
-        let dup = try #require(try raw.read(type: "error"))
-        #expect(dup["message"]?.stringValue?.contains("second response") == true)
-        // Let authenticate pass its deadline (900 ms), then answer it late.
-        try d.waitForState(.inactive)
-        try raw.send(.response(command: CommandID(auth["id"]!.intValue!), result: .success, network: nil, networkList: nil))
-        let late = try #require(try raw.read(type: "error"))
-        #expect(late["message"]?.stringValue?.contains("after its deadline") == true)
-        #expect(try d.control.status()["state"]?.stringValue == "Inactive")
-        let reasons = d.records("rejected").compactMap { $0["reason"]?.stringValue }
-        #expect(reasons.contains("duplicateResponse") && reasons.contains("lateResponse"))
     }
 
     @Test("filterScanList: annotation by display name, passwords for secure networks, unlisted networks reported")
@@ -173,11 +134,9 @@ struct RobustnessTests {
         try d.join(cafe)
         try d.waitForState(.authenticated)
         var live: [JSON] = []
-        let deadline = Date().addingTimeInterval(10)
-        while !live.contains(where: { $0["kind"]?.stringValue == "transition" && $0["to"]?.stringValue == "Authenticated" }),
-              Date() < deadline
-        {
-            if let r = try watcher.nextTraceRecord(timeout: .milliseconds(200)) { live.append(r) }
+        while !live.contains(where: { $0["kind"]?.stringValue == "transition" && $0["to"]?.stringValue == "Authenticated" }) {
+            // The timeout only bounds a failure: each record arrives as it is written.
+            live.append(try #require(try watcher.nextTraceRecord(timeout: .seconds(10)), "a live record"))
         }
         let kinds = live.compactMap { $0["kind"]?.stringValue }
         #expect(kinds.contains("command") && kinds.contains("response") && kinds.contains("transition"))
@@ -186,19 +145,6 @@ struct RobustnessTests {
         // The same records as the file, field for field.
         let file = Dictionary(d.trace().map { ($0["seq"]!.intValue!, $0) }, uniquingKeysWith: { a, _ in a })
         #expect(live.allSatisfy { file[$0["seq"]!.intValue!] == $0 })
-    }
-
-    @Test("a scan list shown with refresh repeats filterScanList until hidden")
-    func scanListRefresh() throws {
-        let d = try DaemonUnderTest(name: "scanrefresh", extra: ["--scan-list-refresh", "2"])  // 100 ms scaled
-        try d.helper(.swift, id: "refresher")
-        try d.control.request(.showScanList([cafe], repeating: true))
-        try d.control.waitForStatus("three rounds") { _ in d.records("scanList").count >= 3 }
-        try d.control.request(.hideScanList)
-        let sent = d.commands(.filterScanList).count
-        usleep(400_000)
-        #expect(d.commands(.filterScanList).count == sent, "no refresh after hideScanList")
-        #expect(d.records("timer").contains { $0["timer"]?.stringValue == "scanListRefresh" })
     }
 
     @Test("fuzz: 10,000 random and mutated messages, then a well-behaved helper is still served")
@@ -261,12 +207,18 @@ struct RobustnessTests {
             peers.append(peer)
         }
         #expect(sent >= 10_000)
-        // Most of the messages are malformed; each is answered and traced on its own. Peers stay connected
-        // until the daemon has read everything (closing early would make the daemon drop the rest).
-        try d.control.waitForStatus(timeout: .seconds(60), "the fuzz messages to be processed") { _ in
-            usleep(20_000)
-            return d.records("protocolError").count > 5000
+        // Most of the messages are malformed; each is answered and traced on its own. Each peer ends its
+        // sending half only (it still takes the answers, so the daemon reads everything it sent); the daemon
+        // sees end of file after the last byte and disconnects it: one `disconnect` per fuzz connection.
+        let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(5))
+        try watcher.request(.subscribeTrace)
+        for p in peers { p.socket.shutdownWrite() }
+        var disconnects = Set(d.records("disconnect").compactMap { $0["seq"]?.intValue })
+        while disconnects.count < connections {
+            let r = try #require(try watcher.nextTraceRecord(timeout: .seconds(60)), "\(disconnects.count) of \(connections) fuzz connections ended")
+            if r["kind"]?.stringValue == "disconnect", let seq = r["seq"]?.intValue { disconnects.insert(seq) }
         }
+        #expect(d.records("protocolError").count > 5000)
         for p in peers { p.socket.close() }
         // The daemon still serves a well-behaved helper.
         try d.control.waitForStatus("fuzz connections gone") { s in

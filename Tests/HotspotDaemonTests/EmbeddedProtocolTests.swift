@@ -1,0 +1,171 @@
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import HotspotSystem
+import Testing
+
+/// Protocol rules and overload behaviour on `EmbeddedDaemon` (docs/PROTOCOL.md).
+@Suite("hotspotd protocol (embedded)")
+struct EmbeddedProtocolTests {
+    @Test("control error replies echo the request's requestID")
+    func controlErrorsEchoRequestID() throws {
+        let d = EmbeddedDaemon()
+        let ctl = d.control()
+        ctl.send(["type": "bogus", "requestID": "abc"])
+        let unknown = try #require(try ctl.read().first)
+        #expect(unknown["type"]?.stringValue == "error" && unknown["code"]?.stringValue == "unknownType")
+        #expect(unknown["requestID"] == "abc")
+        ctl.send(["type": "signal", "requestID": 9])
+        let invalid = try #require(try ctl.read().first)
+        #expect(invalid["code"]?.stringValue == "invalidField")
+        #expect(invalid["requestID"]?.intValue == 9)
+        // Without a station driver, join fails with requestFailed, echoing too.
+        ctl.send(["type": "join", "ssid": "Cafe", "requestID": ["n": 1]])
+        let failed = try #require(try ctl.read().first)
+        #expect(failed["code"]?.stringValue == "requestFailed")
+        #expect(failed["requestID"] == ["n": 1])
+        // Malformed JSON has no requestID to echo; the error has none.
+        ctl.sendBytes(frame(Array("{\"requestID\": 4, ".utf8)))
+        let malformed = try #require(try ctl.read().first)
+        #expect(malformed["code"]?.stringValue == "malformedJSON")
+        #expect(malformed["requestID"] == nil)
+    }
+
+    @Test("a failing station request's error echoes the requestID")
+    func stationErrorEchoesRequestID() throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "wpa_supplicant refused" } }
+        let d = EmbeddedDaemon(station: true)
+        d.stationHandler = { _ in throw Refused() }
+        let ctl = d.control()
+        let reply = try #require(try ctl.request(.leave, requestID: 12))
+        #expect(reply["code"]?.stringValue == "requestFailed")
+        #expect(reply["message"]?.stringValue == "wpa_supplicant refused")
+        #expect(reply["requestID"]?.intValue == 12)
+        d.stationHandler = { _ in }
+        #expect(try ctl.request(.leave, requestID: 13)?["requestID"]?.intValue == 13)
+        #expect(d.stationRequests == [.leave, .leave])
+    }
+
+    @Test("helper-socket error replies echo the request's requestID")
+    func helperErrorsEchoRequestID() throws {
+        let d = EmbeddedDaemon()
+        let early = d.connect(.helper)
+        early.send(.supportedNetworkInterfaces(requestID: 7))
+        let notRegistered = try #require(try early.read().first)
+        #expect(notRegistered["code"]?.stringValue == "notRegistered")
+        #expect(notRegistered["requestID"]?.intValue == 7)
+        let h = try d.helper("h")
+        h.send(["type": "logoff", "requestID": 8, "network": "Cafe"])
+        let invalid = try #require(try h.read().first)
+        #expect(invalid["type"]?.stringValue == "error" && invalid["code"]?.stringValue == "invalidField")
+        #expect(invalid["requestID"]?.intValue == 8)
+        // A request without requestID gets an error without one.
+        h.send(["type": "logoff", "network": "Cafe"])
+        #expect(try h.read().first?["requestID"] == nil)
+    }
+
+    @Test("status.scanList is cleared by hideScanList")
+    func hideScanListClearsStatus() throws {
+        let d = EmbeddedDaemon()
+        let ctl = d.control()
+        let h = try d.helper("claimer", displayName: "Claimer")
+        _ = try ctl.request(.showScanList([cafe, cafeSecure], repeating: false))
+        try h.answer(try h.command())
+        let shown = try d.status(ctl)["scanList"]?.arrayValue
+        #expect(shown?.map { $0["annotation"]?.stringValue } == ["Claimer", "Claimer"])
+        _ = try ctl.request(.hideScanList)
+        #expect(try d.status(ctl)["scanList"] == .null)
+        #expect(d.records("event").last?["event"]?.stringValue == "scanListHidden")
+    }
+
+    @Test("a stalled trace subscriber is closed once, its overloaded record goes only to the others")
+    func stalledSubscriber() throws {
+        let d = EmbeddedDaemon()
+        let stalled = d.control()
+        let reader = d.control()
+        #expect(try stalled.request(.subscribeTrace)?["type"]?.stringValue == "ok")
+        #expect(try reader.request(.subscribeTrace)?["type"]?.stringValue == "ok")
+        let h = try d.helper("chatty")
+        let body = String(repeating: "x", count: 60_000)
+        var seen: [JSON] = []
+        for _ in 0..<500 where !stalled.isClosed {
+            h.send(.notify(title: "t", body: body))
+            seen += try reader.read().compactMap { $0["record"] }
+        }
+        #expect(stalled.isClosed, "the stalled subscriber is closed")
+        #expect(!reader.isClosed)
+        let overloaded = d.records("overloaded")
+        #expect(overloaded.count == 1)
+        #expect(overloaded.first?["connection"]?.intValue == stalled.id)
+        #expect(try #require(overloaded.first?["queued"]?.intValue) > DaemonCore.maximumQueuedControlOutput)
+        #expect(seen.contains { $0["kind"]?.stringValue == "overloaded" }, "the other subscriber got the record")
+        let toStalled = try stalled.read().compactMap { $0["record"]?["kind"]?.stringValue }
+        #expect(!toStalled.contains("overloaded") && !toStalled.contains("disconnect"), "nothing sent to the connection being closed")
+        // The daemon still serves.
+        h.send(.supportedNetworkInterfaces(requestID: 1))
+        #expect(try h.read(type: "interfaces") != nil)
+    }
+
+    @Test("a control client may leave more than 4 MiB of replies unread (it is promised 16 MiB frames)")
+    func controlQueueLimit() throws {
+        let d = EmbeddedDaemon()
+        let h = try d.helper("h")
+        let ctl = d.control()
+        // A status of about 60 KB: a 400-network scan list.
+        let list = (0..<400).map { HotspotNetwork(ssid: "Network-\($0)", bssid: "02:00:00:00:\(String(format2: $0 / 256)):\(String(format2: $0 % 256))") }
+        ctl.send(minimalShowScanList(list))
+        _ = try ctl.read()
+        try h.answer(try h.command())
+        let lazy = d.control()
+        var requests = 0
+        while lazy.unread <= 6 << 20, !lazy.isClosed {
+            lazy.send(.status)
+            requests += 1
+        }
+        #expect(!lazy.isClosed, "\(lazy.unread) bytes unread: more than the helper limit, within the control client's")
+        #expect(lazy.unread > DaemonCore.maximumQueuedOutput)
+        let replies = try lazy.read()
+        #expect(replies.count == requests)
+        #expect(replies.allSatisfy { $0["scanList"]?.arrayValue?.count == 400 })
+        #expect(d.records("overloaded").isEmpty)
+    }
+
+    @Test("a scan list whose filterScanList frame would exceed the helper frame limit is not sent; the trace says why")
+    func overLimitScanList() throws {
+        let d = EmbeddedDaemon()
+        let ctl = d.control()
+        let h = try d.helper("h")
+        let list = (0..<400).map {
+            HotspotNetwork(ssid: "A-rather-long-network-name-\($0)", bssid: "02:00:00:00:\(String(format2: $0 / 256)):\(String(format2: $0 % 256))")
+        }
+        let request = minimalShowScanList(list)
+        #expect(request.bytes.count <= maximumFrameLength, "the request itself fits")
+        let command = DaemonMessage.command(Command(id: 1, type: .filterScanList, helper: "h", networkList: list, deadline: .seconds(45)))
+        #expect(command.json.bytes.count > maximumFrameLength, "the command would not")
+        ctl.send(request)
+        #expect(try ctl.read().first?["type"]?.stringValue == "ok")
+        // The helper reads without error (its decoder enforces the limit) and stays connected.
+        let got = try h.read()
+        #expect(!got.contains { $0["commandName"]?.stringValue == "filterScanList" })
+        #expect(!h.isClosed)
+        let error = try #require(d.records("error").last)
+        #expect(error["message"]?.stringValue?.contains("exceeds the helper frame limit of 65536 bytes") == true)
+        #expect(error["helper"]?.stringValue == "h")
+        // The round ends at its deadline like an unanswered one.
+        d.advance(by: .seconds(45))
+        #expect(d.records("irregular").contains { $0["irregularity"]?.stringValue == "noAnswer" && $0["commandType"]?.stringValue == "filterScanList" })
+    }
+}
+
+/// A showScanList request with only ssid and bssid per network (what a client may send).
+func minimalShowScanList(_ list: [HotspotNetwork]) -> JSON {
+    ["type": "showScanList", "networks": .array(list.map { ["ssid": .string($0.ssid), "bssid": .string($0.bssid)] })]
+}
+
+extension String {
+    /// Two lower-case hex digits.
+    init(format2 v: Int) {
+        let digits = Array("0123456789abcdef")
+        self = String([digits[(v >> 4) & 15], digits[v & 15]])
+    }
+}
