@@ -37,14 +37,16 @@ extension DaemonCore {
         case .showScanList(let list, let repeating):
             emit(.cancelTimer(.scanListRefresh))
             shownScanList = repeating ? list : nil
+            scanListVisible = true
             handle(.scanListShown(list), source: source)
             if repeating { emit(.armTimer(.scanListRefresh, after: options.timing.scaledScanListRefresh)) }
             reply(ControlReply.ok(requestID: rid))
         case .hideScanList:
             emit(.cancelTimer(.scanListRefresh))
             shownScanList = nil
-            // The list is no longer shown: `status.scanList` is null again.
-            lastScanList = nil
+            // The list is no longer shown: `status.scanList` is null again (a round answered later does not
+            // bring it back). The station keeps the passwords helpers set for a later join.
+            scanListVisible = false
             record("event", ["event": "scanListHidden", "source": .object(source)])
             reply(ControlReply.ok(requestID: rid))
         case .logoff(let helper, let identity):

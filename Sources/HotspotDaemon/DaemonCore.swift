@@ -60,6 +60,8 @@ public final class DaemonCore {
     var maintainTimerArmed = false
     var shownScanList: [HotspotNetwork]?
     var lastScanList: [AnnotatedNetwork]?
+    /// Between showScanList and hideScanList: `status.scanList` shows the last annotated list.
+    var scanListVisible = false
     var notifications: [JSON] = []
     var effects: [Effect] = []
     /// Where the answer of the `logoffRequested` being handled goes.

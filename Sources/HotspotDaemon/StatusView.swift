@@ -33,7 +33,7 @@ extension DaemonCore {
         o["pending"] = .array(machine.pending.map { c in
             ["id": .number(Double(c.id)), "commandType": .string(c.type.description), "helper": .string(c.helper)]
         })
-        o["scanList"] = lastScanList.map { .array($0.map(\.wire)) } ?? .null
+        o["scanList"] = scanListVisible ? lastScanList.map { .array($0.map(\.wire)) } ?? .null : .null
         o["notifications"] = .array(notifications)
         return o
     }

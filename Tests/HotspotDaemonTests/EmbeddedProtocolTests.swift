@@ -77,6 +77,19 @@ struct EmbeddedProtocolTests {
         _ = try ctl.request(.hideScanList)
         #expect(try d.status(ctl)["scanList"] == .null)
         #expect(d.records("event").last?["event"]?.stringValue == "scanListHidden")
+        // The station still has the passwords helpers set (a join after hiding uses them).
+        #expect(d.core.annotatedScanList?.count == 2)
+        // A round answered after hideScanList does not show the list again.
+        _ = try ctl.request(.showScanList([cafe], repeating: false))
+        let late = try h.command()
+        _ = try ctl.request(.hideScanList)
+        try h.answer(late)
+        #expect(d.records("scanList").count == 2)
+        #expect(try d.status(ctl)["scanList"] == .null)
+        // Shown again: the list is back.
+        _ = try ctl.request(.showScanList([cafe], repeating: false))
+        try h.answer(try h.command())
+        #expect(try d.status(ctl)["scanList"]?.arrayValue?.count == 1)
     }
 
     @Test("a stalled trace subscriber is closed once, its overloaded record goes only to the others")
