@@ -108,6 +108,7 @@ extension DaemonCore {
         var f = source
         f["request"] = json
         record("userAction", f)
+        conn.awaitingStation = true
         emit(.station(request, replyTo: StationReplyTo(connection: conn.id, requestID: rid, request: json)))
     }
 
@@ -118,6 +119,8 @@ extension DaemonCore {
             let reply = error.map { ControlReply.error(ProtocolError(.requestFailed, $0), requestID: replyTo.requestID) }
                 ?? ControlReply.ok(requestID: replyTo.requestID)
             sendControlReply(conn, reply, requestID: replyTo.requestID)
+            conn.awaitingStation = false
+            processFrames(conn)
         }
         return take()
     }

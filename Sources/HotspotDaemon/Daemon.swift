@@ -137,44 +137,61 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
 
     // MARK: carrying out the core's actions
 
+    /// Actions not carried out yet, in the order the core produced them (the trace file stays in `seq` order
+    /// when carrying one out calls the core again: a failed write, the station driver's own records).
+    private var pending: [DaemonAction] = []
+    private var performing = false
+
     private func perform(_ actions: [DaemonAction]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let bytes):
-                guard let link = links[id] else { continue }
-                if link.outStart == link.out.count {
-                    link.out.removeAll(keepingCapacity: true)
-                    link.outStart = 0
-                }
-                link.out.append(contentsOf: bytes)
-                flush(id)
-            case .close(let id):
-                guard let link = links.removeValue(forKey: id) else { continue }
-                loop.unwatch(link.socket.fd)
-                link.socket.close()
-            case .armTimer(let timer, let after):
-                if let t = timers[timer] { loop.cancel(t) }
-                timers[timer] = loop.schedule(after: after) { [unowned self] in
-                    self.timers[timer] = nil
-                    self.perform(self.core.timerFired(timer))
-                }
-            case .cancelTimer(let timer):
-                if let t = timers.removeValue(forKey: timer) { loop.cancel(t) }
-            case .trace(let record):
-                trace.write(record)
-            case .network(let n):
-                n.perform(on: network)
-            case .station(let request, let replyTo):
-                var failure: String?
-                if let station {
-                    do { try request.perform(on: station) } catch { failure = "\(error)" }
-                } else {
-                    failure = "no station driver"
-                }
-                perform(core.stationRequestFinished(replyTo, error: failure))
-            case .log(let line):
-                logError(line)
+        pending.append(contentsOf: actions)
+        guard !performing else { return }
+        performing = true
+        defer { performing = false }
+        var next = 0
+        while next < pending.count {
+            let action = pending[next]
+            next += 1
+            carryOut(action)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func carryOut(_ action: DaemonAction) {
+        switch action {
+        case .send(let id, let bytes):
+            guard let link = links[id] else { return }
+            if link.outStart == link.out.count {
+                link.out.removeAll(keepingCapacity: true)
+                link.outStart = 0
             }
+            link.out.append(contentsOf: bytes)
+            flush(id)
+        case .close(let id):
+            guard let link = links.removeValue(forKey: id) else { return }
+            loop.unwatch(link.socket.fd)
+            link.socket.close()
+        case .armTimer(let timer, let after):
+            if let t = timers[timer] { loop.cancel(t) }
+            timers[timer] = loop.schedule(after: after) { [unowned self] in
+                self.timers[timer] = nil
+                self.perform(self.core.timerFired(timer))
+            }
+        case .cancelTimer(let timer):
+            if let t = timers.removeValue(forKey: timer) { loop.cancel(t) }
+        case .trace(let record):
+            trace.write(record)
+        case .network(let n):
+            n.perform(on: network)
+        case .station(let request, let replyTo):
+            var failure: String?
+            if let station {
+                do { try request.perform(on: station) } catch { failure = "\(error)" }
+            } else {
+                failure = "no station driver"
+            }
+            perform(core.stationRequestFinished(replyTo, error: failure))
+        case .log(let line):
+            logError(line)
         }
     }
 

@@ -31,6 +31,8 @@ public final class DaemonCore {
         var subscribed = false
         var closed = false
         var partialTimerArmed = false
+        /// A station request of this connection is being carried out: its later frames wait.
+        var awaitingStation = false
 
         init(id: ConnectionID, kind: ConnectionKind, peer: PeerCredentials?) {
             self.id = id
@@ -185,7 +187,14 @@ public final class DaemonCore {
     public func received(_ id: ConnectionID, _ bytes: some Collection<UInt8>) -> [DaemonAction] {
         guard let conn = connections[id], !conn.closed else { return [] }
         conn.decoder.append(bytes)
-        while !conn.closed {
+        processFrames(conn)
+        return take()
+    }
+
+    /// Handles the connection's complete frames in order; stops while a station request of it is carried out
+    /// (its reply comes before the replies to the requests after it).
+    func processFrames(_ conn: Connection) {
+        while !conn.closed, !conn.awaitingStation {
             let payload: [UInt8]?
             do {
                 payload = try conn.decoder.nextFrame()
@@ -201,7 +210,6 @@ public final class DaemonCore {
             }
         }
         watchPartialFrame(conn)
-        return take()
     }
 
     /// The peer ended the connection.
@@ -230,7 +238,7 @@ public final class DaemonCore {
 
     /// A frame left incomplete for `partialFrameTimeout` ends the connection (its sender is stuck or hostile).
     private func watchPartialFrame(_ conn: Connection) {
-        guard !conn.closed else { return }
+        guard !conn.closed, !conn.awaitingStation else { return }
         if conn.decoder.bufferedCount == 0 {
             if conn.partialTimerArmed {
                 conn.partialTimerArmed = false

@@ -150,30 +150,46 @@ public final class EmbeddedDaemon {
 
     // MARK: carrying out actions
 
+    private var pending: [DaemonAction] = []
+    private var running = false
+
+    /// Carries actions out in order; actions produced meanwhile (a station request's outcome) come after.
     func run(_ actions: [DaemonAction]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let bytes):
-                outbound[id, default: []].append(contentsOf: bytes)
-            case .close(let id):
-                closed.insert(id)
-            case .armTimer(let timer, let after):
-                armOrder += 1
-                armed[timer] = (clock.now() + after, armOrder)
-            case .cancelTimer(let timer):
-                armed[timer] = nil
-            case .trace(let record):
-                records.append(record)
-            case .network(let n):
-                networkActions.append(n)
-            case .station(let request, let replyTo):
-                stationRequests.append(request)
-                var failure: String?
-                do { try stationHandler(request) } catch { failure = "\(error)" }
-                run(core.stationRequestFinished(replyTo, error: failure))
-            case .log(let line):
-                logLines.append(line)
-            }
+        pending.append(contentsOf: actions)
+        guard !running else { return }
+        running = true
+        defer { running = false }
+        var next = 0
+        while next < pending.count {
+            let action = pending[next]
+            next += 1
+            carryOut(action)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func carryOut(_ action: DaemonAction) {
+        switch action {
+        case .send(let id, let bytes):
+            outbound[id, default: []].append(contentsOf: bytes)
+        case .close(let id):
+            closed.insert(id)
+        case .armTimer(let timer, let after):
+            armOrder += 1
+            armed[timer] = (clock.now() + after, armOrder)
+        case .cancelTimer(let timer):
+            armed[timer] = nil
+        case .trace(let record):
+            records.append(record)
+        case .network(let n):
+            networkActions.append(n)
+        case .station(let request, let replyTo):
+            stationRequests.append(request)
+            var failure: String?
+            do { try stationHandler(request) } catch { failure = "\(error)" }
+            run(core.stationRequestFinished(replyTo, error: failure))
+        case .log(let line):
+            logLines.append(line)
         }
     }
 }

@@ -46,6 +46,31 @@ struct EmbeddedProtocolTests {
         #expect(d.stationRequests == [.leave, .leave])
     }
 
+    @Test("a station request's reply comes before the replies to the requests sent after it; the trace stays in order")
+    func stationRequestsPipelined() throws {
+        let d = EmbeddedDaemon(station: true)
+        let ctl = d.control()
+        var joined: [String] = []
+        d.stationHandler = { request in
+            if case .join(let ssid, _) = request {
+                joined.append(ssid)
+                // The driver reports the association while the request is carried out.
+                d.submit(.associated(HotspotNetwork(ssid: ssid, bssid: "02:00:00:00:00:07")), via: "driver")
+            }
+        }
+        let join = ControlRequest.join(ssid: "Cafe", password: nil).json
+        let status = ControlRequest.status.json
+        ctl.sendBytes(frame(JSON.object((join.objectValue ?? [:]).merging(["requestID": 1]) { a, _ in a }).bytes)
+                      + frame(JSON.object((status.objectValue ?? [:]).merging(["requestID": 2]) { a, _ in a }).bytes))
+        let replies = try ctl.read()
+        #expect(replies.map { $0["requestID"]?.intValue } == [1, 2])
+        #expect(replies.map { $0["type"]?.stringValue } == ["ok", "status"])
+        #expect(replies.last?["association"]?["ssid"]?.stringValue == "Cafe", "the status answers after the join")
+        #expect(joined == ["Cafe"])
+        let seqs = d.records.compactMap { $0["seq"]?.intValue }
+        #expect(seqs == Array(1...seqs.count), "records carried out in seq order")
+    }
+
     @Test("helper-socket error replies echo the request's requestID")
     func helperErrorsEchoRequestID() throws {
         let d = EmbeddedDaemon()
