@@ -63,7 +63,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
         self.options = options
         try UnixSocket.makeDirectory(options.runDirectory, mode: 0o700)
         loop = try EventLoop(clock: clock)
-        trace = try TraceWriter(path: options.traceFile, clock: clock)
+        trace = try TraceWriter(path: options.traceFile)
         trace.echo = options.echoTrace
         core = DaemonCore(options: options, clock: clock, wallClock: wallClock,
                           store: store ?? FileStateStorage(path: options.stateFile), pid: getpid(), hasStation: station != nil)

@@ -5,18 +5,15 @@ import HotspotSystem
 import Glibc
 #endif
 
-/// The trace (docs/TRACE.md): one JSON object per line, each with `seq`, `t_ns` (monotonic) and `kind`.
-/// Written to a file (append-only) and to every live subscriber.
+/// The trace file (docs/TRACE.md): one JSON object per line, append-only. `DaemonCore` numbers the records
+/// (`seq`, `t_ns`, `kind`) and sends them to subscribers; this writes them to the file and, with `echo`, stderr.
 public final class TraceWriter: @unchecked Sendable {
     private let fd: Int32
     public let path: String?
-    private let clock: any MonotonicClock
-    private var seq: UInt64 = 0
     public var echo: Bool = false
 
-    public init(path: String?, clock: any MonotonicClock) throws(SystemError) {
+    public init(path: String?) throws(SystemError) {
         self.path = path
-        self.clock = clock
         if let path {
             let f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
             guard f >= 0 else { throw SystemError.current("open trace file", path) }
@@ -28,17 +25,7 @@ public final class TraceWriter: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    public func record(_ kind: String, _ fields: [String: JSON]) {
-        seq += 1
-        var o = fields
-        o["kind"] = .string(kind)
-        o["seq"] = .number(Double(seq))
-        let t = clock.now().components
-        o["t_ns"] = .number(Double(t.seconds) * 1e9 + Double(t.attoseconds / 1_000_000_000))
-        write(JSON.object(o))
-    }
-
-    /// Writes a complete record (numbered by `DaemonCore`) to the file and, with `echo`, to stderr.
+    /// Writes one complete record as a line.
     public func write(_ record: JSON) {
         var line = record.bytes
         line.append(0x0A)
