@@ -15,6 +15,9 @@ public final class EmbeddedDaemon {
     public private(set) var networkActions: [NetworkAction] = []
     /// Every station request, in order.
     public private(set) var stationRequests: [StationRequest] = []
+    /// Every action the core produced, in order (`keepActions` false: none kept, for tests that send megabytes).
+    public private(set) var actions: [DaemonAction] = []
+    public var keepActions = true
     /// Lines the daemon wrote to stderr.
     public private(set) var logLines: [String] = []
     /// Answers station requests (a thrown error fails the request). Used only when built with `station: true`.
@@ -169,6 +172,7 @@ public final class EmbeddedDaemon {
     }
 
     private func carryOut(_ action: DaemonAction) {
+        if keepActions { actions.append(action) }
         switch action {
         case .send(let id, let bytes):
             outbound[id, default: []].append(contentsOf: bytes)

@@ -120,6 +120,7 @@ struct EmbeddedProtocolTests {
     @Test("a stalled trace subscriber is closed once, its overloaded record goes only to the others")
     func stalledSubscriber() throws {
         let d = EmbeddedDaemon()
+        d.keepActions = false
         let stalled = d.control()
         let reader = d.control()
         #expect(try stalled.request(.subscribeTrace)?["type"]?.stringValue == "ok")
@@ -148,6 +149,7 @@ struct EmbeddedProtocolTests {
     @Test("a control client may leave more than 4 MiB of replies unread (it is promised 16 MiB frames)")
     func controlQueueLimit() throws {
         let d = EmbeddedDaemon()
+        d.keepActions = false
         let h = try d.helper("h")
         let ctl = d.control()
         // A status of about 60 KB: a 250-network scan list.

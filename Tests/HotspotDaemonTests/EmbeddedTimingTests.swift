@@ -104,6 +104,8 @@ struct EmbeddedTimingTests {
         try h.answer(try h.command())
         try h.answer(try h.command())
         #expect(try d.status(ctl)["state"]?.stringValue == "Authenticated")
+        #expect(d.actions.contains(.armTimer(.maintain, after: timing.scaledMaintainInterval)))
+        #expect(d.actions.contains(.network(.releaseIP(interface: "wlan0", network: cafe.identity))))
         d.advance(by: timing.scaledMaintainInterval - .milliseconds(1))
         #expect(d.commands(.maintain).isEmpty, "no maintain before the interval")
         d.advance(by: .milliseconds(1))
