@@ -210,3 +210,50 @@ extension String {
         self = String([digits[(v >> 4) & 15], digits[v & 15]])
     }
 }
+
+@Suite("hotspotd core fuzz (embedded)")
+struct EmbeddedFuzzTests {
+    @Test("random bytes and mutated messages in random pieces: every connection is answered or closed, a good helper is served")
+    func fuzzInPieces() throws {
+        let d = EmbeddedDaemon()
+        d.keepActions = false
+        var rng = SplitMix64(seed: 0xC0FE)
+        let templates: [[UInt8]] = [
+            HelperMessage.register(identifier: "fuzz", displayName: "Fuzz", version: 1).json.bytes,
+            HelperMessage.response(command: 1, result: .success, network: cafe, networkList: [cafe]).json.bytes,
+            HelperMessage.logoff(requestID: 3, network: cafe).json.bytes,
+            HelperMessage.supportedNetworkInterfaces(requestID: 4).json.bytes,
+        ]
+        var peers: [EmbeddedDaemon.Peer] = []
+        for c in 0..<40 {
+            let peer = d.connect(c % 5 == 0 ? .control : .helper)
+            var stream: [UInt8] = []
+            for _ in 0..<50 {
+                var payload = templates[Int(rng.next() % UInt64(templates.count))]
+                for _ in 0..<Int(rng.next() % 4) where !payload.isEmpty {
+                    payload[Int(rng.next() % UInt64(payload.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
+                stream += frame(payload)
+            }
+            if rng.next() % 4 == 0 { stream += [0x00, 0x01, 0x00, 0x01] }   // an oversize length prefix
+            // Delivered in random pieces.
+            var at = 0
+            while at < stream.count, !peer.isClosed {
+                let n = min(stream.count - at, Int(1 + rng.next() % 300))
+                peer.sendBytes(Array(stream[at..<(at + n)]))
+                at += n
+            }
+            _ = try? peer.read()
+            peers.append(peer)
+        }
+        #expect(d.records("protocolError").count > 100)
+        for p in peers where !p.isClosed { p.close() }
+        #expect(d.records("disconnect").count == peers.count, "every fuzz connection ended once")
+        let ctl = d.control()
+        let good = try d.helper("good")
+        try d.join(ctl, cafe)
+        try good.answer(try good.command())
+        try good.answer(try good.command())
+        #expect(try d.status(ctl)["bestHelper"]?.stringValue == "good")
+    }
+}
