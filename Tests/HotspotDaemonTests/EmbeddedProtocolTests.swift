@@ -235,7 +235,11 @@ struct EmbeddedFuzzTests {
                 }
                 stream += frame(payload)
             }
-            if rng.next() % 4 == 0 { stream += [0x00, 0x01, 0x00, 0x01] }   // an oversize length prefix
+            switch rng.next() % 3 {
+            case 0: stream += [0x00, 0x01, 0x00, 0x01]   // an oversize length prefix
+            case 1: stream += Array(frame(templates[0]).prefix(7))   // ends inside a frame
+            default: break
+            }
             // Delivered in random pieces.
             var at = 0
             while at < stream.count, !peer.isClosed {
@@ -249,6 +253,7 @@ struct EmbeddedFuzzTests {
         #expect(d.records("protocolError").count > 100)
         for p in peers where !p.isClosed { p.close() }
         #expect(d.records("disconnect").count == peers.count, "every fuzz connection ended once")
+        #expect(d.records("disconnect").contains { $0["reason"]?.stringValue?.hasPrefix("end of file inside a frame") == true })
         let ctl = d.control()
         let good = try d.helper("good")
         try d.join(ctl, cafe)
