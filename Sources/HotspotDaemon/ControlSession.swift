@@ -91,7 +91,7 @@ extension DaemonCore {
         let payload = reply.bytes
         guard payload.count <= Self.maximumControlReply else {
             let e = ProtocolError(.requestFailed, "reply of \(payload.count) bytes exceeds the control reply limit of \(Self.maximumControlReply) bytes")
-            record("error", ["message": .string(e.message), "connection": .number(Double(conn.id))])
+            record("error", ["message": .string("reply to control connection \(conn.id): \(e.message)")])
             send(conn, frame(ControlReply.error(e, requestID: requestID).bytes))
             return
         }

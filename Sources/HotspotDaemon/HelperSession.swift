@@ -94,10 +94,8 @@ extension DaemonCore {
     func sendToHelper(_ conn: Connection, _ message: DaemonMessage, what: String) -> Bool {
         let payload = message.json.bytes
         guard payload.count <= maximumFrameLength else {
-            record("error", [
-                "message": .string("send \(what) to helper \(conn.helperID ?? "?"): frame of \(payload.count) bytes exceeds the helper frame limit of \(maximumFrameLength) bytes; not sent"),
-                "helper": conn.helperID.map(JSON.string) ?? .null, "frameBytes": .number(Double(payload.count)),
-            ])
+            // TRACE.md's `error` record: `message` only.
+            record("error", ["message": .string("send \(what) to helper \(conn.helperID ?? "?"): frame of \(payload.count) bytes exceeds the helper frame limit of \(maximumFrameLength) bytes; not sent")])
             return false
         }
         send(conn, frame(payload))
