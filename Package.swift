@@ -5,7 +5,8 @@
 //   HotspotCore        the authentication state machine, pure (no I/O, no clocks)
 //   HotspotProtocol    the helper/control wire protocol (pure encoding, framing)
 //   CSystemShims       C shim: setns/unshare/gettid/SO_PEERCRED and macro wrappers
-//   HotspotSystem      system calls: sockets, poll loop, processes, atomic files
+//   HotspotSystem      system calls: sockets, poll loop, processes, atomic files, the wpa_ctrl client
+//   HotspotClient      a client of hotspotd's control socket (ctl, the lab, benches, tests)
 //   HotspotDaemon      hotspotd as a library (driver around HotspotCore)
 //   HotspotStation     hotspotd on a real interface: wpa_supplicant, DHCP, IP suppression by policy routing
 //   HotspotHelper      the helper SDK, shaped like Apple's NEHotspotHelper
@@ -14,6 +15,7 @@
 //   COpenSSL/CTLSShim  the system OpenSSL and its macro wrappers (https:// in the SDK, the https-only portal)
 //   Netlink            rtnetlink (libmnl) and generic netlink (libnl-genl) from Swift
 //   LabKit             labs: namespaces, radios, daemons, topologies, the VM runner
+//   HotspotBench       the `hotspot-lab bench` measurements (a library the CLI calls)
 //   Portals            one file per captive portal kind (the `portals/` folder)
 import PackageDescription
 
@@ -48,6 +50,10 @@ let package = Package(
         .target(name: "HotspotProtocol", dependencies: ["HotspotCore"], swiftSettings: strict),
         .target(name: "CSystemShims"),
         .target(name: "HotspotSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
+        // hotspotd's control client does socket I/O, so it is not in the pure HotspotProtocol; and it is not in
+        // HotspotDaemon, so that its users (the lab, `ctl`, tests) need not link the daemon. The facts both
+        // sides share (trace version, traffic mark, wpa_supplicant text) are in HotspotProtocol.
+        .target(name: "HotspotClient", dependencies: ["HotspotProtocol", "HotspotSystem"], swiftSettings: strict),
         .target(
             name: "HotspotDaemon",
             dependencies: ["HotspotCore", "HotspotProtocol", "HotspotSystem"],
@@ -104,7 +110,7 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotDaemon", "HotspotStation",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
@@ -133,10 +139,19 @@ let package = Package(
             name: "hotspot-certify-fixture", dependencies: ["HotspotHelper", "HotspotProtocol", "HotspotSystem"],
             path: "Tests/Fixtures/CertifyFixture", swiftSettings: strict
         ),
+        // The benchmarks run hotspotd in process (`bench protocol`), so this is the one lab target that links it.
+        .target(
+            name: "HotspotBench",
+            dependencies: [
+                "HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotClient", "HotspotDaemon", "LabKit", "Netlink",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "hotspot-lab",
             dependencies: [
-                "HotspotCore", "HotspotProtocol", "HotspotDaemon", "LabKit", "Netlink",
+                "HotspotCore", "HotspotProtocol", "HotspotClient", "HotspotBench", "LabKit", "Netlink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -148,21 +163,23 @@ let package = Package(
         .executableTarget(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper", swiftSettings: strict),
 
         // MARK: tests
+        // What the test targets share: the one root check, the `root` and `inVM` tags, unique name prefixes.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "HotspotCoreTests", dependencies: ["HotspotCore"], swiftSettings: strict),
         .testTarget(
             name: "HotspotDaemonTests",
-            dependencies: ["HotspotDaemon", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem"],
+            dependencies: ["HotspotDaemon", "HotspotClient", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem"],
             swiftSettings: strict
         ),
-        .testTarget(name: "NetlinkTests", dependencies: ["Netlink", "LabKit"], swiftSettings: strict),
-        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals"], swiftSettings: strict),
-        .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore"], swiftSettings: strict),
+        .testTarget(name: "NetlinkTests", dependencies: ["Netlink", "HotspotSystem", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore", "HotspotProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
         .testTarget(
             name: "HelperTests",
             dependencies: [
                 "HotspotHelper", "Portals", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper",
-                "HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotDaemon", "LabKit", "Netlink",
+                "HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotClient", "HotspotDaemon", "LabKit", "Netlink", "TestSupport",
             ],
             swiftSettings: strict
         ),

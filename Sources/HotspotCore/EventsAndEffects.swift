@@ -119,6 +119,8 @@ public enum Irregularity: Sendable, Hashable, CustomStringConvertible {
     case unlistedNetwork(CommandID, ssid: String, bssid: String, from: HelperID)
     /// evaluate answered about a network other than the one evaluated: confidence none.
     case wrongNetwork(CommandID, ssid: String, from: HelperID)
+    /// filterScanList claimed a secure network without setting its password: the claim is ignored.
+    case securedWithoutPassword(CommandID, ssid: String, bssid: String, from: HelperID)
 
     public var description: String {
         switch self {
@@ -129,6 +131,8 @@ public enum Irregularity: Sendable, Hashable, CustomStringConvertible {
             "\(h) claimed \(s) (\(b)) in filterScanList command \(id), which was not in the presented list: ignored"
         case .wrongNetwork(let id, let s, let h):
             "\(h) answered evaluate command \(id) about \(s), not the evaluated network: confidence none"
+        case .securedWithoutPassword(let id, let s, let b, let h):
+            "\(h) claimed the secure network \(s) (\(b)) in filterScanList command \(id) without a password: ignored"
         }
     }
 }

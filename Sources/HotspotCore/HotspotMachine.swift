@@ -20,9 +20,9 @@ public struct HotspotMachine: Sendable {
     /// Registered helpers in registration order, with their display names.
     public var helpers: [(id: HelperID, displayName: String)] { registered.map { ($0.id, $0.displayName) } }
     /// The same, as structs: tuple arrays copy through the runtime's generic witnesses, slowly.
-    private var registered: [RegisteredHelper] = []
+    var registered: [RegisteredHelper] = []
 
-    private struct RegisteredHelper: Sendable, Equatable {
+    struct RegisteredHelper: Sendable, Equatable {
         var id: HelperID
         var displayName: String
     }
@@ -44,7 +44,7 @@ public struct HotspotMachine: Sendable {
     /// What the machine keeps of an outstanding command. The rest of the command is the association (a
     /// state-machine command is withdrawn before the association changes; only its signal strength may change
     /// meanwhile, so the strength sent is kept) or the scan round's list.
-    private struct Outstanding: Sendable, Equatable {
+    struct Outstanding: Sendable, Equatable {
         var id: CommandID
         var type: CommandType
         var helper: HelperID
@@ -53,7 +53,7 @@ public struct HotspotMachine: Sendable {
         var didJustJoin: Bool
         var signalStrength: Double = 0
     }
-    private var outstanding: [Outstanding] = []
+    var outstanding: [Outstanding] = []
 
     /// The command `record` stands for, exactly as it was sent.
     private func command(for record: Outstanding) -> Command {
@@ -78,12 +78,12 @@ public struct HotspotMachine: Sendable {
 
     // MARK: private bookkeeping
 
-    private var nextCommandID: CommandID = 1
+    var nextCommandID: CommandID = 1
     /// Evaluation answers in arrival order.
     private var answers: [EvaluationAnswer] = []
     private var resolved = ResolvedRing()
-    private var scanRounds: [ScanRound] = []
-    private var nextRoundID = 1
+    var scanRounds: [ScanRound] = []
+    var nextRoundID = 1
     /// Maintaining entered on join (didJustJoin) rather than from Authenticated.
     private var maintainingOnJoin = false
 
@@ -469,100 +469,6 @@ public struct HotspotMachine: Sendable {
             id: id, type: type, helper: helper, deadline: deadline, isChosenHelper: isChosenHelper, didJustJoin: didJustJoin,
             signalStrength: network.signalStrength))
         effects.append(.send(Command(id: id, type: type, helper: helper, network: network, deadline: deadline)))
-    }
-
-    // MARK: filterScanList
-
-    private struct ScanRound: Sendable, Equatable {
-        var id: Int
-        var list: [AnnotatedNetwork]
-        var outstanding: [CommandID]
-    }
-
-    private mutating func startScanRound(_ list: [HotspotNetwork], _ effects: inout [Effect]) {
-        var round = ScanRound(id: nextRoundID, list: list.map { AnnotatedNetwork(network: $0) }, outstanding: [])
-        nextRoundID += 1
-        for helper in registered {
-            let command = Command(
-                id: nextCommandID, type: .filterScanList, helper: helper.id, networkList: list,
-                deadline: timing.deadline(for: .filterScanList))
-            nextCommandID += 1
-            round.outstanding.append(command.id)
-            outstanding.append(Outstanding(
-                id: command.id, type: .filterScanList, helper: helper.id, deadline: command.deadline,
-                isChosenHelper: false, didJustJoin: false))
-            effects.append(.send(command))
-        }
-        if round.outstanding.isEmpty {
-            effects.append(.scanListAnnotated(round.list))
-        } else {
-            scanRounds.append(round)
-        }
-    }
-
-    private mutating func scanAnswer(_ command: Outstanding, _ response: Response?, _ effects: inout [Effect]) {
-        guard let r = scanRounds.firstIndex(where: { $0.outstanding.contains(command.id) }) else { return }
-        scanRounds[r].outstanding.removeAll { $0 == command.id }
-        if let response {
-            if !command.type.accepts(response.result) {
-                effects.append(.irregular(.invalidResult(command.id, command.type, response.result, from: command.helper)))
-            } else {
-                let name = displayName(of: command.helper)
-                for claimed in response.networkList ?? [] {
-                    guard let i = scanRounds[r].list.firstIndex(where: { $0.network.sameEntry(as: claimed) }) else {
-                        effects.append(.irregular(.unlistedNetwork(command.id, ssid: claimed.ssid, bssid: claimed.bssid, from: command.helper)))
-                        continue
-                    }
-                    let entry = scanRounds[r].list[i]
-                    // The first answer annotates; a secure network only when a password was set.
-                    guard entry.claimedBy == nil else { continue }
-                    if entry.network.isSecure, (claimed.password ?? "").isEmpty { continue }
-                    scanRounds[r].list[i].annotation = name
-                    scanRounds[r].list[i].claimedBy = command.helper
-                    scanRounds[r].list[i].password = entry.network.isSecure ? claimed.password : nil
-                }
-            }
-        }
-        if scanRounds[r].outstanding.isEmpty {
-            let round = scanRounds.remove(at: r)
-            effects.append(.scanListAnnotated(round.list))
-        }
-    }
-}
-
-/// The last few hundred commands that stopped being outstanding, to tell a late answer from a
-/// duplicate, a withdrawn command or one never sent. Fixed size: no allocation after creation.
-struct ResolvedRing: Sendable, Equatable {
-    enum Disposition: Sendable, Equatable { case answered, expired, withdrawn }
-    private var ids: [CommandID]
-    private var helpers: [HelperID]
-    private var dispositions: [Disposition]
-    private var next = 0
-    static let capacity = 256
-
-    init() {
-        ids = Array(repeating: 0, count: Self.capacity)
-        helpers = Array(repeating: "", count: Self.capacity)
-        dispositions = Array(repeating: .answered, count: Self.capacity)
-    }
-
-    mutating func record(_ id: CommandID, helper: HelperID, _ disposition: Disposition) {
-        ids[next] = id
-        helpers[next] = helper
-        dispositions[next] = disposition
-        next = (next + 1) % Self.capacity
-    }
-
-    func rejection(for id: CommandID, from helper: HelperID, nextID: CommandID) -> Rejection {
-        guard id != 0, let i = ids.lastIndex(of: id) else {
-            return id < nextID && id != 0 ? .withdrawnCommand(id, from: helper) : .unknownCommand(id, from: helper)
-        }
-        if helpers[i] != helper { return .notYourCommand(id, from: helper, sentTo: helpers[i]) }
-        switch dispositions[i] {
-        case .answered: return .duplicateResponse(id, from: helper)
-        case .expired: return .lateResponse(id, from: helper)
-        case .withdrawn: return .withdrawnCommand(id, from: helper)
-        }
     }
 }
 

@@ -5,9 +5,6 @@ import HotspotSystem
 import Glibc
 #endif
 
-/// The trace format (docs/TRACE.md) this daemon writes; in every `start` record. A replay refuses a newer one.
-public let traceFormatVersion = 1
-
 /// What a station driver may do with the daemon: feed it events, add trace records, run code on its loop,
 /// and read the association and the annotated scan list. `Daemon` is one; tests may pass their own.
 public protocol StationEventSink: AnyObject {

@@ -4,8 +4,9 @@ import HotspotSystem
 import Glibc
 #endif
 
-/// What the daemon asks of the network when the state machine says so. The lab implements it for real
-/// (nftables for IP suppression, wpa_supplicant for association); `HookNetworkControl` runs a command.
+/// What the daemon asks of the network when the state machine says so. `WPAStation` (HotspotStation)
+/// implements it for real (policy routing for IP suppression, wpa_supplicant for association);
+/// `HookNetworkControl` runs a command.
 public protocol NetworkControl: AnyObject {
     /// General traffic must not use the interface.
     func suppressIP(interface: String, network: NetworkIdentity?)

@@ -87,6 +87,9 @@ extension Irregularity {
              "helper": .string(h)]
         case .wrongNetwork(let id, let s, let h):
             ["irregularity": "wrongNetwork", "command": .number(Double(id)), "ssid": .string(s), "helper": .string(h)]
+        case .securedWithoutPassword(let id, let s, let b, let h):
+            ["irregularity": "securedWithoutPassword", "command": .number(Double(id)), "ssid": .string(s), "bssid": .string(b),
+             "helper": .string(h)]
         }
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HotspotProtocol
 import HotspotSystem
 
 // Traffic a helper sends for the command it handles (Apple's `NEHotspotHelperCommand.createTCPConnection`).
@@ -13,7 +14,7 @@ import HotspotSystem
 extension HotspotHelper {
     /// The SO_MARK of the sockets a helper uses for its commands ("HS"). The station's suppression lets
     /// exactly these through.
-    public static let commandTrafficMark: UInt32 = 0x4853
+    public static let commandTrafficMark: UInt32 = HotspotProtocol.commandTrafficMark
 }
 
 /// A failed network operation of a helper: `OPERATION TARGET: CAUSE (ENAME)`, e.g.
@@ -85,7 +86,7 @@ struct TrafficDeadline {
 
 /// Applying SO_MARK, and the one report when it cannot be applied (not root: EPERM).
 enum CommandTrafficMark {
-    private static let lock = NSLockLite()
+    private static let lock = Mutex()
     nonisolated(unsafe) private static var reported = false
 
     /// Sets SO_MARK on `fd`. On failure the socket stays unmarked (its traffic then only passes while IP is not
@@ -96,7 +97,7 @@ enum CommandTrafficMark {
         var value = mark
         if setsockopt(fd, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) == 0 { return true }
         let code = Errno.current
-        let first = lock.with { () -> Bool in
+        let first = lock.withLock { () -> Bool in
             defer { reported = true }
             return !reported
         }

@@ -63,7 +63,7 @@ public enum HotspotHelper {
     }
 
     /// The last error the SDK saw (a refused registration, an error from the daemon, a second deliver()).
-    public static var lastError: String? { HelperClient.lastErrorBox.with { HelperClient.lastErrorValue } }
+    public static var lastError: String? { HelperClient.lastErrorBox.withLock { HelperClient.lastErrorValue } }
 
     /// Whether this process is registered and connected.
     public static var isConnected: Bool { HelperClient.shared?.connected ?? false }
@@ -74,17 +74,17 @@ final class HelperClient: @unchecked Sendable {
     nonisolated(unsafe) static var shared: HelperClient?
     nonisolated(unsafe) static var registered = false
     nonisolated(unsafe) static var lastErrorValue: String?
-    static let lastErrorBox = NSLockLite()
-    static let registerLock = NSLockLite()
+    static let lastErrorBox = Mutex()
+    static let registerLock = Mutex()
 
     let socket: UnixSocket
     let queue: DispatchQueue
     let handler: HotspotHelper.Handler
     let identifier: String
-    private let writeLock = NSLockLite()
-    private let state = NSLockLite()
-    private var cond = pthread_cond_t()
-    private var condMutex = pthread_mutex_t()
+    private let writeLock = Mutex()
+    private let state = Mutex()
+    private let cond = Condition()
+    private let condMutex = Mutex()
     private var replies: [Int: DaemonMessage] = [:]
     private var nextRequest = 1
     private var cancelled: Set<UInt64> = []
@@ -96,11 +96,9 @@ final class HelperClient: @unchecked Sendable {
         self.queue = queue
         self.identifier = identifier
         self.handler = handler
-        pthread_mutex_init(&condMutex, nil)
-        pthread_cond_init(&cond, nil)
     }
 
-    static func setError(_ s: String) { lastErrorBox.with { lastErrorValue = s } }
+    static func setError(_ s: String) { lastErrorBox.withLock { lastErrorValue = s } }
 
     func report(_ e: HotspotHelperError) {
         HelperClient.setError(e.description)
@@ -108,7 +106,7 @@ final class HelperClient: @unchecked Sendable {
     }
 
     static func register(options: HotspotHelperOptions, queue: DispatchQueue, handler: @escaping HotspotHelper.Handler) -> Bool {
-        registerLock.with { () -> Bool in
+        registerLock.withLock { () -> Bool in
             guard !registered else {
                 setError("register called a second time in this process")
                 return false
@@ -196,7 +194,7 @@ final class HelperClient: @unchecked Sendable {
                 let box = HandlerBox(handler: handler, command: command)
                 queue.async { box.handler(box.command) }
             case .cancel(let id):
-                state.with { _ = cancelled.insert(id) }
+                state.withLock { _ = cancelled.insert(id) }
             case .logoffResult(let rid, _), .interfaces(let rid, _):
                 if let rid { fulfil(rid, m) }
             case .error(let e, _):
@@ -205,17 +203,17 @@ final class HelperClient: @unchecked Sendable {
                 break
             }
         }
-        pthread_mutex_lock(&condMutex)
+        condMutex.lock()
         connected = false
-        pthread_cond_broadcast(&cond)
-        pthread_mutex_unlock(&condMutex)
+        cond.broadcast()
+        condMutex.unlock()
     }
 
-    func isCancelled(_ id: UInt64) -> Bool { state.with { cancelled.contains(id) } }
+    func isCancelled(_ id: UInt64) -> Bool { state.withLock { cancelled.contains(id) } }
 
     @discardableResult
     func send(_ message: HelperMessage) -> Bool {
-        writeLock.with { () -> Bool in
+        writeLock.withLock { () -> Bool in
             do {
                 try socket.writeAll(message.framed)
                 return true
@@ -231,32 +229,26 @@ final class HelperClient: @unchecked Sendable {
     }
 
     private func fulfil(_ rid: Int, _ m: DaemonMessage) {
-        pthread_mutex_lock(&condMutex)
+        condMutex.lock()
         replies[rid] = m
-        pthread_cond_broadcast(&cond)
-        pthread_mutex_unlock(&condMutex)
+        cond.broadcast()
+        condMutex.unlock()
     }
 
     /// Sends a request carrying a fresh requestID and waits for its reply.
     private func call(_ make: (Int) -> HelperMessage, timeout: Duration = .seconds(10)) -> DaemonMessage? {
-        pthread_mutex_lock(&condMutex)
+        condMutex.lock()
         let rid = nextRequest
         nextRequest += 1
-        pthread_mutex_unlock(&condMutex)
+        condMutex.unlock()
         guard send(make(rid)) else { return nil }
         let deadline = SystemMonotonicClock.read() + timeout
-        pthread_mutex_lock(&condMutex)
-        defer { pthread_mutex_unlock(&condMutex) }
+        condMutex.lock()
+        defer { condMutex.unlock() }
         while replies[rid] == nil, connected {
             let left = deadline - SystemMonotonicClock.read()
             if left <= .zero { break }
-            var ts = timespec()
-            clock_gettime(CLOCK_REALTIME, &ts)
-            let ns = Int(ts.tv_nsec) + Int(min(left, .seconds(1)).components.attoseconds / 1_000_000_000)
-                + Int(min(left, .seconds(1)).components.seconds) * 1_000_000_000
-            ts.tv_sec += ns / 1_000_000_000
-            ts.tv_nsec = ns % 1_000_000_000
-            pthread_cond_timedwait(&cond, &condMutex, &ts)
+            cond.wait(condMutex, timeout: min(left, .seconds(1)))
         }
         return replies.removeValue(forKey: rid)
     }

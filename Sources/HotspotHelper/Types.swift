@@ -43,7 +43,7 @@ public enum HotspotHelperConfidence: Int, Sendable, CustomStringConvertible {
 /// A Wi-Fi network as a helper sees it (`NEHotspotNetwork`). Read-only properties, plus the two setters
 /// a helper may use: `setConfidence` (answering evaluate) and `setPassword` (answering filterScanList).
 public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible {
-    private let lock = NSLockLite()
+    private let lock = Mutex()
     var wire: HotspotCore.HotspotNetwork
 
     init(_ network: HotspotCore.HotspotNetwork) { wire = network }
@@ -58,18 +58,18 @@ public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible 
     public var isChosenHelper: Bool { wire.isChosenHelper }
     /// The security type: "open", "wpa2-psk" or "wpa2-enterprise".
     public var securityType: String { wire.security.rawValue }
-    public var confidence: HotspotHelperConfidence { HotspotHelperConfidence(rawValue: lock.with { wire.confidence.rawValue }) ?? .none }
-    public var password: String? { lock.with { wire.password } }
+    public var confidence: HotspotHelperConfidence { HotspotHelperConfidence(rawValue: lock.withLock { wire.confidence.rawValue }) ?? .none }
+    public var password: String? { lock.withLock { wire.password } }
 
     public func setConfidence(_ confidence: HotspotHelperConfidence) {
-        lock.with { wire.confidence = Confidence(rawValue: confidence.rawValue) ?? .none }
+        lock.withLock { wire.confidence = Confidence(rawValue: confidence.rawValue) ?? .none }
     }
 
     public func setPassword(_ password: String) {
-        lock.with { wire.password = password }
+        lock.withLock { wire.password = password }
     }
 
-    var snapshot: HotspotCore.HotspotNetwork { lock.with { wire } }
+    var snapshot: HotspotCore.HotspotNetwork { lock.withLock { wire } }
 
     public var description: String { "\(ssid) (\(bssid))" }
 }
@@ -116,7 +116,7 @@ public struct HotspotHelperError: Error, Sendable, CustomStringConvertible {
 public final class HotspotHelperResponse: @unchecked Sendable {
     public let command: HotspotHelperCommand
     public let result: HotspotHelperResult
-    private let lock = NSLockLite()
+    private let lock = Mutex()
     private var network: HotspotNetwork?
     private var networkList: [HotspotNetwork]?
     private var delivered = false
@@ -127,16 +127,16 @@ public final class HotspotHelperResponse: @unchecked Sendable {
     }
 
     /// The network with its confidence (evaluate).
-    public func setNetwork(_ network: HotspotNetwork) { lock.with { self.network = network } }
+    public func setNetwork(_ network: HotspotNetwork) { lock.withLock { self.network = network } }
 
     /// The networks this helper handles, with passwords for secure ones (filterScanList).
-    public func setNetworkList(_ networkList: [HotspotNetwork]) { lock.with { self.networkList = networkList } }
+    public func setNetworkList(_ networkList: [HotspotNetwork]) { lock.withLock { self.networkList = networkList } }
 
     /// Sends the response. A second call is an error: it sends nothing, returns false and is reported
     /// (stderr and `HotspotHelper.lastError`). Also false when the daemon connection is gone.
     @discardableResult
     public func deliver() -> Bool {
-        let (first, net, list) = lock.with { () -> (Bool, HotspotNetwork?, [HotspotNetwork]?) in
+        let (first, net, list) = lock.withLock { () -> (Bool, HotspotNetwork?, [HotspotNetwork]?) in
             let first = !delivered
             delivered = true
             return (first, network, networkList)
@@ -146,20 +146,5 @@ public final class HotspotHelperResponse: @unchecked Sendable {
             return false
         }
         return command.client.respond(command.identifier, result: result, network: net?.snapshot, networkList: list?.map(\.snapshot))
-    }
-}
-
-/// A tiny pthread mutex (Foundation-free).
-final class NSLockLite: @unchecked Sendable {
-    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(m, nil) }
-    deinit {
-        pthread_mutex_destroy(m)
-        m.deallocate()
-    }
-    func with<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        return try body()
     }
 }

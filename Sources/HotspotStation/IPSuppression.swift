@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HotspotProtocol
 import HotspotSystem
 import Netlink
 
@@ -18,10 +19,10 @@ import Netlink
 /// the helper come in, and DHCP's raw sockets do not route at all. Released, the table is empty and
 /// lookups fall through to `main` as usual. IPv4 only (the lab's gate rejects IPv6 from clients).
 public struct IPSuppression: Sendable {
-    /// The mark a helper's command traffic carries (`HotspotHelper.commandTrafficMark`).
-    public static let commandTrafficMark: UInt32 = 0x4853
-    /// The suppression table (0x4853).
-    public static let table: UInt32 = 0x4853
+    /// The mark a helper's command traffic carries (`HotspotProtocol.commandTrafficMark`, 0x4853).
+    public static let commandTrafficMark: UInt32 = HotspotProtocol.commandTrafficMark
+    /// The suppression table: numbered with the same 0x4853 (18515).
+    public static let table: UInt32 = HotspotProtocol.commandTrafficMark
     public static let markRulePriority: UInt32 = 100
     public static let tableRulePriority: UInt32 = 101
 

@@ -48,7 +48,7 @@ public struct StationOptions: Sendable {
 /// wpa_supplicant and the DHCP client report. docs/STATION.md.
 public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendable {
     public let options: StationOptions
-    private var control: DaemonControl?
+    private var control: WPACtrlSocket?
     private weak var daemon: (any StationEventSink)?
     private var suppression: IPSuppression?
     private var eventThread: pthread_t?
@@ -77,10 +77,10 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             try s.install()
             suppression = s
         }
-        let control = try DaemonControl.connect(serverPath: options.wpaControlPath, timeout: .seconds(15))
+        let control = try WPACtrlSocket.connect(serverPath: options.wpaControlPath, timeout: .seconds(15))
         try control.attach()
         self.control = control
-        let status = DaemonControl.keyValues(try control.request("STATUS"))
+        let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
         daemon.record("station", ["action": "attached", "wpaControl": .string(options.wpaControlPath),
                                   "wpaState": .string(status["wpa_state"] ?? "?"), "ipSuppression": .bool(options.suppressIP)])
         startEventThread()
@@ -142,7 +142,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         for network in try listNetworks() {
             let idStr = (try? control.request("GET_NETWORK \(network.id) id_str")) ?? ""
             let keyMgmt = (try? control.request("GET_NETWORK \(network.id) key_mgmt")) ?? "NONE"
-            let identity = NetworkIdentity(ssid: network.ssid, security: Self.security(keyMgmt: keyMgmt))
+            let identity = NetworkIdentity(ssid: network.ssid, security: WPAText.security(keyMgmt: keyMgmt))
             // Networks the lab configured with `auto-join: false` carry id_str "manual".
             let allowed = idStr != "\"manual\"" && !disabled.contains(identity)
             try expectOK(control.request("\(allowed ? "ENABLE" : "DISABLE")_NETWORK \(network.id)"), "auto-join \(network.ssid)")
@@ -232,7 +232,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private func connected() {
         guard let daemon, let control else { return }
         do {
-            let status = DaemonControl.keyValues(try control.request("STATUS"))
+            let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
             guard let ssid = status["ssid"], let bssid = status["bssid"] else {
                 daemon.record("error", ["message": .string("association reported without ssid/bssid: \(status)")])
                 return
@@ -244,8 +244,8 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             let previous = daemon.association
             let roamedFrom: String? = (associatedBSSID != nil && associatedBSSID != bssid && previous?.ssid == ssid) ? associatedBSSID : nil
             let network = HotspotNetwork(
-                ssid: ssid, bssid: bssid, signalStrength: Self.strength(rssi: rssi),
-                security: Self.security(keyMgmt: status["key_mgmt"] ?? "NONE"),
+                ssid: ssid, bssid: bssid, signalStrength: WPAText.strength(rssi: rssi),
+                security: WPAText.security(keyMgmt: status["key_mgmt"] ?? "NONE"),
                 didAutoJoin: roamedFrom != nil ? (previous?.didAutoJoin ?? true) : !manualJoinPending)
             manualJoinPending = false
             associatedBSSID = bssid
@@ -287,16 +287,16 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         let previous = reportedRSSI
         if let previous, abs(rssi - previous) < options.signalChangeThreshold { return }
         reportedRSSI = rssi
-        let strength = Self.strength(rssi: rssi)
+        let strength = WPAText.strength(rssi: rssi)
         daemon.record("station", ["action": "signal", "bssid": .string(bssid), "rssi": .number(rssi),
                                   "previousRSSI": previous.map(JSON.number) ?? .null, "signalStrength": .number(strength)])
         daemon.submit(.signalChanged(strength), via: "wpa_supplicant")
     }
 
     /// The current association's RSSI in dBm from wpa_supplicant's `SIGNAL_POLL` (nil: no answer or no RSSI).
-    private static func rssi(_ control: DaemonControl) -> Double? {
+    private static func rssi(_ control: WPACtrlSocket) -> Double? {
         guard let reply = try? control.request("SIGNAL_POLL") else { return nil }
-        return Double(DaemonControl.keyValues(reply)["RSSI"] ?? "")
+        return Double(WPACtrlSocket.keyValues(reply)["RSSI"] ?? "")
     }
 
     /// Loop thread: the association ended (our DISCONNECT, the AP, or the user).
@@ -405,7 +405,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     struct KnownNetwork { var id: String; var ssid: String; var flags: String }
 
-    private func requireControl() throws -> DaemonControl {
+    private func requireControl() throws -> WPACtrlSocket {
         guard let control else { throw SystemError("talk to wpa_supplicant at", options.wpaControlPath, reason: "not attached") }
         return control
     }
@@ -440,19 +440,6 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     }
 
     private func quoted(_ text: String) -> String { "\"" + text + "\"" }
-
-    /// wpa_supplicant's key_mgmt (STATUS or GET_NETWORK) as the network's security type.
-    public static func security(keyMgmt: String) -> SecurityType {
-        let k = keyMgmt.uppercased()
-        if k.contains("EAP") || k.contains("802.1X") { return .wpa2Enterprise }
-        if k.contains("PSK") || k.contains("SAE") { return .wpa2Personal }
-        return .open
-    }
-
-    /// RSSI in dBm as 0.0 ... 1.0 (-90 dBm or less is 0, -30 dBm or more is 1).
-    public static func strength(rssi: Double) -> Double {
-        min(1, max(0, (rssi + 90) / 60))
-    }
 }
 
 /// Waits for the DHCP client on its own thread (the daemon's loop never blocks on it).

@@ -37,23 +37,6 @@ public final class ManualClock: MonotonicClock, @unchecked Sendable {
     public func set(_ d: Duration) { lock.withLock { current = d } }
 }
 
-/// A pthread mutex (small, no Foundation).
-public final class Mutex: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-
-    public init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-
-    public func lock() { pthread_mutex_lock(&m) }
-    public func unlock() { pthread_mutex_unlock(&m) }
-
-    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m)
-        defer { pthread_mutex_unlock(&m) }
-        return try body()
-    }
-}
-
 extension Duration {
     /// Whole milliseconds, rounded up (for poll timeouts), clamped to Int32.
     public var pollMilliseconds: Int32 {

@@ -92,7 +92,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Read end of the stderr pipe when `stderr == .pipe`.
     public let stderrFD: Int32?
 
-    private let lock = PThreadMutex()
+    private let lock = Mutex()
     private var reaped: ExitStatus?
 
     init(pid: pid_t, configuration: ProcessConfiguration, stdoutFD: Int32?, stderrFD: Int32?) {
@@ -114,12 +114,12 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The exit status if the child has ended and was reaped.
     public var exitStatus: ExitStatus? {
-        lock.locked { reaped }
+        lock.withLock { reaped }
     }
 
     /// Reaps the child if it has ended, without blocking.
     public func poll() throws -> ExitStatus? {
-        try lock.locked {
+        try lock.withLock {
             if let reaped { return reaped }
             var status: Int32 = 0
             while true {
@@ -162,7 +162,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends `signal` unless the child was already reaped.
     public func signal(_ signal: Int32) throws {
-        try lock.locked {
+        try lock.withLock {
             if reaped != nil { return }
             let target = configuration.newProcessGroup ? -pid : pid
             if kill(target, signal) != 0 {
@@ -369,27 +369,6 @@ func sleepFor(_ duration: Duration) {
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && Errno.current == EINTR {
         request = remaining
-    }
-}
-
-/// A plain pthread mutex (no Foundation in HotspotSystem).
-final class PThreadMutex: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
     }
 }
 

@@ -24,7 +24,7 @@ public final class Lab: @unchecked Sendable {
     public let prefix: String
     public let stateDirectory: String
 
-    private let lock = LabLock()
+    private let lock = Mutex(recursive: true)
     private var resources: [LabResource] = []
     private var namespaces: [String: NetworkNamespace] = [:]
     private var hwsim: Hwsim?
@@ -84,7 +84,7 @@ public final class Lab: @unchecked Sendable {
     @discardableResult
     public func createNamespaces(_ suffixes: [String]) throws -> [NetworkNamespace] {
         let names = try suffixes.map { try name($0) }
-        try lock.locked {
+        try lock.withLock {
             try checkOpen()
             for name in names {
                 try journal("netns \(name)")
@@ -92,7 +92,7 @@ public final class Lab: @unchecked Sendable {
             }
         }
         let created = try NetworkNamespace.createMany(names)
-        lock.locked { for ns in created { namespaces[ns.name] = ns } }
+        lock.withLock { for ns in created { namespaces[ns.name] = ns } }
         return created
     }
 
@@ -103,7 +103,7 @@ public final class Lab: @unchecked Sendable {
 
     /// A namespace this lab created, by suffix.
     public func namespace(_ suffix: String) -> NetworkNamespace? {
-        lock.locked { namespaces[prefix + suffix] }
+        lock.withLock { namespaces[prefix + suffix] }
     }
 
     /// Joins two lab namespaces with a veth pair (`prefix + nameA` in `a`, `prefix + nameB` in `b`, the
@@ -139,9 +139,9 @@ public final class Lab: @unchecked Sendable {
     /// radios hear each other only within the netgroup of the namespace they were created from, so the lab's
     /// radios share one medium and labs running at the same time (`run --jobs`) do not hear each other.
     func airNamespace() throws -> NetworkNamespace {
-        if let air = lock.locked({ air }) { return air }
+        if let air = lock.withLock({ air }) { return air }
         let created = try createNamespace("air")
-        lock.locked { air = created }
+        lock.withLock { air = created }
         return created
     }
 
@@ -154,7 +154,7 @@ public final class Lab: @unchecked Sendable {
         let radioName = try name(suffix)
         try checkOwned(namespace)
         let air = try airNamespace()
-        let hwsim = try lock.locked { () throws -> Hwsim in
+        let hwsim = try lock.withLock { () throws -> Hwsim in
             try checkOpen()
             try journal("radio \(radioName)")
             resources.append(.radio(radioName, namespace: namespace.name))
@@ -164,7 +164,7 @@ public final class Lab: @unchecked Sendable {
             return created
         }
         let seed = UInt32(UInt16(runID, radix: 16) ?? 0)
-        let index = UInt8(truncatingIfNeeded: lock.locked { resources.count })
+        let index = UInt8(truncatingIfNeeded: lock.withLock { resources.count })
         let radio = try hwsim.createRadio(name: radioName, channels: channels, permanentAddress: MACAddress.local(seed, index),
                                           destroyOnClose: true)
         let nl80211 = try air.runInside { try Nl80211() }
@@ -189,7 +189,7 @@ public final class Lab: @unchecked Sendable {
             try checkOwned(namespace)
             config = try configuration.inNetworkNamespace(namespace.name)
         }
-        return try lock.locked {
+        return try lock.withLock {
             try checkOpen()
             let child = try ChildProcess.spawn(config)
             let start = processStartTime(child.pid) ?? 0
@@ -205,7 +205,7 @@ public final class Lab: @unchecked Sendable {
     /// the state directory. Returns the errors met (teardown continues past them). Idempotent.
     @discardableResult
     public func teardown() -> [any Error] {
-        let (items, hwsim, namespaces) = lock.locked { () -> ([LabResource], Hwsim?, [String: NetworkNamespace]) in
+        let (items, hwsim, namespaces) = lock.withLock { () -> ([LabResource], Hwsim?, [String: NetworkNamespace]) in
             if tornDown { return ([], nil, [:]) }
             tornDown = true
             let result = (resources, self.hwsim, self.namespaces)
@@ -303,11 +303,11 @@ enum LabKernelModules {
         // WPA2/WPA3 keys in mac80211 (CCMP, GCMP, BIP) use these crypto templates, also loaded on demand.
         "ccm", "gcm", "ctr", "cmac", "seqiv", "michael_mic", "libarc4",
     ]
-    private static let once = LabLock()
+    private static let once = Mutex(recursive: true)
     nonisolated(unsafe) private static var done = false
 
     static func preload() {
-        once.locked {
+        once.withLock {
             if done { return }
             done = true
             guard getuid() == 0, access("/proc/modules", F_OK) == 0 else { return }
@@ -321,24 +321,4 @@ enum LabKernelModules {
 func format4Hex(_ value: UInt16) -> String {
     let text = String(value, radix: 16)
     return String(repeating: "0", count: 4 - text.count) + text
-}
-
-final class LabLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    init() {
-        mutex = .allocate(capacity: 1)
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
-        pthread_mutex_init(mutex, &attributes)
-    }
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
 }

@@ -16,7 +16,7 @@ public struct GenericNetlinkResult: Sendable {
 /// A generic netlink socket through libnl-genl, opened in the calling thread's namespace.
 public final class GenericNetlinkSocket: @unchecked Sendable {
     private let socket: OpaquePointer
-    private let lock = Lock()
+    private let lock = Mutex()
     private var closed = false
 
     public init() throws {
@@ -36,7 +36,7 @@ public final class GenericNetlinkSocket: @unchecked Sendable {
 
     /// Closes the socket now. Radios created with DESTROY_RADIO_ON_CLOSE through it vanish.
     public func close() {
-        lock.locked {
+        lock.withLock {
             if !closed { nl_socket_free(socket) }
             closed = true
         }
@@ -44,7 +44,7 @@ public final class GenericNetlinkSocket: @unchecked Sendable {
 
     /// The numeric id of a generic netlink family (`MAC80211_HWSIM`, `nl80211`).
     public func resolve(_ family: String) throws -> UInt16 {
-        try lock.locked {
+        try lock.withLock {
             if closed { throw SystemError("resolve generic netlink family", family, errno: EBADF) }
             let id = genl_ctrl_resolve(socket, family)
             if id < 0 {
@@ -57,7 +57,7 @@ public final class GenericNetlinkSocket: @unchecked Sendable {
     /// Sends one encoded message (port and sequence filled in by libnl) and collects the replies until the
     /// ack, the end of a dump, or an error. Throws `NetlinkKernelError` on a negative error.
     public func request(_ message: NetlinkMessage) throws -> GenericNetlinkResult {
-        try lock.locked {
+        try lock.withLock {
             if closed { throw SystemError("send generic netlink request", "", errno: EBADF) }
             var bytes = message.bytes
             guard let msg = bytes.withUnsafeMutableBytes({ nlmsg_convert($0.baseAddress!.assumingMemoryBound(to: nlmsghdr.self)) }) else {

@@ -42,7 +42,7 @@ public protocol NetlinkSocket: AnyObject, Sendable {
 /// opened in, whatever thread later uses it. Thread-safe: one request at a time.
 public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
     private let socket: OpaquePointer
-    private let lock = Lock()
+    private let lock = Mutex()
     private var sequence: UInt32
     private var receiveBuffer = [UInt8](repeating: 0, count: 1 << 16)
     public let portID: UInt32
@@ -73,16 +73,16 @@ public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
 
     /// Closes the socket now (a namespace with no mount, process, or open socket left is destroyed).
     public func close() {
-        lock.locked {
+        lock.withLock {
             if !closed { mnl_socket_close(socket) }
             closed = true
         }
     }
 
-    public var fileDescriptor: Int32 { lock.locked { closed ? -1 : mnl_socket_get_fd(socket) } }
+    public var fileDescriptor: Int32 { lock.withLock { closed ? -1 : mnl_socket_get_fd(socket) } }
 
     public func request(_ message: NetlinkMessage) throws -> [NetlinkReply] {
-        try lock.locked {
+        try lock.withLock {
             if closed { throw SystemError("send netlink request", "type \(message.type)", errno: EBADF) }
             sequence &+= 1
             var outgoing = message
@@ -127,26 +127,5 @@ func perform<T>(_ operation: String, _ object: String, _ body: () throws -> T) t
         throw SystemError(operation, object, errno: error.code, detail: error.message)
     } catch let error as SystemError {
         throw SystemError(operation, object, errno: error.errno, detail: error.errno == 0 ? error.description : nil)
-    }
-}
-
-/// A pthread mutex (the Netlink module avoids Foundation).
-final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
     }
 }

@@ -86,7 +86,7 @@ public final class NetworkNamespace: @unchecked Sendable {
     private let socket: MNLSocket
     /// rtnetlink operations inside this namespace.
     public let route: RouteNetlink
-    private let lock = Lock()
+    private let lock = Mutex()
     private var released = false
 
     init(name: String, descriptor: Int32, socket: MNLSocket) {
@@ -220,7 +220,7 @@ public final class NetworkNamespace: @unchecked Sendable {
 
     /// Closes the descriptor and socket (the mount keeps the namespace alive).
     public func release() {
-        lock.locked {
+        lock.withLock {
             if released { return }
             released = true
             socket.close()
@@ -236,13 +236,13 @@ public final class NetworkNamespace: @unchecked Sendable {
         }
     }
 
-    private static let directoryReady = Lock()
+    private static let directoryReady = Mutex()
     nonisolated(unsafe) private static var directoryPrepared = false
 
     /// Like iproute2: /run/netns exists and is a shared mount, so the bind mounts propagate to other mount
     /// namespaces.
     static func prepareDirectory() throws {
-        try directoryReady.locked {
+        try directoryReady.withLock {
             if directoryPrepared { return }
             if mkdir("/run", 0o755) != 0 && Errno.current != EEXIST { throw SystemError.current("create directory", "/run") }
             if mkdir(directory, 0o755) != 0 && Errno.current != EEXIST { throw SystemError.current("create directory", directory) }

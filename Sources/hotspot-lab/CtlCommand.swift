@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import HotspotCore
-import HotspotDaemon
+import HotspotClient
 import HotspotProtocol
 
 /// `hotspot-lab ctl`: talk to a running hotspotd over its control socket (docs/PROTOCOL.md).

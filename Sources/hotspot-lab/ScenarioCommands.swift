@@ -174,7 +174,7 @@ final class ParallelBox<T, R>: @unchecked Sendable {
     let body: (T) -> R
     var results: [R?]
     var next = 0
-    let lock = NSLock()
+    let lock = HotspotSystem.Mutex()
     init(_ items: [T], _ body: @escaping (T) -> R) {
         self.items = items
         self.body = body
@@ -209,7 +209,7 @@ enum ParallelRuns {
 
 /// Progress lines: one per step (name, elapsed, state), then the outcome.
 final class ProgressReporter: @unchecked Sendable {
-    let lock = NSLock()
+    let lock = HotspotSystem.Mutex()
     /// Prefix every line with the scenario's name (scenarios running at once).
     var named = false
 

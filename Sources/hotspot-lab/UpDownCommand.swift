@@ -168,7 +168,7 @@ enum UpMarker {
     }
 
     final class Once: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = HotspotSystem.Mutex()
         private var fired = false
         private var retained: [any DispatchSourceProtocol] = []
         func fire() -> Bool {

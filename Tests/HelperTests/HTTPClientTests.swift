@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import HotspotHelper
 #if canImport(Glibc)
 import Glibc
@@ -180,7 +181,7 @@ struct HTTPClientTests {
         #expect(plain.mark == 0)
         let marked = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(2),
                                                       mark: HotspotHelper.commandTrafficMark)
-        if geteuid() == 0 {
+        if TestHost.isRoot {
             #expect(marked.mark == 0x4853)
         } else {
             #expect(marked.mark == 0)

@@ -1,11 +1,13 @@
 import Foundation
 import HotspotCore
+import HotspotClient
 import HotspotDaemon
 import HotspotProtocol
 import HotspotSystem
 import LabKit
 import Netlink
 import Testing
+import TestSupport
 
 /// A station in a lab on the host kernel (veth for the radio): busybox udhcpc gets the lease (its script writes
 /// the lease and resolv.conf files a helper reads), hotspotd runs INSIDE the station namespace with a hook that
@@ -239,7 +241,7 @@ func withStation(_ topology: Topology, maintainInterval: Double = 300, _ body: (
     try body(station)
 }
 
-let runningAsRoot = geteuid() == 0
+let runningAsRoot = TestHost.isRoot
 let portalID = "com.hotspotlab.portal"
 let voucherID = "com.hotspotlab.voucher"
 let apiID = "com.hotspotlab.captive-api"

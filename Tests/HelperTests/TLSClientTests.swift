@@ -1,6 +1,7 @@
 import Foundation
 import Portals
 import Testing
+import TestSupport
 @testable import HotspotHelper
 #if canImport(Glibc)
 import Glibc
@@ -280,7 +281,7 @@ struct TLSClientTests {
     }
 
     /// Command sockets keep SO_MARK under TLS (root: CAP_NET_ADMIN).
-    @Test(.enabled(if: geteuid() == 0, "root: SO_MARK needs CAP_NET_ADMIN"))
+    @Test(.requiresRoot("root: SO_MARK needs CAP_NET_ADMIN"))
     func rootTLSConnectionKeepsTheMark() throws {
         let server = try LocalTLSServer(certificate: fixture.serverCert, key: fixture.serverKey)
         defer { server.stop() }

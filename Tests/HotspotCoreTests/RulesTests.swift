@@ -105,6 +105,7 @@ struct FilterScanListTests {
         var openWithPassword = open2
         openWithPassword.password = "ignored"
         Self.respond(&d, commands[0], [noPassword, openWithPassword])  // a: no password for the secure one
+        #expect(d.last.irregularities == [.securedWithoutPassword(commands[0].id, ssid: "Hotel", bssid: Fixture.hotel.bssid, from: Fixture.a)])
         var withPassword = Fixture.hotel
         withPassword.password = "s3cret"
         Self.respond(&d, commands[1], [withPassword])
@@ -112,6 +113,27 @@ struct FilterScanListTests {
             AnnotatedNetwork(network: Fixture.hotel, annotation: "Beta", claimedBy: Fixture.b, password: "s3cret"),
             AnnotatedNetwork(network: open2, annotation: "Alpha", claimedBy: Fixture.a),
         ])
+    }
+
+    @Test("filterScanList: a secure network claimed without a password (none or empty) is ignored and traced as irregular")
+    func securedWithoutPasswordIsIrregular() {
+        var d = Driver(helpers: [Fixture.a])
+        d.step(.scanListShown([Fixture.hotel, Fixture.coffee]))
+        let command = d.the(.filterScanList)
+        var noPassword = Fixture.hotel
+        noPassword.password = nil
+        var emptyPassword = Fixture.hotel
+        emptyPassword.password = ""
+        Self.respond(&d, command, [noPassword, emptyPassword, Fixture.coffee])
+        #expect(d.last.irregularities == [
+            .securedWithoutPassword(command.id, ssid: "Hotel", bssid: Fixture.hotel.bssid, from: Fixture.a),
+            .securedWithoutPassword(command.id, ssid: "Hotel", bssid: Fixture.hotel.bssid, from: Fixture.a),
+        ])
+        #expect(Self.annotated(d) == [
+            AnnotatedNetwork(network: Fixture.hotel),
+            AnnotatedNetwork(network: Fixture.coffee, annotation: "Alpha", claimedBy: Fixture.a),
+        ])
+        #expect("\(d.last.irregularities[0])" == "\(Fixture.a) claimed the secure network Hotel (\(Fixture.hotel.bssid)) in filterScanList command \(command.id) without a password: ignored")
     }
 
     @Test("filterScanList: where two helpers claim one network, the first answer annotates it")

@@ -1,5 +1,6 @@
 import Foundation
 import HotspotCore
+import HotspotClient
 import HotspotDaemon
 import HotspotProtocol
 import HotspotSystem

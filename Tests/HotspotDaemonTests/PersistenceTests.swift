@@ -1,4 +1,5 @@
 import Foundation
+import HotspotClient
 import HotspotCore
 import HotspotDaemon
 import HotspotProtocol

@@ -1,13 +1,14 @@
 import Foundation
 import HotspotSystem
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// `hotspot-lab certify` end to end in the VM: the reference portal helper passes every check, and a
 /// deliberately broken helper (Tests/Fixtures/CertifyFixture: the reference helper behind a relay that
 /// breaks exactly one rule) fails the check that names that rule, with evidence from the trace.
-@Suite("InVM: certify (root)", .serialized,
-       .enabled(if: InVM.hwsimAvailable && getuid() == 0, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+@Suite("InVM: certify (root)", .tags(.inVM), .serialized,
+       .enabled(if: InVM.hwsimAvailable && TestHost.isRoot, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMCertifyTests {
     static let reference = #"hotspot-helper-portal --account guest:croissant --network "Cafe Lumiere""#
     static let topology = "topologies/certify.yaml"

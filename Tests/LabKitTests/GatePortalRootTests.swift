@@ -2,6 +2,7 @@ import Foundation
 import HotspotSystem
 import Netlink
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// Root tests on the host kernel (netns, veth, nftables; no wifi): a hotspot namespace with dnsmasq, the
@@ -170,9 +171,7 @@ extension Lab {
     }
 }
 
-let isRoot = geteuid() == 0
-
-@Suite("Hotspot gate and portals (root, host kernel, veth for the radio)", .serialized, .enabled(if: isRoot, "needs root"))
+@Suite("Hotspot gate and portals (root, host kernel, veth for the radio)", .serialized, .requiresRoot)
 struct HotspotGateRootTests {
     struct LoginCase: Sendable, CustomTestStringConvertible {
         var kind: String
@@ -290,7 +289,7 @@ struct HotspotGateRootTests {
     }
 }
 
-@Suite("Hotspot faults (root, host kernel)", .serialized, .enabled(if: isRoot, "needs root"))
+@Suite("Hotspot faults (root, host kernel)", .serialized, .requiresRoot)
 struct HotspotFaultRootTests {
     /// latency-ms is netem on the uplink: where the kernel has netem the RTT grows by it; where it does
     /// not, `up` fails with a clear error and leaves nothing behind.

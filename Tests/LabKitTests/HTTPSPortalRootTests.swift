@@ -2,13 +2,14 @@ import Foundation
 import HotspotSystem
 import Netlink
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// The https-only portal on the host kernel (root: netns, veth, nftables; no wifi): the station's plain HTTP is only
 /// redirected to https://portal.cafe.example/, which the hotspot's dnsmasq resolves to the gateway; TLS on port 443
 /// passes the gate before login; the certificate verifies against the lab CA only; signing in over TLS lets the
 /// station's own address through the gate (the portal terminates TLS itself).
-@Suite("HTTPS-only portal (root, host kernel, veth for the radio)", .serialized, .enabled(if: isRoot, "needs root"))
+@Suite("HTTPS-only portal (root, host kernel, veth for the radio)", .serialized, .requiresRoot)
 struct HTTPSPortalRootTests {
     /// curl in the station namespace for https://portal.cafe.example/ (resolved through the lab's DNS first).
     func https(_ client: LabClient, _ path: String, ca: String?, form: [String] = []) throws -> LabClient.Reply {

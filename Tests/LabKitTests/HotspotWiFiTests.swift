@@ -2,12 +2,13 @@ import Foundation
 import HotspotSystem
 import Netlink
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// The Wi-Fi half over mac80211_hwsim: hostapd in the hotspot namespace (waited on over its control
 /// socket), a plain wpa_supplicant + busybox udhcpc in a station namespace with its own radio.
 /// Runs inside the hotspot-lab VM (VMSuiteTests) or on a kernel with hwsim; skipped elsewhere.
-@Suite("InVM: hotspots over hwsim: open, WPA2-PSK, WPA2-Enterprise (root)", .serialized,
+@Suite("InVM: hotspots over hwsim: open, WPA2-PSK, WPA2-Enterprise (root)", .tags(.inVM), .serialized,
        .enabled(if: InVM.hwsimAvailable, "needs mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMHotspotWiFiTests {
     static func seconds(since start: ContinuousClock.Instant) -> Double {
@@ -51,10 +52,10 @@ struct InVMHotspotWiFiTests {
         let start = ContinuousClock.now
         _ = try station.lab.lab.spawn(ProcessConfiguration("wpa_supplicant", ["-i", station.interface, "-c", conf, "-D", "nl80211", "-t"],
                                                            stdout: .file(log), stderr: .file(log)), in: station.namespace)
-        let control = try DaemonControl.connect(serverPath: ctrl + "/" + station.interface, timeout: .seconds(10))
+        let control = try WPACtrlSocket.connect(serverPath: ctrl + "/" + station.interface, timeout: .seconds(10))
         defer { control.close() }
         try control.attach()
-        var connected = DaemonControl.keyValues(try control.request("STATUS"))["wpa_state"] == "COMPLETED"
+        var connected = WPACtrlSocket.keyValues(try control.request("STATUS"))["wpa_state"] == "COMPLETED"
         if !connected {
             let event = try control.waitForEvent(["CTRL-EVENT-CONNECTED", "CTRL-EVENT-EAP-FAILURE", "CTRL-EVENT-SSID-TEMP-DISABLED"], timeout: .seconds(30))
             #expect(event.hasPrefix("CTRL-EVENT-CONNECTED"), "wpa_supplicant: \(event)")
@@ -64,7 +65,7 @@ struct InVMHotspotWiFiTests {
         let ap = try #require(running.hostapd)
         let seen = try ap.waitForEvent(["AP-STA-CONNECTED"], timeout: .seconds(10))
         #expect(seen.contains("AP-STA-CONNECTED"))
-        let status = DaemonControl.keyValues(try control.request("STATUS"))
+        let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
         #expect(status["bssid"] == hotspot.bssid.text)
         #expect(status["ssid"] == hotspot.ssid)
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -120,7 +121,7 @@ struct InVMHotspotWiFiTests {
     }
 
     func run(_ topology: Topology, network: (HotspotLab) -> [String], body: (Station, RunningHotspot, [String: String]) throws -> Void = { _, _, _ in }) throws {
-        try #require(getuid() == 0, "needs root")
+        try #require(TestHost.isRoot, "needs root")
         try Self.loadHwsim()
         let upStart = ContinuousClock.now
         let lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .radio))

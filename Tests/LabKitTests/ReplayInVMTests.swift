@@ -1,13 +1,14 @@
 import Foundation
 import HotspotSystem
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// Replays end to end, in the VM: a recorded run of each of the guide's four sequences replays (with the
 /// recorded answers) to the same state path; the captive recording replayed with a helper that has the wrong
 /// account departs at the right step; --to-scenario output runs as a scenario.
-@Suite("InVM: replay (root)", .serialized,
-       .enabled(if: InVM.hwsimAvailable && getuid() == 0, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+@Suite("InVM: replay (root)", .tags(.inVM), .serialized,
+       .enabled(if: InVM.hwsimAvailable && TestHost.isRoot, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMReplayTests {
     /// Recordings already made in this boot, by scenario: the replays only read them, so the three tests that
     /// replay the captive recording share one run of it.

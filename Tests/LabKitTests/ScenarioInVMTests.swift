@@ -2,14 +2,15 @@ import Foundation
 import HotspotSystem
 import Netlink
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// The sequences end to end, inside the hotspot-lab VM (one boot for every InVM suite, VMSuiteTests):
 /// real radios (mac80211_hwsim), hostapd, wpa_supplicant, dnsmasq, the nftables gate, the portals,
 /// hotspotd on the station's interface, the reference helpers as processes. Every shipped scenario
 /// (topologies/scenarios) must pass; a failure prints the failing step and the trace's timeline.
-@Suite("InVM: scenarios end to end (root)", .serialized,
-       .enabled(if: InVM.hwsimAvailable && getuid() == 0, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+@Suite("InVM: scenarios end to end (root)", .tags(.inVM), .serialized,
+       .enabled(if: InVM.hwsimAvailable && TestHost.isRoot, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMScenarioTests {
     static let folder = "topologies/scenarios"
     static var files: [String] {

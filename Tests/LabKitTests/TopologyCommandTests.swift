@@ -2,6 +2,7 @@ import Foundation
 import HotspotSystem
 import Netlink
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// `hotspot-lab up` refuses a bad topology before creating anything, naming file:line:column.
@@ -26,7 +27,7 @@ import Testing
 }
 
 /// `hotspot-lab up` stays up until Ctrl-C or `hotspot-lab down`, then leaves nothing behind.
-@Suite("hotspot-lab up/down (root)", .serialized, .enabled(if: geteuid() == 0, "needs root"))
+@Suite("hotspot-lab up/down (root)", .serialized, .requiresRoot)
 struct TopologyUpDownRootTests {
     func startUp(_ log: String) throws -> (ChildProcess, String) {
         let binary = try BuildProducts.locate("hotspot-lab")

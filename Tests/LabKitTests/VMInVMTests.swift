@@ -1,14 +1,15 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import LabKit
 
 /// Runs inside the VM (VMSuiteTests boots it once and runs every `InVM*` suite), or on a host whose
 /// kernel has mac80211_hwsim. Elsewhere it is reported as skipped.
-@Suite("InVM: mac80211_hwsim radios (root)", .serialized, .enabled(if: InVM.hwsimAvailable, "needs mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
+@Suite("InVM: mac80211_hwsim radios (root)", .tags(.inVM), .serialized, .enabled(if: InVM.hwsimAvailable, "needs mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMHwsimTests {
     @Test("root: two hwsim radios in two namespaces; hostapd (open, ch 6) and wpa_supplicant associate; dnsmasq leases with option 114")
     func associateAndLease() throws {
-        try #require(getuid() == 0, "needs root")
+        try #require(TestHost.isRoot, "needs root")
         var selftest = HwsimSelftest()
         let pcap = "\(InVM.resultsDirectory ?? "/tmp")/hwsim-selftest-\(getpid()).pcap"
         selftest.pcapPath = pcap

@@ -1,12 +1,13 @@
 import Foundation
 import LabKit
 import Testing
+import TestSupport
 
 /// Shared by the VM test files: can this machine boot the VM, and a line-buffered output collector.
 enum VMTestSupport {
     /// qemu and a kernel with mac80211_hwsim are installed, we are root, and we are not already in the VM.
     static var canBoot: Bool {
-        guard !InVM.isActive, getuid() == 0 else { return false }
+        guard !InVM.isActive, TestHost.isRoot else { return false }
         guard (try? VMRunner.qemuPath()) != nil, (try? VMKernel.locate()) != nil else { return false }
         return FileManager.default.isExecutableFile(atPath: "/bin/busybox")
     }

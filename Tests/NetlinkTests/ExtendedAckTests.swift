@@ -2,6 +2,7 @@ import Glibc
 import HotspotSystem
 @testable import Netlink
 import Testing
+import TestSupport
 
 @Suite("netlink extended acks")
 struct ExtendedAckTests {
@@ -22,7 +23,7 @@ struct ExtendedAckTests {
         #expect(parsed.message == nil)
     }
 
-    @Test(.tags(.root), .enabled(if: getuid() == 0, "needs root"))
+    @Test(.tags(.root), .requiresRoot)
     func rootKernelReasonReachesTheError() throws {
         let ns = try NetworkNamespace.create(testPrefix("e") + "a")
         defer { try? ns.delete() }

@@ -3,15 +3,7 @@ import Glibc
 import HotspotSystem
 import Netlink
 import Testing
-
-extension Tag {
-    @Tag static var root: Self
-}
-
-/// A short unique prefix for this test process's objects: `hslt` + 4 hex digits of the pid + a letter.
-func testPrefix(_ letter: String) -> String {
-    "hslt" + String(String(UInt32(getpid()) & 0xffff, radix: 16).suffix(4)) + letter
-}
+import TestSupport
 
 func sockaddrIn(_ address: String, _ port: UInt16) -> sockaddr_in {
     var addr = sockaddr_in()
@@ -28,7 +20,7 @@ func withSockaddr<T>(_ addr: sockaddr_in, _ body: (UnsafePointer<sockaddr>, sock
     }
 }
 
-@Suite("Namespaces and veth (root)", .tags(.root), .enabled(if: getuid() == 0, "needs root"), .serialized)
+@Suite("Namespaces and veth (root)", .tags(.root), .requiresRoot, .serialized)
 struct NamespaceRootTests {
     @Test func rootTwoNamespacesJoinedByVethCarryTCP() throws {
         let prefix = testPrefix("t")
@@ -193,7 +185,7 @@ struct NamespaceRootTests {
     }
 }
 
-@Suite("Namespaces from async code (root)", .tags(.root), .enabled(if: getuid() == 0, "needs root"))
+@Suite("Namespaces from async code (root)", .tags(.root), .requiresRoot)
 struct AsyncNamespaceRootTests {
     @Test func rootCreateFromAsyncTaskUsesDedicatedThreads() async throws {
         let prefix = testPrefix("y")

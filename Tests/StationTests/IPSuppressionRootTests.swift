@@ -4,11 +4,12 @@ import HotspotSystem
 @testable import HotspotStation
 import Netlink
 import Testing
+import TestSupport
 
 /// IP suppression by policy routing on the host kernel (netns + veth; no Wi-Fi needed): while suppressed a
 /// general application's TCP connect fails with EHOSTUNREACH, a socket carrying the helper mark (0x4853)
 /// still connects; released, everyone connects; the rules go away with `remove()`.
-@Suite("IP suppression by policy routing (root, host kernel)", .serialized, .enabled(if: getuid() == 0, "needs root (CI runs as root)"))
+@Suite("IP suppression by policy routing (root, host kernel)", .serialized, .requiresRoot)
 struct IPSuppressionRootTests {
     static func prefix() -> String { "hslt" + String(String(UInt32(getpid()) & 0xffff, radix: 16).suffix(4)) + "q" }
 
@@ -84,17 +85,5 @@ struct IPSuppressionRootTests {
         suppression.remove()
         #expect(try station.route.ruleCount() == rulesBefore)
         #expect(try Self.connect(from: station, to: "198.18.0.1", 7080, mark: nil) == 0)
-    }
-
-    @Test("key_mgmt and RSSI as the network a helper sees")
-    func securityAndStrength() {
-        #expect(WPAStation.security(keyMgmt: "NONE") == .open)
-        #expect(WPAStation.security(keyMgmt: "WPA2-PSK") == .wpa2Personal)
-        #expect(WPAStation.security(keyMgmt: "WPA-PSK") == .wpa2Personal)
-        #expect(WPAStation.security(keyMgmt: "WPA2/IEEE 802.1X/EAP") == .wpa2Enterprise)
-        #expect(WPAStation.security(keyMgmt: "WPA-EAP") == .wpa2Enterprise)
-        #expect(WPAStation.strength(rssi: -30) == 1)
-        #expect(WPAStation.strength(rssi: -95) == 0)
-        #expect(abs(WPAStation.strength(rssi: -60) - 0.5) < 1e-9)
     }
 }

@@ -17,7 +17,7 @@ public final class AccessPointService: HotspotService, @unchecked Sendable {
     let launcher: any ProcessLauncher
     public private(set) var process: (any ServiceProcess)?
     /// The control connection, attached to hostapd's events, once ready.
-    public private(set) var control: DaemonControl?
+    public private(set) var control: WPACtrlSocket?
 
     /// The EAP user file and PEAP certificates every access point of a hotspot shares.
     public struct SecurityFiles: Sendable, Equatable {
@@ -86,11 +86,11 @@ public final class AccessPointService: HotspotService, @unchecked Sendable {
     }
 
     public func waitUntilReady() throws {
-        let ctl: DaemonControl
+        let ctl: WPACtrlSocket
         do {
-            ctl = try DaemonControl.connect(serverPath: controlPath, timeout: .seconds(15))
+            ctl = try WPACtrlSocket.connect(serverPath: controlPath, timeout: .seconds(15))
             try ctl.attach()
-            let status = DaemonControl.keyValues(try ctl.request("STATUS"))
+            let status = WPACtrlSocket.keyValues(try ctl.request("STATUS"))
             if status["state"] != "ENABLED" {
                 _ = try ctl.waitForEvent(["AP-ENABLED"], timeout: .seconds(15))
             }

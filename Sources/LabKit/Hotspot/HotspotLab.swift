@@ -33,7 +33,7 @@ public struct RunningAccessPoint: @unchecked Sendable {
     public var interface: String
     public var hostapdControlPath: String
     /// hostapd's control connection, attached to its events.
-    public var hostapd: DaemonControl?
+    public var hostapd: WPACtrlSocket?
 }
 
 /// Where a `link:` fault applies: the hotspot's uplink (toward the internet) or its radio side (toward the
@@ -56,7 +56,7 @@ public struct RunningHotspot: @unchecked Sendable {
     /// The first access point's hostapd control socket path (radio mode).
     public var hostapdControlPath: String? { accessPoints.first?.hostapdControlPath }
     /// The first access point's hostapd control connection, attached to its events (radio mode).
-    public var hostapd: DaemonControl? { accessPoints.first?.hostapd }
+    public var hostapd: WPACtrlSocket? { accessPoints.first?.hostapd }
     public var logs: [String: String]
 
     // The services, in start order.

@@ -1,6 +1,5 @@
 import Foundation
 import HotspotCore
-import HotspotDaemon
 import HotspotProtocol
 
 /// A trace file that cannot be replayed (or only in part): the line and what is wrong.

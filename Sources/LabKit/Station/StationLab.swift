@@ -1,8 +1,7 @@
 import Foundation
 import HotspotCore
-import HotspotDaemon
+import HotspotClient
 import HotspotProtocol
-import HotspotStation
 import HotspotSystem
 import Netlink
 
@@ -58,7 +57,7 @@ public final class RunningStation: @unchecked Sendable {
     let options: StationLabOptions
     private let topology: Topology
     private var controlClient: ControlClient?
-    private var wpa: DaemonControl?
+    private var wpa: WPACtrlSocket?
 
     init(station: Station, index: Int, namespace: NetworkNamespace, interface: String, directory: String, lab: Lab,
          options: StationLabOptions, topology: Topology, hotspotd: ChildProcess, helpers: [RunningHelper]) {
@@ -99,7 +98,7 @@ public final class RunningStation: @unchecked Sendable {
                                                           stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns)
         let wpaPath = dir + "/wpa-ctrl/" + interface
         do {
-            try DaemonControl.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
+            try WPACtrlSocket.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
         } catch {
             throw SystemError("start wpa_supplicant", "for station \(station.name)",
                               reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(Readiness.tail(wpaLog))")
@@ -290,9 +289,9 @@ public final class RunningStation: @unchecked Sendable {
         helpers.first { $0.identifier == name } ?? helpers.first { (Self.environmentAndWords($0.command).words.first ?? "").hasSuffix(name) }
     }
 
-    func wpaControl() throws -> DaemonControl {
+    func wpaControl() throws -> WPACtrlSocket {
         if let wpa { return wpa }
-        let c = try DaemonControl.connect(serverPath: wpaControlPath, timeout: .seconds(5))
+        let c = try WPACtrlSocket.connect(serverPath: wpaControlPath, timeout: .seconds(5))
         try c.attach()
         wpa = c
         return c
@@ -316,8 +315,8 @@ public final class RunningStation: @unchecked Sendable {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 5, !f[4].isEmpty, !f[4].hasPrefix("\\x00"), seen.insert(f[0].lowercased()).inserted else { return nil }
             // The flags ([WPA2-PSK-CCMP][ESS]) name the key management as STATUS's key_mgmt does.
-            return HotspotNetwork(ssid: f[4], bssid: f[0], signalStrength: WPAStation.strength(rssi: Double(f[2]) ?? -60),
-                                  security: WPAStation.security(keyMgmt: f[3]))
+            return HotspotNetwork(ssid: f[4], bssid: f[0], signalStrength: WPAText.strength(rssi: Double(f[2]) ?? -60),
+                                  security: WPAText.security(keyMgmt: f[3]))
         }
     }
 

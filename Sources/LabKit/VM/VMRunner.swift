@@ -1,4 +1,5 @@
 import Foundation
+import HotspotSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -379,7 +380,7 @@ public final class VMRunner: @unchecked Sendable {
 
 /// Turns SIGINT/SIGTERM into a flag while a VM runs (the run loop then stops qemu and cleans up).
 final class VMInterruptWatcher: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = HotspotSystem.Mutex()
     private var _fired = false
     private var sources: [any DispatchSourceSignal] = []
 

@@ -1,5 +1,5 @@
 import Foundation
-import HotspotStation
+import HotspotProtocol
 
 /// `signal: {hotspot: H, bssid: B, dbm: -50}` / `{..., dbm: normal}`: what stations receive from the hotspot's
 /// access points (or the one with `bssid`), in dBm; nil: normal. When the acting station is associated with one of
@@ -36,7 +36,7 @@ public struct SignalStep: ScenarioStepAction {
             return did + " (the station is not associated with it)"
         }
         let rssi = Double(dbm ?? HotspotLab.signalRange.upperBound)
-        let expected = WPAStation.strength(rssi: rssi)
+        let expected = WPAText.strength(rssi: rssi)
         let start = ContinuousClock.now
         var seen: Double?
         while ContinuousClock.now - start < .seconds(15) {

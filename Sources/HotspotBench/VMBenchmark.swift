@@ -1,28 +1,29 @@
 import ArgumentParser
 import Foundation
+import HotspotSystem
 import LabKit
 
 /// `hotspot-lab bench vm`: how long the VM takes to give us radios. Measures, from the moment the
 /// runner is called: "hwsim ready" (mac80211_hwsim loaded inside), the first association and the DHCP
 /// lease (the `selftest hwsim` run), the whole run, and the overhead of the VM over the same inner
 /// command on the host (the hwsim selftest when the host kernel has hwsim, else a trivial command).
-struct BenchVM: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "vm",
-        abstract: "Time the VM runner: start to hwsim ready, to first association, and overhead vs the host."
-    )
+public struct VMBenchmark: Sendable {
+    /// The VM to boot (`--kernel`, `--timeout`, `--accel`, `--memory` ...).
+    public var options: VMOptions
+    /// Runs of each measurement (the median is reported).
+    public var runs: Int
+    /// Target for start -> hwsim ready, in seconds (TCG on a 2-core machine).
+    public var target: Double
 
-    @OptionGroup var vm: VMOptionsGroup
+    public init(options: VMOptions, runs: Int = 3, target: Double = 8) {
+        self.options = options
+        self.runs = runs
+        self.target = target
+    }
 
-    @Option(help: "Runs of each measurement (the median is reported).")
-    var runs: Int = 3
-
-    @Option(help: "Target for start -> hwsim ready, in seconds (TCG on a 2-core machine).")
-    var target: Double = 8
-
-    func run() async throws {
+    public func run() async throws {
         guard runs > 0 else { throw ValidationError("--runs must be at least 1") }
-        var options = try vm.options()
+        var options = self.options
         options.timeout = min(options.timeout, 300)
         let kernel = try VMKernel.locate(options.kernelPath)
         let loadBefore = Self.loadAverage()
@@ -100,16 +101,16 @@ struct BenchVM: AsyncParsableCommand {
     }
 }
 
-extension BenchVM {
+extension VMBenchmark {
     /// The 1-minute load average (TCG timings scale with how busy the host's cores are).
-    static func loadAverage() -> String {
+    public static func loadAverage() -> String {
         ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").first.map(String.init) ?? "?"
     }
 }
 
 /// Records when (seconds since creation) the first line containing each marker arrived.
 final class LineMarks: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = HotspotSystem.Mutex()
     private let start = Date()
     private let markers: [String]
     private var found: [Int: Double] = [:]

@@ -6,28 +6,25 @@ import Netlink
 
 /// `hotspot-lab bench lab`: bring up and tear down N namespace pairs joined by veth with addresses, through
 /// our netlink code and, in the same run, through the equivalent `ip` commands.
-struct BenchLab: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "lab",
-        abstract: "Namespace pairs joined by veth: our netlink vs iproute2 `ip` commands (bring-up and teardown)."
-    )
-
-    @Option(help: "Comma-separated pair counts.")
-    var sizes: String = "1,10,100"
-
-    @Flag(help: "Only measure our netlink code.")
-    var skipIP = false
-
+public struct LabBenchmark: Sendable {
+    /// Comma-separated pair counts.
+    public var sizes: String
+    /// Only measure our netlink code.
+    public var skipIP: Bool
     /// Test hook: build a lab pair by pair, start a sleeper in the first namespace after this many pairs,
     /// print `PAUSED <prefix>` and wait to be killed (used by the SIGKILL-halfway cleanup test).
-    @Option(help: .hidden)
-    var pauseAfter: Int?
+    public var pauseAfter: Int?
+    /// Test hook with `pauseAfter`: also create a radio in each pair's first namespace (needs mac80211_hwsim).
+    public var withRadios: Bool
 
-    /// Test hook with --pause-after: also create a radio in each pair's first namespace (needs mac80211_hwsim).
-    @Flag(help: .hidden)
-    var withRadios = false
+    public init(sizes: String = "1,10,100", skipIP: Bool = false, pauseAfter: Int? = nil, withRadios: Bool = false) {
+        self.sizes = sizes
+        self.skipIP = skipIP
+        self.pauseAfter = pauseAfter
+        self.withRadios = withRadios
+    }
 
-    func run() throws {
+    public func run() throws {
         if let pauseAfter { try pauseHalfway(pairs: pauseAfter) }
         let counts = sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 4000 }) else {
@@ -79,7 +76,7 @@ struct BenchLab: ParsableCommand {
         let results = try DedicatedThread.runAll(halves.map { indices in
             { () throws -> Void in
                 for index in indices {
-                    let (left, right) = BenchLab.addresses(index)
+                    let (left, right) = LabBenchmark.addresses(index)
                     try lab.connect(namespaces[2 * index], "x\(index)", addresses: [left], to: namespaces[2 * index + 1], "y\(index)", addresses: [right])
                 }
             }
@@ -106,7 +103,7 @@ struct BenchLab: ParsableCommand {
         for index in 0..<pairs {
             let (a, b) = (prefix + "a\(index)", prefix + "b\(index)")
             let (x, y) = (prefix + "x\(index)", prefix + "y\(index)")
-            let (left, right) = BenchLab.addresses(index)
+            let (left, right) = LabBenchmark.addresses(index)
             try ip("netns", "add", a)
             try ip("netns", "add", b)
             try ip("-n", a, "link", "set", "lo", "up")
@@ -140,7 +137,7 @@ struct BenchLab: ParsableCommand {
         let lab = try Lab.start()
         for index in 0..<pairs {
             let namespaces = try lab.createNamespaces(["a\(index)", "b\(index)"])
-            let (left, right) = BenchLab.addresses(index)
+            let (left, right) = LabBenchmark.addresses(index)
             try lab.connect(namespaces[0], "x\(index)", addresses: [left], to: namespaces[1], "y\(index)", addresses: [right])
             if index == 0 {
                 try lab.spawn(ProcessConfiguration("sleep", ["600"], stdout: .discard, stderr: .discard), in: namespaces[0])

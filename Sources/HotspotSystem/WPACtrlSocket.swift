@@ -2,10 +2,11 @@
 import Glibc
 #endif
 
-/// A client of the hostapd / wpa_supplicant control interface (Unix datagram socket): requests on one
-/// socket, unsolicited events (`AP-ENABLED`, `AP-STA-CONNECTED`, `CTRL-EVENT-CONNECTED` ...) on a
-/// second, attached one. Waiting on events replaces sleep-and-hope.
-public final class DaemonControl: @unchecked Sendable {
+/// A client of the hostapd / wpa_supplicant control interface ("wpa_ctrl", a Unix datagram socket): requests
+/// on one socket, unsolicited events (`AP-ENABLED`, `AP-STA-CONNECTED`, `CTRL-EVENT-CONNECTED` ...) on a
+/// second, attached one. Waiting on events replaces sleep-and-hope. (Not hotspotd's control socket: that
+/// one's client is `HotspotClient.ControlClient`.)
+public final class WPACtrlSocket: @unchecked Sendable {
     public let serverPath: String
     private let lock = Mutex()
     private var requestSocket: (fd: Int32, local: String)?
@@ -32,13 +33,13 @@ public final class DaemonControl: @unchecked Sendable {
     }
 
     /// Waits for the control socket to appear and answer PING.
-    public static func connect(serverPath: String, timeout: Duration = .seconds(10)) throws -> DaemonControl {
+    public static func connect(serverPath: String, timeout: Duration = .seconds(10)) throws -> WPACtrlSocket {
         let deadline = ContinuousClock.now + timeout
         var last = "the control socket did not appear within \(timeout)"
         while ContinuousClock.now < deadline {
             if access(serverPath, F_OK) == 0 {
                 do {
-                    let control = try DaemonControl(serverPath: serverPath)
+                    let control = try WPACtrlSocket(serverPath: serverPath)
                     if try control.request("PING", timeout: .seconds(1)) == "PONG" { return control }
                 } catch {
                     last = "\(error)"
@@ -177,3 +178,7 @@ public final class DaemonControl: @unchecked Sendable {
         }
     }
 }
+
+/// The old name of `WPACtrlSocket`, kept so branches written before the rename still build.
+@available(*, deprecated, renamed: "WPACtrlSocket")
+public typealias DaemonControl = WPACtrlSocket

@@ -3,6 +3,7 @@ import HotspotSystem
 import LabKit
 import Netlink
 import Testing
+import TestSupport
 
 @Suite("Lab naming and address policy")
 struct LabPolicyTests {
@@ -29,7 +30,7 @@ struct LabPolicyTests {
     }
 }
 
-@Suite("Labs (root)", .tags(.root), .enabled(if: getuid() == 0, "needs root"), .serialized)
+@Suite("Labs (root)", .tags(.root), .requiresRoot, .serialized)
 struct LabRootTests {
     @Test func rootLabOwnsAndTearsDownInReverseOrder() throws {
         let lab = try Lab.start()

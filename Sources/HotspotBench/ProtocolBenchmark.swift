@@ -1,6 +1,6 @@
-import ArgumentParser
 import Foundation
 import HotspotCore
+import HotspotClient
 import HotspotDaemon
 import HotspotProtocol
 import HotspotSystem
@@ -9,17 +9,24 @@ import HotspotSystem
 /// connected helpers. The daemon runs in this process on its own thread with its real sockets and trace file;
 /// the helpers are raw protocol peers answering at once from one thread. Timings come from the daemon's trace
 /// (monotonic clock).
-struct BenchProtocol: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "protocol",
-        abstract: "hotspotd command round trip p50/p99 with 1, 10, 100 helpers; evaluate arbitration with 100 helpers.")
+public struct ProtocolBenchmark: Sendable {
+    /// Helper counts to measure.
+    public var helpers: [Int]
+    /// Maintain round trips per helper count.
+    public var roundTrips: Int
+    /// filterScanList rounds per helper count (every helper answers each).
+    public var scanRounds: Int
+    /// Evaluate arbitrations with the largest helper count.
+    public var arbitrations: Int
 
-    @Option(help: "Helper counts to measure.") var helpers: [Int] = [1, 10, 100]
-    @Option(help: "Maintain round trips per helper count.") var roundTrips: Int = 2000
-    @Option(help: "filterScanList rounds per helper count (every helper answers each).") var scanRounds: Int = 200
-    @Option(help: "Evaluate arbitrations with the largest helper count.") var arbitrations: Int = 100
+    public init(helpers: [Int] = [1, 10, 100], roundTrips: Int = 2000, scanRounds: Int = 200, arbitrations: Int = 100) {
+        self.helpers = helpers
+        self.roundTrips = roundTrips
+        self.scanRounds = scanRounds
+        self.arbitrations = arbitrations
+    }
 
-    func run() throws {
+    public func run() throws {
         print("hotspotd protocol benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
         print("helpers | maintain round trip p50 / p99 / max (us) | filterScanList per command p50 / p99 (us) | scan round p50 / p99 (us)")
         for n in helpers {

@@ -6,24 +6,23 @@ import LabKit
 /// `hotspot-lab bench sequence`: the captive sequence from the join request to Authenticated, broken down
 /// from hotspotd's trace (association, DHCP, evaluate, authenticate, the first general request through), over
 /// several labs; `bench demo`: the wall time of the demo and of the scenario folder.
-struct BenchSequence: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "sequence",
-        abstract: "Time the captive sequence, join request to Authenticated, broken down (association, DHCP, evaluate, authenticate, first general request).")
+public struct SequenceBenchmark: Sendable {
+    /// Labs to run (the median and the spread are reported).
+    public var runs: Int
+    /// The topology file (its first station joins its first hotspot).
+    public var topologyPath: String
+    let parsed: Topology
 
-    @Option(help: "Labs to run (the median and the spread are reported).")
-    var runs: Int = 3
-
-    @Option(help: "The topology (its first station joins its first hotspot).")
-    var topology: String = "topologies/captive.yaml"
-
-    @OptionGroup var placement: Placement
-
-    func run() async throws {
+    /// Checks the arguments and reads the topology (before the command is relayed to the VM).
+    public init(runs: Int = 3, topologyPath: String) throws {
         guard runs > 0 else { throw ValidationError("--runs must be at least 1") }
-        let path = ScenarioFiles.resolveFolder(topology)
-        let parsed = try TopologyParser.load(path: path)
-        try await placement.relayIfNeeded()
+        self.runs = runs
+        self.topologyPath = topologyPath
+        parsed = try TopologyParser.load(path: topologyPath)
+    }
+
+    public func run() throws {
+        let path = topologyPath
         let ssid = parsed.hotspots[0].ssid
         let yaml = """
             topology: \(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
@@ -55,7 +54,7 @@ struct BenchSequence: AsyncParsableCommand {
             guard !values.isEmpty else { continue }
             print(String(format: "| %@ | %.3f s | %.3f s | %.3f s |", key, values[values.count / 2], values.first!, values.last!))
         }
-        print(String(format: "\n%d runs on %@, load average %@", runs, InVM.isActive ? "the VM (TCG)" : "the host kernel", BenchVM.loadAverage()))
+        print(String(format: "\n%d runs on %@, load average %@", runs, InVM.isActive ? "the VM (TCG)" : "the host kernel", VMBenchmark.loadAverage()))
     }
 
     /// Seconds between the trace's milestones of one join.
@@ -82,15 +81,13 @@ struct BenchSequence: AsyncParsableCommand {
 
 /// `hotspot-lab bench demo`: wall time of the demo and of the whole scenario folder, in one VM boot each,
 /// boot included (run from the host).
-struct BenchDemo: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "demo",
-        abstract: "Wall time of `hotspot-lab demo` and of `hotspot-lab run` over the scenario folder (each as a separate command, VM boot included).")
+public struct DemoBenchmark: Sendable {
+    /// Skip the scenario folder (the demo only).
+    public var demoOnly: Bool
 
-    @Flag(help: "Skip the scenario folder (the demo only).")
-    var demoOnly = false
+    public init(demoOnly: Bool = false) { self.demoOnly = demoOnly }
 
-    func run() throws {
+    public func run() throws {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var commands: [(String, [String])] = [("hotspot-lab demo", ["demo"])]
         if !demoOnly {
@@ -107,26 +104,24 @@ struct BenchDemo: AsyncParsableCommand {
             process.waitUntilExit()
             print(String(format: "%@: %.1f s wall, exit %d", label, Date().timeIntervalSince(start), process.terminationStatus))
         }
-        print("load average \(BenchVM.loadAverage())")
+        print("load average \(VMBenchmark.loadAverage())")
     }
 }
 
 /// `hotspot-lab bench replay`: record the captive scenario, replay its trace (the recorded answers): the time to
 /// start the replay (lab up included) and its run time against the recording's duration at scale 1.
-struct BenchReplay: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "replay",
-        abstract: "Time a replay of the captive sequence: start (lab up) and run time compared with the recording's duration.")
+public struct ReplayBenchmark: Sendable {
+    /// The scenario recorded, then replayed.
+    public var scenarioPath: String
+    let recorded: Scenario
 
-    @Option(help: "The scenario recorded, then replayed.")
-    var scenario: String = "topologies/scenarios/captive.yaml"
+    /// Reads the scenario (before the command is relayed to the VM).
+    public init(scenarioPath: String) throws {
+        self.scenarioPath = scenarioPath
+        recorded = try ScenarioParser.load(path: scenarioPath)
+    }
 
-    @OptionGroup var placement: Placement
-
-    func run() async throws {
-        let file = ScenarioFiles.resolveFolder(scenario)
-        let recorded = try ScenarioParser.load(path: file)
-        try await placement.relayIfNeeded()
+    public func run() throws {
         let original = ScenarioRunner().run(recorded)
         guard original.passed, let traceFile = original.traceFile else {
             print("recording failed: \(original.failure?.message ?? original.setupError ?? "?")")
@@ -145,7 +140,7 @@ struct BenchReplay: AsyncParsableCommand {
         print(String(format: "replay: start (plan + lab up) %.2f s, steps %.2f s, whole %.2f s; replay/recording (steps vs trace span) %.2f; same path: %@",
                      result.labUpSeconds, result.duration - result.labUpSeconds, total, (result.duration - result.labUpSeconds) / max(recordedSeconds, 0.001),
                      same ? "yes" : "NO"))
-        print("load average \(BenchVM.loadAverage())")
+        print("load average \(VMBenchmark.loadAverage())")
         if !same || !result.passed { throw ExitCode(1) }
     }
 }

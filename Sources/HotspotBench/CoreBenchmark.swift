@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import HotspotCore
 
@@ -22,22 +21,21 @@ import Glibc
 ///   and warm-up cancel out). It adds the probe when missing and removes what it added.
 ///   (Valgrind 3.19 aborts on the async `hotspot-lab` binary; see bench/README.md for its cross-check on
 ///   a synchronous build of this same file.)
-struct BenchCore: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "core",
-        abstract: "Events per second and allocations per event of the pure state machine (the guide's four sequences)."
-    )
+public struct CoreBenchmark: Sendable {
+    /// How many times to replay the four sequences.
+    public var iterations: Int
+    /// Count mallocs per event with a perf uprobe (needs perf and root).
+    public var countMallocs: Bool
+    /// Print nothing (the child runs of the malloc count).
+    public var quiet: Bool
 
-    @Option(help: "How many times to replay the four sequences.")
-    var iterations = 1_000_000
+    public init(iterations: Int = 1_000_000, countMallocs: Bool = true, quiet: Bool = false) {
+        self.iterations = iterations
+        self.countMallocs = countMallocs
+        self.quiet = quiet
+    }
 
-    @Flag(inversion: .prefixedNo, help: "Count mallocs per event with a perf uprobe (needs perf and root).")
-    var countMallocs = true
-
-    @Flag(help: .hidden)
-    var quiet = false
-
-    func run() throws {
+    public func run() throws {
         var bench = CoreBench()
         bench.warmUp()
         let heapBefore = heapInUse()

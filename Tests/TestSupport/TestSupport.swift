@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+// What every test target shares: the one root check, and the tags that select suites.
+
+/// The test environment.
+public enum TestHost {
+    /// True when the tests run as root (namespaces, veth, nftables, policy routing, SO_MARK). The one root
+    /// check of the tests: gate with `.requiresRoot` (or `.enabled(if: TestHost.isRoot && ...)`).
+    public static let isRoot = geteuid() == 0
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs only as root; as another user the test or suite is reported as skipped.
+    public static var requiresRoot: Self { .enabled(if: TestHost.isRoot, "needs root") }
+
+    /// Runs only as root; `reason` says what for.
+    public static func requiresRoot(_ reason: Comment) -> Self { .enabled(if: TestHost.isRoot, reason) }
+}
+
+extension Tag {
+    /// Needs root (namespaces, veth, nftables ...).
+    @Tag public static var root: Self
+    /// Runs inside the hotspot-lab VM: `VMSuiteTests` boots one VM and runs every suite with this tag there
+    /// (`--filter tag:inVM`, `InVM.suiteFilter`).
+    @Tag public static var inVM: Self
+}
+
+/// A short unique prefix for this test process's objects: `hslt` + 4 hex digits of the pid + a letter.
+public func testPrefix(_ letter: String) -> String {
+    "hslt" + String(String(UInt32(getpid()) & 0xffff, radix: 16).suffix(4)) + letter
+}
