@@ -1,9 +1,11 @@
 import Foundation
+import HotspotProtocol
+import HotspotSystem
 import Testing
 @testable import LabKit
 
-/// The end-to-end harness: ONE VM boot runs this same test bundle inside, filtered to the suites whose
-/// type name starts with `InVM` (`InVM.suiteFilter`), with HOTSPOT_LAB_IN_VM=1. The inner output is
+/// The end-to-end harness: ONE VM boot runs this same test bundle inside, filtered to the suites tagged
+/// `.inVM` (`Tag.inVM` in TestSupport, `InVM.suiteTag`), with HOTSPOT_LAB_IN_VM=1. The inner output is
 /// streamed live; the test fails if the inner run fails, or if it ran zero tests (all skipped or
 /// filtered away). See docs/VM.md for the convention.
 extension VMBootTests {
@@ -14,7 +16,7 @@ extension VMBootTests {
         try FileManager.default.createDirectory(atPath: results, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: results) }
         let collector = VMOutputCollector(prefix: "[vm] ")
-        let job = VMSuiteRun.job(bundle: bundle)
+        let job = try VMSuiteRun.job(bundle: bundle)
         // About 810 s under TCG with every InVM suite (certify 276 s, scenarios ~330 s, replay 161 s); room for a slow machine.
         let options = VMOptions(timeout: 1800, resultsDirectory: results, preloadHwsim: VMSuiteRun.preloadHwsim)
         let result = try await VMRunner(options: options).run(job) { collector.append($0, $1) }
@@ -42,20 +44,48 @@ enum VMSuiteRun {
         return exe
     }
 
-    /// Which suites run inside: every `InVM` suite, or `$HOTSPOT_LAB_VM_FILTER` (a developer running one suite:
-    /// `HOTSPOT_LAB_VM_FILTER=InVMScenarioTests swift test --filter suitesInsideOneBoot`).
-    static var filter: String {
+    /// Which suites run inside, as `--filter` arguments: every suite tagged `.inVM`, or `$HOTSPOT_LAB_VM_FILTER`
+    /// (a regex; a developer running one suite: `HOTSPOT_LAB_VM_FILTER=InVMScenarioTests swift test --filter suitesInsideOneBoot`).
+    static func filterArguments(bundle: String) throws -> [String] {
         let custom = ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] ?? ""
-        return custom.isEmpty ? InVM.suiteFilter : custom
+        if !custom.isEmpty { return ["--filter", custom] }
+        let suites = try listSuites(bundle: bundle).filter { $0.tags.contains("." + InVM.suiteTag) }.map(\.id)
+        guard !suites.isEmpty else {
+            throw VMSuiteListError(description: "select the in-VM suites of \(bundle): no suite is tagged .\(InVM.suiteTag)")
+        }
+        return suites.flatMap { ["--filter", "^" + NSRegularExpression.escapedPattern(for: $0) + "$"] }
+    }
+
+    /// The suites of `bundle` (ID, type name, tags), from Swift Testing's own listing: `--list-tests` with its
+    /// event stream (version 1 carries each test's tags, as `.name`). Nothing runs. Swift Testing 6.3's
+    /// `--filter` cannot select by tag (`--filter tag:NAME` comes in a later release), so the inner run is
+    /// given the IDs of the tagged suites instead.
+    static func listSuites(bundle: String) throws -> [(id: String, name: String, tags: [String])] {
+        let stream = FileManager.default.temporaryDirectory.appendingPathComponent("hslvm-list-\(getpid()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: stream) }
+        try ProcessRunner.check(ProcessConfiguration(bundle, [
+            "--testing-library", "swift-testing", "--list-tests",
+            "--event-stream-output-path", stream, "--event-stream-version", "1",
+        ]), timeout: .seconds(120))
+        guard let text = try? String(contentsOfFile: stream, encoding: .utf8) else {
+            throw VMSuiteListError(description: "list the tests of \(bundle): no event stream in \(stream)")
+        }
+        return try text.split(separator: "\n").compactMap { line in
+            let record = try JSON.parse(Array(line.utf8))
+            guard record["kind"]?.stringValue == "test", let test = record["payload"], test["kind"]?.stringValue == "suite",
+                  let id = test["id"]?.stringValue, let name = test["name"]?.stringValue else { return nil }
+            return (id, name, test["_tags"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
     }
 
     /// The bundle run with Swift Testing only, filtered to the in-VM suites, writing xunit to the results share.
-    static func job(bundle: String) -> VMJob {
+    static func job(bundle: String) throws -> VMJob {
         VMJob(
             executable: bundle,
             arguments: [
                 // One kernel is shared by every InVM suite of the boot: run them one at a time.
-                "--testing-library", "swift-testing", "--no-parallel", "--filter", filter,
+                "--testing-library", "swift-testing", "--no-parallel",
+            ] + (try filterArguments(bundle: bundle)) + [
                 "--xunit-output", "\(VMInit.resultsMount)/xunit.xml",
             ],
             workingDirectory: FileManager.default.currentDirectoryPath,
@@ -69,5 +99,28 @@ enum VMSuiteRun {
         let skipped = cases.filter { $0.components(separatedBy: "</testcase>")[0].contains("<skipped") }.count
         let failed = cases.filter { $0.components(separatedBy: "</testcase>")[0].contains("<failure") }.count
         return (cases.count, skipped, failed)
+    }
+}
+
+struct VMSuiteListError: Error, CustomStringConvertible {
+    var description: String
+}
+
+extension VMUnitTests {
+    /// The in-VM run selects suites by their `.inVM` tag; it used to select the suites whose type name starts
+    /// with `InVM`. Both rules, applied to Swift Testing's listing of this bundle, give the same suites.
+    @Test("the .inVM tag selects exactly the InVM suites (listed from this test bundle, nothing run)")
+    func inVMSuiteSelection() throws {
+        let bundle = try #require(VMSuiteRun.testBundlePath(), "cannot find the running test bundle from /proc/self/exe")
+        let suites = try VMSuiteRun.listSuites(bundle: bundle)
+        let tagged = Set(suites.filter { $0.tags.contains(".inVM") }.map(\.name))
+        let named = Set(suites.filter { $0.id.contains("InVM") }.map(\.name))
+        print("in-VM suites by tag: \(tagged.sorted().joined(separator: ", "))")
+        #expect(tagged == named)
+        #expect(tagged == ["InVMCertifyTests", "InVMHotspotWiFiTests", "InVMHwsimRadioTests", "InVMHwsimTests",
+                           "InVMLabCrashRadioTests", "InVMReplayTests", "InVMScenarioTests"])
+        let arguments = try VMSuiteRun.job(bundle: bundle).arguments
+        let filters = zip(arguments, arguments.dropFirst()).filter { $0.0 == "--filter" }.map(\.1)
+        #expect(Set(filters) == Set(suites.filter { tagged.contains($0.name) }.map { "^" + NSRegularExpression.escapedPattern(for: $0.id) + "$" }))
     }
 }

@@ -61,14 +61,14 @@ public enum HwsimSupport {
 }
 
 /// The in-VM test convention (docs/VM.md). The host-side `VMSuiteTests` boots ONE VM and runs the test
-/// bundle inside it filtered to suites whose type name starts with `InVM`, with `HOTSPOT_LAB_IN_VM=1`.
+/// bundle inside it filtered to the suites tagged `.inVM` (named `InVM...`), with `HOTSPOT_LAB_IN_VM=1`.
 /// Tests that need mac80211_hwsim use `.enabled(if: InVM.hwsimAvailable)`, so on a host without it
 /// they are reported as skipped, never as passed.
 public enum InVM {
     /// The environment variable the VM runner sets for the inner command.
     public static let environmentKey = "HOTSPOT_LAB_IN_VM"
-    /// The regex `VMSuiteTests` passes to `--filter`: every test whose ID contains `InVM`.
-    public static let suiteFilter = "InVM"
+    /// The Swift Testing tag (`Tag.inVM`, Tests/TestSupport) of the suites `VMSuiteTests` runs in the VM.
+    public static let suiteTag = "inVM"
 
     /// True inside the hotspot-lab VM.
     public static var isActive: Bool { ProcessInfo.processInfo.environment[environmentKey] == "1" }
