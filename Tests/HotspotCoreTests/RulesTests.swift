@@ -133,7 +133,7 @@ struct FilterScanListTests {
             AnnotatedNetwork(network: Fixture.hotel),
             AnnotatedNetwork(network: Fixture.coffee, annotation: "Alpha", claimedBy: Fixture.a),
         ])
-        #expect("\(d.last.irregularities[0])" == "\(Fixture.a) claimed the secure network Hotel (\(Fixture.hotel.bssid)) in filterScanList command \(command.id) without a password: ignored")
+        #expect(d.last.irregularities.first.map { "\($0)" } == "\(Fixture.a) claimed the secure network Hotel (\(Fixture.hotel.bssid)) in filterScanList command \(command.id) without a password: ignored")
     }
 
     @Test("filterScanList: where two helpers claim one network, the first answer annotates it")

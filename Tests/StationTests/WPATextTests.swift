@@ -14,6 +14,7 @@ struct WPATextTests {
         #expect(WPAText.security(keyMgmt: "WPA2/IEEE 802.1X/EAP") == .wpa2Enterprise)
         #expect(WPAText.security(keyMgmt: "WPA-EAP") == .wpa2Enterprise)
         #expect(WPAText.security(keyMgmt: "[WPA2-PSK-CCMP][ESS]") == .wpa2Personal)
+        #expect(WPAText.security(keyMgmt: "SAE") == .wpa2Personal)
         #expect(WPAText.strength(rssi: -30) == 1)
         #expect(WPAText.strength(rssi: -95) == 0)
         #expect(abs(WPAText.strength(rssi: -60) - 0.5) < 1e-9)
