@@ -24,7 +24,7 @@ extension Tag {
     /// Needs root (namespaces, veth, nftables ...).
     @Tag public static var root: Self
     /// Runs inside the hotspot-lab VM: `VMSuiteTests` boots one VM and runs every suite with this tag there
-    /// (`--filter tag:inVM`, `InVM.suiteFilter`).
+    /// (`InVM.suiteTag`; the suite's type name starts with `InVM` too, see docs/VM.md).
     @Tag public static var inVM: Self
 }
 
