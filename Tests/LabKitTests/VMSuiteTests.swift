@@ -119,6 +119,8 @@ extension VMUnitTests {
         #expect(tagged == named)
         #expect(tagged == ["InVMCertifyTests", "InVMHotspotWiFiTests", "InVMHwsimRadioTests", "InVMHwsimTests",
                            "InVMLabCrashRadioTests", "InVMReplayTests", "InVMScenarioTests"])
+        // The job the VM boot runs filters to exactly those suites' IDs (unless a developer set HOTSPOT_LAB_VM_FILTER).
+        guard (ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] ?? "").isEmpty else { return }
         let arguments = try VMSuiteRun.job(bundle: bundle).arguments
         let filters = zip(arguments, arguments.dropFirst()).filter { $0.0 == "--filter" }.map(\.1)
         #expect(Set(filters) == Set(suites.filter { tagged.contains($0.name) }.map { "^" + NSRegularExpression.escapedPattern(for: $0.id) + "$" }))
