@@ -16,7 +16,8 @@
 //   Netlink            rtnetlink (libmnl) and generic netlink (libnl-genl) from Swift
 //   LabKit             labs: namespaces, radios, daemons, topologies, the VM runner
 //   HotspotBench       the `hotspot-lab bench` measurements (a library the CLI calls)
-//   Portals            one file per captive portal kind (the `portals/` folder)
+//   PortalKinds        one file per captive portal kind, as data and request handling (the `portals/` folder)
+//   Portals            the portal server around them: HTTP (FlyingFox) and TLS (`portals/Server/`)
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -110,18 +111,22 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "PortalKinds",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
         ),
+        // The portal kinds as data and their request handling, one file per kind; no HTTP server (LabKit reads it).
+        .target(name: "PortalKinds", path: "portals", exclude: ["Server"], swiftSettings: strict),
+        // The portal server (FlyingFox, OpenSSL) around the kinds; re-exports PortalKinds.
         .target(
             name: "Portals",
             dependencies: [
+                "PortalKinds",
                 .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
                 "COpenSSL", "CTLSShim",
             ],
-            path: "portals",
+            path: "portals/Server",
             swiftSettings: strict
         ),
         .executableTarget(

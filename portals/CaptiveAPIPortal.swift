@@ -4,13 +4,20 @@ import Foundation
 /// `application/captive+json`; the user portal is a click-through page. With `can-extend-session`,
 /// `POST /extend` restarts a logged-in client's session.
 public struct CaptiveAPIPortal: PortalKind {
-    public static let name = "captive-api"
+    public static let definition = PortalKindDefinition(
+        name: "captive-api", login: true,
+        settings: [
+            .optional("can-extend-session", .flag, default: "false", "a logged-in client may restart its session (POST /extend)"),
+            .optional("venue-info-url", .nonEmptyText, "the API's venue-info-url"),
+        ],
+        summary: "RFC 8908 API plus a click-through user portal")
     let canExtend: Bool
     let venueInfoURL: String?
 
     public init(settings: [String: String]) throws {
-        canExtend = (settings["can-extend-session"] ?? "false") == "true"
-        venueInfoURL = settings["venue-info-url"]
+        let values = try Self.definition.validate(settings)
+        canExtend = values.flag("can-extend-session")
+        venueInfoURL = values.text("venue-info-url")
     }
 
     public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {

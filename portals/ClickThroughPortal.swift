@@ -1,10 +1,13 @@
 /// Accept the terms, get online.
 public struct ClickThroughPortal: PortalKind {
-    public static let name = "click-through"
+    public static let definition = PortalKindDefinition(
+        name: "click-through", login: true,
+        settings: [.optional("terms", .text, default: "Be nice. No warranty.", "the terms shown above the checkbox")],
+        summary: "accept the terms, get online")
     let terms: String
 
     public init(settings: [String: String]) throws {
-        terms = settings["terms"] ?? "Be nice. No warranty."
+        terms = try Self.definition.validate(settings).required("terms")
     }
 
     public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {

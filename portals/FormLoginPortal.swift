@@ -1,6 +1,14 @@
 /// Username and password form.
 public struct FormLoginPortal: PortalKind {
-    public static let name = "form-login"
+    public static let definition = PortalKindDefinition(
+        name: "form-login", login: true,
+        settings: [
+            .required("username", .nonEmptyText, "the account's user name"),
+            .required("password", .nonEmptyText, "the account's password"),
+            .optional("login-status", .integer(400...599), "a fault: every sign-in answers this HTTP error status"),
+            .optional("login-delay-seconds", .number(0...3600), "a fault: every sign-in answers only after this many seconds"),
+        ],
+        summary: "username and password form")
     let username: String
     let password: String
     /// A fault: every sign-in answers this HTTP status (the portal's back end is down); nil: normal.
@@ -9,24 +17,11 @@ public struct FormLoginPortal: PortalKind {
     let loginDelay: Double
 
     public init(settings: [String: String]) throws {
-        username = try Self.required(settings, "username")
-        password = try Self.required(settings, "password")
-        if let status = settings["login-status"] {
-            guard let code = Int(status), (400...599).contains(code) else {
-                throw PortalSettingError(kind: Self.name, setting: "login-status", message: "expected an HTTP error status 400...599, found `\(status)`")
-            }
-            loginStatus = code
-        } else {
-            loginStatus = nil
-        }
-        if let delay = settings["login-delay-seconds"] {
-            guard let seconds = Double(delay), seconds >= 0, seconds <= 3600 else {
-                throw PortalSettingError(kind: Self.name, setting: "login-delay-seconds", message: "expected seconds 0...3600, found `\(delay)`")
-            }
-            loginDelay = seconds
-        } else {
-            loginDelay = 0
-        }
+        let values = try Self.definition.validate(settings)
+        username = try values.required("username")
+        password = try values.required("password")
+        loginStatus = values.integer("login-status")
+        loginDelay = values.number("login-delay-seconds") ?? 0
     }
 
     public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {

@@ -67,30 +67,21 @@ public protocol PortalContext: Sendable {
     func secondsRemaining(clientIP: String) async -> Int?
 }
 
-/// One kind of captive portal. Each kind lives in its own file in `portals/`.
+/// One kind of captive portal. Each kind lives in its own file in `portals/`: its definition (name, settings)
+/// and its request handling; adding a kind is that file plus one line in `PortalRegistry.kinds`.
 public protocol PortalKind: Sendable {
-    /// The name used in topologies and on the command line (`form-login`).
-    static var name: String { get }
-    /// `settings` are the topology's kind-specific strings (username, password, voucher, ...).
+    /// The kind as data: name, login or not, settings (docs/TOPOLOGY.md).
+    static var definition: PortalKindDefinition { get }
+    /// `settings` are the topology's kind-specific strings (username, password, voucher, ...). Kinds validate them
+    /// with `Self.definition.validate(settings)` first.
     init(settings: [String: String]) throws
     /// Answers one request (intercepted or addressed to the portal).
     func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse
 }
 
-public struct PortalSettingError: Error, CustomStringConvertible {
-    public var kind: String
-    public var setting: String
-    public var message: String
-    public var description: String { "portal kind \(kind): setting `\(setting)`: \(message)" }
-}
-
 extension PortalKind {
-    static func required(_ settings: [String: String], _ key: String) throws -> String {
-        guard let value = settings[key], !value.isEmpty else {
-            throw PortalSettingError(kind: name, setting: key, message: "missing; expected a non-empty value")
-        }
-        return value
-    }
+    /// The name used in topologies and on the command line (`form-login`).
+    public static var name: String { definition.name }
 
     /// The shared logoff endpoint (`/logoff`) every login kind offers.
     func handleLogoff(_ request: PortalRequest, context: any PortalContext) async -> PortalResponse? {
@@ -108,19 +99,36 @@ extension PortalKind {
     }
 }
 
-/// Every portal kind, by name.
+/// Every portal kind, by name: the one list (the lab's topology parser and scenario steps read it too).
 public enum PortalRegistry {
     public static let kinds: [any PortalKind.Type] = [
-        ClickThroughPortal.self, FormLoginPortal.self, VoucherPortal.self, WISPrPortal.self, CaptiveAPIPortal.self,
-        BrokenSlowPortal.self, Broken500Portal.self, BrokenRedirectLoopPortal.self, BrokenEmptyPortal.self, Status511Portal.self,
+        ClickThroughPortal.self,
+        FormLoginPortal.self,
+        VoucherPortal.self,
+        WISPrPortal.self,
+        CaptiveAPIPortal.self,
+        BrokenSlowPortal.self,
+        Broken500Portal.self,
+        BrokenRedirectLoopPortal.self,
+        BrokenEmptyPortal.self,
+        Status511Portal.self,
     ]
 
+    public static var definitions: [PortalKindDefinition] { kinds.map { $0.definition } }
     public static var names: [String] { kinds.map { $0.name } }
+    /// Kinds a person (or helper) can sign in to.
+    public static var loginNames: [String] { kinds.filter { $0.definition.login }.map { $0.name } }
 
+    public static func definition(_ name: String) -> PortalKindDefinition? {
+        kinds.first { $0.name == name }?.definition
+    }
+
+    /// The kind `name` with `settings` checked against its definition (settings of other kinds are ignored).
     public static func make(_ name: String, settings: [String: String]) throws -> any PortalKind {
         guard let type = kinds.first(where: { $0.name == name }) else {
             throw PortalSettingError(kind: name, setting: "kind", message: "unknown; expected one of \(names.joined(separator: ", "))")
         }
+        _ = try type.definition.validate(settings)
         return try type.init(settings: settings)
     }
 }

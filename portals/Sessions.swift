@@ -53,3 +53,9 @@ public actor PortalSessions: PortalContext {
         return Int(left.rounded(.up))
     }
 }
+
+/// One line to stdout, unbuffered, with a UTC timestamp.
+public func logLine(_ text: String) {
+    let stamp = ISO8601DateFormatter().string(from: Date())
+    FileHandle.standardOutput.write(Data("\(stamp) \(text)\n".utf8))
+}

@@ -1,10 +1,13 @@
 /// A voucher code the user must type (the helper answers uiRequired).
 public struct VoucherPortal: PortalKind {
-    public static let name = "voucher"
+    public static let definition = PortalKindDefinition(
+        name: "voucher", login: true,
+        settings: [.required("voucher", .nonEmptyText, "the code to type (compared without case)")],
+        summary: "a voucher code the user must type")
     let voucher: String
 
     public init(settings: [String: String]) throws {
-        voucher = try Self.required(settings, "voucher")
+        voucher = try Self.definition.validate(settings).required("voucher")
     }
 
     public func respond(to request: PortalRequest, context: any PortalContext) async -> PortalResponse {

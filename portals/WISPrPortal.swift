@@ -2,13 +2,20 @@
 /// posts UserName/Password to LoginURL and gets an AuthenticationReply (120) with ResponseCode 50 or 100;
 /// LogoffURL answers a LogoffReply (130) with ResponseCode 150.
 public struct WISPrPortal: PortalKind {
-    public static let name = "wispr"
+    public static let definition = PortalKindDefinition(
+        name: "wispr", login: true,
+        settings: [
+            .required("username", .nonEmptyText, "the WISPr account's user name"),
+            .required("password", .nonEmptyText, "the WISPr account's password"),
+        ],
+        summary: "WISPr 1.0 smart-client login")
     let username: String
     let password: String
 
     public init(settings: [String: String]) throws {
-        username = try Self.required(settings, "username")
-        password = try Self.required(settings, "password")
+        let values = try Self.definition.validate(settings)
+        username = try values.required("username")
+        password = try values.required("password")
     }
 
     static func page(_ xml: String, title: String) -> PortalResponse {

@@ -86,6 +86,9 @@ extension HotspotLab {
         guard let current = running.hotspot.gateway.portal else {
             throw SystemError("switch the portal of", name, reason: "the hotspot is not captive (no portal in \(topology.file))")
         }
+        do { _ = try PortalCatalog.definition(kind)?.validate(current.settings.merging(settings) { _, new in new }) } catch {
+            throw SystemError("switch the portal of", name, reason: "\(error) (the topology's settings and the step's)")
+        }
         try running.portalService?.stop(grace: .seconds(2))
         let binary = try launcher.product("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
         let portal = PortalService(hotspot: running.hotspot, kind: kind, settings: current.settings.merging(settings) { _, new in new },

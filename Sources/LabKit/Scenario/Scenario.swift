@@ -59,11 +59,7 @@ public enum ScenarioParser {
     static let results = HelperResult.allCases.map(\.description)
 
     public static func load(path: String) throws -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let code = errno
-            throw TopologyError(file: path, line: 0, column: 0, field: "", message: "cannot read the file: \(String(cString: strerror(code)))")
-        }
-        return try parse(String(decoding: data, as: UTF8.self), file: path)
+        try parse(try LabYAML.read(path: path), file: path)
     }
 
     public static func parse(_ yaml: String, file: String) throws -> Scenario {
@@ -97,13 +93,10 @@ public enum ScenarioParser {
             steps: try stepFields.map(step), references: references)
     }
 
-    /// The YAML document's root node (nil: empty); errors as `file:line:column`. The one place scenario YAML is read.
+    /// The YAML document's root node (nil: empty); errors as `file:line:column`. The one place scenario YAML is read:
+    /// the lab's loader (size limit, no anchors or aliases).
     static func compose(_ yaml: String, file: String) throws -> Node? {
-        do {
-            return try Yams.compose(yaml: yaml)
-        } catch let error as YamlError {
-            throw TopologyParser.convert(error, file: file)
-        }
+        try LabYAML.compose(yaml, file: file)
     }
 
     static func number(_ field: Field, in range: ClosedRange<Double>) throws -> Double {

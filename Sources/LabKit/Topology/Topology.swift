@@ -1,3 +1,5 @@
+import PortalKinds
+
 /// A lab topology: hotspots (radio + gateway + portal), the shared "internet" and the stations.
 /// Parsed and validated by `TopologyParser`; nothing is created from a topology that failed validation.
 /// The schema is documented in docs/TOPOLOGY.md.
@@ -257,12 +259,14 @@ public struct Station: Sendable, Equatable {
     }
 }
 
-/// The portal kinds the `Portals` target implements (kept in step by a test).
+/// The portal kinds, read from their one definition (`PortalRegistry` in PortalKinds, the `portals/` folder).
 public enum PortalCatalog {
-    public static let kinds: [String] = [
-        "click-through", "form-login", "voucher", "wispr", "captive-api",
-        "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511",
-    ]
+    /// Every kind's name, in the registry's order.
+    public static var kinds: [String] { PortalRegistry.names }
     /// Kinds a person (or helper) can log into.
-    public static let loginKinds: Set<String> = ["click-through", "form-login", "voucher", "wispr", "captive-api"]
+    public static var loginKinds: Set<String> { Set(PortalRegistry.loginNames) }
+    /// The kind's definition (settings: required or optional, type, default); nil for an unknown kind.
+    public static func definition(_ kind: String) -> PortalKindDefinition? { PortalRegistry.definition(kind) }
+    /// Settings the lab takes for every kind (not the kind's own): `https-only`.
+    public static let labSettings = [PortalTLS.setting]
 }

@@ -25,25 +25,14 @@ public struct TopologyError: Error, Sendable, Equatable, CustomStringConvertible
 
 /// Parses and validates topology YAML, keeping node marks so every error names `file:line:column`.
 public enum TopologyParser {
-    /// Reads and parses a file.
+    /// Reads and parses a file (at most `LabYAML.maxBytes`, no anchors or aliases).
     public static func load(path: String) throws -> Topology {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let code = errno
-            throw TopologyError(file: path, line: 0, column: 0, field: "",
-                                message: "cannot read the file: \(String(cString: strerror(code)))")
-        }
-        return try parse(String(decoding: data, as: UTF8.self), file: path)
+        try parse(try LabYAML.read(path: path), file: path)
     }
 
     /// Parses YAML text; `file` is used in messages only.
     public static func parse(_ yaml: String, file: String) throws -> Topology {
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: yaml)
-        } catch let error as YamlError {
-            throw convert(error, file: file)
-        }
-        guard let root else {
+        guard let root = try LabYAML.compose(yaml, file: file) else {
             throw TopologyError(file: file, line: 1, column: 1, field: "", message: "the file is empty; expected a mapping with `hotspots:`")
         }
         let reader = Reader(file: file)
@@ -74,138 +63,6 @@ public enum TopologyParser {
     }
 }
 
-/// A line and column, counted from 1.
-struct Position: Sendable, Equatable {
-    var line: Int
-    var column: Int
-}
-
-/// A node with its dotted path.
-struct Field {
-    let node: Node
-    let path: String
-    let file: String
-
-    var mark: Position { node.mark.map { Position(line: $0.line, column: $0.column) } ?? Position(line: 1, column: 1) }
-
-    func error(_ message: String) -> TopologyError {
-        TopologyError(file: file, line: mark.line, column: mark.column, field: path, message: message)
-    }
-
-    func child(_ key: String, _ node: Node) -> Field {
-        Field(node: node, path: path.isEmpty ? key : "\(path).\(key)", file: file)
-    }
-
-    var kindName: String {
-        switch node {
-        case .scalar(let s):
-            if s.style == .plain && s.string.isEmpty || s.string == "~" || s.string == "null" { return "null" }
-            return "scalar `\(s.string)`"
-        case .mapping: return "a mapping"
-        case .sequence: return "a list"
-        case .alias: return "an alias"
-        }
-    }
-
-    /// The mapping's entries, rejecting keys not in `allowed`.
-    func mapping(allowed: [String], required: [String] = []) throws -> [String: Field] {
-        guard case .mapping(let mapping) = node else {
-            throw error("expected a mapping with keys \(allowed.joined(separator: ", ")), found \(kindName)")
-        }
-        var result: [String: Field] = [:]
-        for (key, value) in mapping {
-            guard let name = key.string else {
-                throw Field(node: key, path: path, file: file).error("expected a string key")
-            }
-            guard allowed.contains(name) else {
-                throw Field(node: key, path: path.isEmpty ? name : "\(path).\(name)", file: file)
-                    .error("unknown key `\(name)`; expected one of: \(allowed.joined(separator: ", "))")
-            }
-            result[name] = child(name, value)
-        }
-        for name in required where result[name] == nil {
-            throw error("missing key `\(name)`")
-        }
-        return result
-    }
-
-    func list() throws -> [Field] {
-        guard case .sequence(let sequence) = node else {
-            throw error("expected a list, found \(kindName)")
-        }
-        return sequence.enumerated().map { Field(node: $0.element, path: "\(path)[\($0.offset)]", file: file) }
-    }
-
-    func string() throws -> String {
-        guard case .scalar(let scalar) = node, kindName != "null" else {
-            throw error("expected a string, found \(kindName)")
-        }
-        return scalar.string
-    }
-
-    func nonEmptyString() throws -> String {
-        let value = try string()
-        guard !value.isEmpty else { throw error("expected a non-empty string") }
-        return value
-    }
-
-    /// A unicast MAC address (a BSSID); the error shows `example`.
-    func unicastMAC(example: String = "02:00:00:00:01:01") throws -> MACAddressText {
-        let text = try string()
-        guard let mac = MACAddressText(text), !mac.isMulticast else {
-            throw error("expected a unicast MAC address such as \(example), found `\(text)`")
-        }
-        return mac
-    }
-
-    func int(in range: ClosedRange<Int>) throws -> Int {
-        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
-            throw error("expected an integer in \(range.lowerBound)...\(range.upperBound), found \(kindName)")
-        }
-        guard range.contains(value) else {
-            throw error("expected an integer in \(range.lowerBound)...\(range.upperBound), found \(value)")
-        }
-        return value
-    }
-
-    func bool() throws -> Bool {
-        guard case .scalar(let scalar) = node, scalar.style == .plain else {
-            throw error("expected true or false, found \(kindName)")
-        }
-        switch scalar.string {
-        case "true", "yes": return true
-        case "false", "no": return false
-        default: throw error("expected true or false, found \(kindName)")
-        }
-    }
-
-    func ipv4() throws -> IPv4Address {
-        let text = try string()
-        guard let address = IPv4Address(text) else { throw error("expected an IPv4 address such as 198.51.100.1, found `\(text)`") }
-        guard IPv4Subnet.isLabAddress(address) else {
-            throw error("address \(text) is outside the lab ranges; expected one in 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 or 198.18.0.0/15")
-        }
-        return address
-    }
-
-    func subnet(minLength: Int = 8, maxLength: Int = 30) throws -> IPv4Subnet {
-        let text = try string()
-        guard let subnet = IPv4Subnet(text), text.contains("/") else {
-            throw error("expected a subnet in CIDR form such as 198.51.100.0/24, found `\(text)`")
-        }
-        guard subnet.network.description == text.split(separator: "/")[0] else {
-            throw error("expected the network address \(subnet), found `\(text)` (host bits set)")
-        }
-        guard (minLength...maxLength).contains(subnet.length) else {
-            throw error("expected a prefix length in /\(minLength)...\(maxLength), found /\(subnet.length)")
-        }
-        guard IPv4Subnet.isLabSubnet(subnet) else {
-            throw error("subnet \(text) is outside the lab ranges; expected one inside 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 or 198.18.0.0/15")
-        }
-        return subnet
-    }
-}
-
 /// Builds the model; remembers marks of fields the validator refers to.
 final class Reader {
     let file: String
@@ -216,7 +73,7 @@ final class Reader {
     func remember(_ field: Field) { marks[field.path] = field.mark }
 
     func topology(_ root: Field) throws -> Topology {
-        let keys = try root.mapping(allowed: ["name", "description", "internet", "hotspots", "stations"], required: ["hotspots"])
+        let keys = try root.keys(allowed: ["name", "description", "internet", "hotspots", "stations"], required: ["hotspots"])
         let name = try keys["name"].map { try identifier($0) } ?? "lab"
         _ = try keys["description"]?.string()
         let internet = try keys["internet"].map(internet) ?? Internet(
@@ -233,7 +90,7 @@ final class Reader {
         let text = try field.nonEmptyString()
         let ok = text.count <= 12 && text.unicodeScalars.allSatisfy {
             ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-"
-        } && text.first!.isLetter
+        } && text.first?.isLetter == true
         guard ok else {
             throw field.error("expected a short name: lower-case letters, digits and '-', starting with a letter, at most 12 characters; found `\(text)`")
         }
@@ -241,7 +98,7 @@ final class Reader {
     }
 
     func internet(_ field: Field) throws -> Internet {
-        let keys = try field.mapping(allowed: ["address", "uplinks", "names", "port"])
+        let keys = try field.keys(allowed: ["address", "uplinks", "names", "port"])
         let address = try keys["address"]?.ipv4() ?? IPv4Address("198.18.0.1")!
         let uplinks = try keys["uplinks"]?.subnet(maxLength: 30) ?? IPv4Subnet("203.0.113.0/24")!
         if let f = keys["uplinks"] { remember(f) }
@@ -255,28 +112,28 @@ final class Reader {
     }
 
     func hotspot(_ field: Field) throws -> Hotspot {
-        let keys = try field.mapping(
+        let keys = try field.keys(
             allowed: ["name", "ssid", "bssid", "channel", "hidden", "security", "gateway", "faults", "access-points"],
             required: ["name", "ssid", "bssid", "gateway"])
-        let name = try identifier(keys["name"]!)
-        remember(keys["name"]!)
-        let ssidField = keys["ssid"]!
+        let name = try identifier(try keys.required("name"))
+        remember(try keys.required("name"))
+        let ssidField = try keys.required("ssid")
         let ssid = try ssidField.nonEmptyString()
         guard ssid.utf8.count <= 32 else { throw ssidField.error("expected an SSID of at most 32 bytes, found \(ssid.utf8.count)") }
-        let bssidField = keys["bssid"]!
+        let bssidField = try keys.required("bssid")
         remember(bssidField)
         let bssid = try bssidField.unicastMAC(example: "02:00:00:00:01:00")
         let channel = try keys["channel"]?.int(in: 1...13) ?? 6
         let hidden = try keys["hidden"]?.bool() ?? false
         let security = try keys["security"].map(security) ?? .open
-        let gateway = try self.gateway(keys["gateway"]!)
+        let gateway = try self.gateway(try keys.required("gateway"))
         let faults = try keys["faults"].map(faults) ?? Faults()
         // More access points of the same SSID on the same LAN: [{bssid, channel (default the hotspot's)}].
         var extra: [AccessPoint] = []
         if let list = keys["access-points"] {
             for item in try list.list() {
-                let ap = try item.mapping(allowed: ["bssid", "channel"], required: ["bssid"])
-                let field = ap["bssid"]!
+                let ap = try item.keys(allowed: ["bssid", "channel"], required: ["bssid"])
+                let field = try ap.required("bssid")
                 remember(field)
                 extra.append(AccessPoint(bssid: try field.unicastMAC(), channel: try ap["channel"]?.int(in: 1...13) ?? channel))
             }
@@ -293,12 +150,12 @@ final class Reader {
             }
             return .open
         }
-        let keys = try field.mapping(allowed: ["kind", "psk", "eap-method", "users"], required: ["kind"])
-        let kindField = keys["kind"]!
+        let keys = try field.keys(allowed: ["kind", "psk", "eap-method", "users"], required: ["kind"])
+        let kindField = try keys.required("kind")
         switch try kindField.string() {
         case "open":
-            for extra in ["psk", "eap-method", "users"] where keys[extra] != nil {
-                throw keys[extra]!.error("`\(extra)` does not apply to an open network")
+            for extra in ["psk", "eap-method", "users"] {
+                if let f = keys[extra] { throw f.error("`\(extra)` does not apply to an open network") }
             }
             return .open
         case "wpa2-psk":
@@ -322,8 +179,8 @@ final class Reader {
             }
             guard let usersField = keys["users"] else { throw field.error("missing key `users` (identity/password list) for wpa2-enterprise") }
             let users = try usersField.list().map { userField -> EAPUser in
-                let u = try userField.mapping(allowed: ["identity", "password"], required: ["identity", "password"])
-                return EAPUser(identity: try u["identity"]!.nonEmptyString(), password: try u["password"]!.nonEmptyString())
+                let u = try userField.keys(allowed: ["identity", "password"], required: ["identity", "password"])
+                return EAPUser(identity: try u.required("identity").nonEmptyString(), password: try u.required("password").nonEmptyString())
             }
             guard !users.isEmpty else { throw usersField.error("expected at least one user") }
             return .wpa2Enterprise(method: method, users: users)
@@ -333,10 +190,10 @@ final class Reader {
     }
 
     func gateway(_ field: Field) throws -> Gateway {
-        let keys = try field.mapping(
+        let keys = try field.keys(
             allowed: ["subnet", "address", "dhcp-range", "dns", "captive-api", "portal", "session-seconds", "lease-seconds"],
             required: ["subnet"])
-        let subnetField = keys["subnet"]!
+        let subnetField = try keys.required("subnet")
         let subnet = try subnetField.subnet(maxLength: 29)
         remember(subnetField)
         let address = try keys["address"]?.ipv4() ?? IPv4Address(value: subnet.network.value + 1)
@@ -386,60 +243,8 @@ final class Reader {
                        captiveAPI: captiveAPI, portal: portal, sessionSeconds: session, leaseSeconds: lease)
     }
 
-    func portal(_ field: Field) throws -> PortalSettings {
-        guard case .mapping(let mapping) = field.node else {
-            throw field.error("expected a mapping with `kind:` (one of \(PortalCatalog.kinds.joined(separator: ", "))), found \(field.kindName)")
-        }
-        var kind: String?
-        var port = 8080
-        var settings: [String: String] = [:]
-        let allowedSettings = ["username", "password", "voucher", "delay-seconds", "terms", "can-extend-session", "venue-info-url", "login-status", "login-delay-seconds", PortalTLS.setting]
-        for (key, value) in mapping {
-            guard let name = key.string else { throw Field(node: key, path: field.path, file: field.file).error("expected a string key") }
-            let f = field.child(name, value)
-            switch name {
-            case "kind":
-                let text = try f.string()
-                guard PortalCatalog.kinds.contains(text) else {
-                    throw f.error("unknown portal kind `\(text)`; expected one of: \(PortalCatalog.kinds.joined(separator: ", "))")
-                }
-                kind = text
-            case "port":
-                port = try f.int(in: 1...65535)
-                guard port != 53 && port != 67 else { throw f.error("port \(port) is used by dnsmasq; expected another port") }
-            case _ where allowedSettings.contains(name):
-                if case .scalar = value { settings[name] = try f.string() } else { throw f.error("expected a scalar, found \(f.kindName)") }
-            default:
-                throw Field(node: key, path: f.path, file: field.file)
-                    .error("unknown key `\(name)`; expected one of: kind, port, \(allowedSettings.joined(separator: ", "))")
-            }
-        }
-        guard let kind else { throw field.error("missing key `kind`") }
-        if kind == "form-login" {
-            for key in ["username", "password"] where settings[key] == nil {
-                throw field.error("missing key `\(key)` for the form-login portal")
-            }
-        }
-        if kind == "voucher", settings["voucher"] == nil { throw field.error("missing key `voucher` for the voucher portal") }
-        if kind == "wispr" {
-            for key in ["username", "password"] where settings[key] == nil {
-                throw field.error("missing key `\(key)` for the wispr portal")
-            }
-        }
-        if let value = settings[PortalTLS.setting], let problem = PortalTLS.problem(value) {
-            throw field.child(PortalTLS.setting, .scalar(.init(value))).error(problem)
-        }
-        if PortalTLS.isHTTPSOnly(settings), port == PortalTLS.port {
-            throw field.child("port", .scalar(.init("\(port)"))).error("port \(port) is the https-only portal's TLS port; expected another port for its plain HTTP")
-        }
-        if let delay = settings["delay-seconds"], Int(delay) == nil {
-            throw field.child("delay-seconds", .scalar(.init(delay))).error("expected an integer number of seconds")
-        }
-        return PortalSettings(kind: kind, port: port, settings: settings)
-    }
-
     func faults(_ field: Field) throws -> Faults {
-        let keys = try field.mapping(allowed: ["uplink-down", "dns-down", "dns", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
+        let keys = try field.keys(allowed: ["uplink-down", "dns-down", "dns", "latency-ms", "jitter-ms", "loss-percent", "rate-kbit"])
         var faults = Faults()
         faults.uplinkDown = try keys["uplink-down"]?.bool() ?? false
         if let dns = keys["dns"] {
@@ -462,20 +267,20 @@ final class Reader {
     }
 
     func station(_ field: Field) throws -> Station {
-        let keys = try field.mapping(allowed: ["name", "helpers", "known-networks"], required: ["name"])
-        let name = try identifier(keys["name"]!)
-        remember(keys["name"]!)
+        let keys = try field.keys(allowed: ["name", "helpers", "known-networks"], required: ["name"])
+        let name = try identifier(try keys.required("name"))
+        remember(try keys.required("name"))
         let helpers = try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } } ?? []
         let known = try keys["known-networks"].map { f in
             try f.list().map { item -> KnownNetwork in
                 remember(item)
-                let k = try item.mapping(allowed: ["ssid", "psk", "identity", "password", "auto-join"], required: ["ssid"])
+                let k = try item.keys(allowed: ["ssid", "psk", "identity", "password", "auto-join"], required: ["ssid"])
                 if let p = k["psk"] {
                     let psk = try p.string()
                     guard (8...63).contains(psk.count) else { throw p.error("expected a PSK of 8 to 63 characters, found \(psk.count)") }
                 }
                 return KnownNetwork(
-                    ssid: try k["ssid"]!.nonEmptyString(), psk: try k["psk"]?.string(),
+                    ssid: try k.required("ssid").nonEmptyString(), psk: try k["psk"]?.string(),
                     identity: try k["identity"]?.string(), password: try k["password"]?.string(),
                     autoJoin: try k["auto-join"]?.bool() ?? true)
             }

@@ -17,17 +17,11 @@ public struct PortalStep: ScenarioStepAction {
         return PortalStep(kind: kind, hotspot: try args.hotspot(keys["hotspot"]), settings: settings)
     }
 
-    /// The portal kind and its settings, checked (the one place that knows what a portal kind accepts).
+    /// The portal kind and its settings, checked against the kind's definition (PortalKinds, as the topology parser
+    /// and the portal server check them); required settings may come from the topology's portal (switchPortal checks).
     static func validated(kind field: Field, settings settingsField: Field?) throws -> (kind: String, settings: [String: String]) {
-        var settings: [String: String] = [:]
-        if let s = settingsField, case .mapping(let m) = s.node {
-            for (key, value) in m {
-                let f = s.child(key.string ?? "?", value)
-                settings[key.string ?? ""] = try f.string()
-                if key.string == PortalTLS.setting, let problem = PortalTLS.problem(try f.string()) { throw f.error(problem) }
-            }
-        }
-        return (try ScenarioParser.oneOf(field, PortalCatalog.kinds + ["down"], what: "portal kind"), settings)
+        let kind = try ScenarioParser.oneOf(field, PortalCatalog.kinds + ["down"], what: "portal kind")
+        return (kind, try settingsField.map { try PortalFields.stepSettings($0, kind: kind) } ?? [:])
     }
 
     public func perform(in context: any StepContext) throws -> String {

@@ -1,3 +1,5 @@
+// The portal server: serves one portal kind (PortalKinds, HTTP-free) over HTTP with FlyingFox, or over TLS.
+@_exported import PortalKinds
 import FlyingFox
 import FlyingSocks
 import Foundation
@@ -185,10 +187,4 @@ public struct LineLogger: Logging {
     public func logWarning(_ warning: @autoclosure () -> String) { write("warning", warning()) }
     public func logError(_ error: @autoclosure () -> String) { write("error", error()) }
     public func logCritical(_ critical: @autoclosure () -> String) { write("critical", critical()) }
-}
-
-/// One line to stdout, unbuffered, with a UTC timestamp.
-public func logLine(_ text: String) {
-    let stamp = ISO8601DateFormatter().string(from: Date())
-    FileHandle.standardOutput.write(Data("\(stamp) \(text)\n".utf8))
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import PortalKinds
 import CTLSShim
 import Foundation
 #if canImport(Glibc)
