@@ -112,6 +112,7 @@ public enum PortalRegistry {
         BrokenRedirectLoopPortal.self,
         BrokenEmptyPortal.self,
         Status511Portal.self,
+        EmailPortal.self,
     ]
 
     public static var definitions: [PortalKindDefinition] { kinds.map { $0.definition } }
