@@ -48,7 +48,7 @@ struct RenderedPortal: Sendable {
 struct PortalPageTests {
     @Test func everyKindIsCovered() {
         #expect(Set(PortalRegistry.names) == ["click-through", "form-login", "voucher", "wispr", "captive-api",
-                                              "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511"],
+                                              "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511", "email"],
                 "a new portal kind: decide what the reference helpers make of it")
     }
 
@@ -109,6 +109,24 @@ struct PortalPageTests {
         } else {
             #expect(onPage == nil, "\(kind): the voucher helper must claim nothing else")
         }
+    }
+
+    /// The email kind: a form with one e-mail field and no password. No reference helper claims it (the portal
+    /// helper leaves forms with a field to type that is not a password; the voucher helper wants a code field).
+    @Test func emailPage() async throws {
+        let rendered = try await RenderedPortal.render("email")
+        #expect(rendered.redirect.status == 302 && rendered.redirect.headers["Location"] == "http://198.51.100.1:8080/")
+        #expect(rendered.page.status == 200)
+        #expect(rendered.page.body.contains(#"<form method="post" action="/email">"#))
+        #expect(rendered.page.body.contains(#"<input name="email" type="email""#))
+        let portal = try PortalRegistry.make("email", settings: ["domain": "staff.example"])
+        let signIn = { (address: String) async in
+            await portal.respond(to: PortalRequest(method: "POST", path: "/email", host: "198.51.100.1", form: ["email": address],
+                                                   clientIP: "198.51.100.10", intercepted: false), context: RenderContext())
+        }
+        #expect(await signIn("guest@staff.example").status == 200)
+        #expect(await signIn("guest@example.com").status == 403)
+        #expect(await signIn("guest").status == 400)
     }
 
     /// hotspot-helper-captive-api reads what the captive-api kind's RFC 8908 API answers.

@@ -190,6 +190,8 @@ struct HotspotGateRootTests {
         LoginCase(kind: "wispr", settings: ["username": "member", "password": "lounge-pass"],
                   right: ("/wispr/login", ["UserName=member", "Password=lounge-pass"]), wrong: ("/wispr/login", ["UserName=member", "Password=nope"]), logoffPath: "/wispr/logoff"),
         LoginCase(kind: "captive-api", settings: ["can-extend-session": "true"], right: ("/accept", ["accept=yes"]), wrong: nil, logoffPath: "/logoff"),
+        LoginCase(kind: "email", settings: ["domain": "staff.example"], right: ("/email", ["email=ana@staff.example"]),
+                  wrong: ("/email", ["email=ana@example.com"]), logoffPath: "/logoff"),
     ]
 
     @Test("root: login kinds: captive before, online after login, captive after logoff and after the session length",

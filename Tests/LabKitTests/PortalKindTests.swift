@@ -112,6 +112,106 @@ final class FakeClock: @unchecked Sendable {
         #expect(empty.status == 200 && empty.body.isEmpty)
     }
 
+    @Test func emailSignIn() async throws {
+        let s = sessions
+        let kind = try EmailPortal(settings: [:])
+        let redirect = await kind.respond(to: req("GET", "/hotspot-detect.html", intercepted: true), context: s)
+        #expect(redirect.status == 302 && redirect.headers["Location"] == "http://198.51.100.1:8080/")
+        let page = await kind.respond(to: req("GET", "/"), context: s)
+        #expect(page.status == 200 && page.body.contains(#"<form method="post" action="/email">"#) && page.body.contains(#"name="email""#))
+        for bad in ["", "guest", "guest@", "@example.com", "guest@example", "gu est@example.com", "guest@@example.com", "guest@exa_mple.com"] {
+            let refused = await kind.respond(to: req("POST", "/email", form: ["email": bad]), context: s)
+            #expect(refused.status == 400, "`\(bad)` answered \(refused.status)")
+        }
+        #expect(await gate.allowed.isEmpty)
+        let ok = await kind.respond(to: req("POST", "/email", form: ["email": " ana.b+wifi@example.com "]), context: s)
+        #expect(ok.status == 200 && ok.body.contains("Signed in as ana.b+wifi@example.com"), "\(ok.body)")
+        #expect(await gate.allowed == ["02:00:00:00:00:0a 198.51.100.10 30"])
+        #expect(await kind.respond(to: req("GET", "/logoff"), context: s).status == 200)
+        #expect(await gate.revoked == ["02:00:00:00:00:0a 198.51.100.10"])
+        // With `domain`, only addresses there get in.
+        let staff = try EmailPortal(settings: ["domain": "Staff.Example"])
+        #expect(await staff.respond(to: req("POST", "/email", form: ["email": "ana@example.com"]), context: s).status == 403)
+        #expect(await staff.respond(to: req("POST", "/email", form: ["email": "ana@staff.example"]), context: s).status == 200)
+        #expect(await gate.allowed.count == 2)
+        #expect(throws: PortalSettingError(kind: "email", setting: "domain", message: "expected a domain name such as example.com, found `@staff`")) {
+            try EmailPortal(settings: ["domain": "@staff"])
+        }
+    }
+
+    @Test func emailAddressShape() {
+        for good in ["a@b.co", "first.last+tag@sub.example.org", "x@xn--bcher-kva.example", "O'Brien@example.ie"] {
+            #expect(EmailAddress.isValid(good), "\(good)")
+        }
+        for bad in ["a@b", "a.@b.co", ".a@b.co", "a..b@b.co", "a@-b.co", "a@b-.co", "a@.co", "a@b..co", "a b@c.co", "a@b.co ",
+                    "<a>@b.co", String(repeating: "a", count: 65) + "@b.co", "a@" + String(repeating: "b", count: 64) + ".co", "ü@b.co"] {
+            #expect(!EmailAddress.isValid(bad), "\(bad)")
+        }
+    }
+
+    /// The portal server validates from the same definitions as the topology parser: errors name the kind at fault.
+    @Test func definitionsValidateAtRunTime() throws {
+        #expect(throws: PortalSettingError(kind: "status-511", setting: "username", message: "missing; expected a non-empty string")) {
+            try PortalRegistry.make("status-511", settings: ["password": "p"])
+        }
+        #expect(throws: PortalSettingError(kind: "form-login", setting: "login-status", message: "expected a whole number 400...599, found `teapot`")) {
+            try PortalRegistry.make("form-login", settings: ["username": "u", "password": "p", "login-status": "teapot"])
+        }
+        #expect(throws: PortalSettingError(kind: "status-511", setting: "login-status", message: "expected a whole number 400...599, found `teapot`")) {
+            try Status511Portal(settings: ["username": "u", "password": "p", "login-status": "teapot"])
+        }
+        #expect(throws: PortalSettingError.self) { try PortalRegistry.make("broken-slow", settings: ["delay-seconds": "soon"]) }
+        #expect(throws: PortalSettingError.self) { try PortalRegistry.make("captive-api", settings: ["can-extend-session": "maybe"]) }
+        #expect(throws: PortalSettingError.self) { try PortalRegistry.make("telepathy", settings: [:]) }
+        // A portal switched at run time gets the topology's settings of another kind: those are ignored.
+        _ = try PortalRegistry.make("click-through", settings: ["username": "u", "password": "p"])
+    }
+
+    /// Every definition is usable: unique names, defaults valid for their types, required settings without defaults;
+    /// each kind starts from its required settings alone and refuses to start without any one of them.
+    @Test(arguments: PortalRegistry.kinds.map { $0.name })
+    func everyDefinitionIsConsistent(_ name: String) throws {
+        let definition = try #require(PortalRegistry.definition(name))
+        #expect(PortalRegistry.names.filter { $0 == name }.count == 1)
+        #expect(Set(definition.settingNames).count == definition.settings.count)
+        var minimal: [String: String] = [:]
+        for setting in definition.settings {
+            if let value = setting.defaultValue { #expect(setting.type.problem(value) == nil, "\(name).\(setting.name) default `\(value)`") }
+            #expect(!(setting.required && setting.defaultValue != nil), "\(name).\(setting.name) is required and has a default")
+            #expect(!setting.help.isEmpty)
+            if setting.required { minimal[setting.name] = Self.sample(setting.type) }
+        }
+        _ = try PortalRegistry.make(name, settings: minimal)
+        for key in minimal.keys {
+            var without = minimal
+            without[key] = nil
+            #expect(throws: PortalSettingError(kind: name, setting: key, message: "missing; expected \(definition.setting(key)?.type.expected ?? "")")) {
+                try PortalRegistry.make(name, settings: without)
+            }
+        }
+        #expect(PortalCatalog.loginKinds.contains(name) == definition.login)
+    }
+
+    static func sample(_ type: PortalSettingType) -> String {
+        switch type {
+        case .text, .nonEmptyText: return "x"
+        case .flag: return "true"
+        case .integer(let range): return String(range.lowerBound)
+        case .number(let range): return String(range.lowerBound)
+        case .oneOf(let values): return values.first ?? ""
+        case .domain: return "example.com"
+        }
+    }
+
+    @Test func settingTypes() {
+        #expect(PortalSettingType.integer(1...5).problem("5") == nil && PortalSettingType.integer(1...5).problem("6") == "expected a whole number 1...5, found `6`")
+        #expect(PortalSettingType.number(0...3600).problem("0.5") == nil && PortalSettingType.number(0...3600).problem("nan") != nil)
+        #expect(PortalSettingType.number(0...3600).problem("-1") == "expected a number 0...3600, found `-1`")
+        #expect(PortalSettingType.oneOf(["a", "b"]).problem("c") == "expected one of a, b, found `c`")
+        #expect(PortalSettingType.nonEmptyText.problem("") == "expected a non-empty string, found ``")
+        #expect(PortalSettingType.text.problem("") == nil)
+    }
+
     @Test func internetProbes() {
         #expect(InternetServer.respond(path: "/hotspot-detect.html", host: "captive.apple.com").body
                 == "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>")

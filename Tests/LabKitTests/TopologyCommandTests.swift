@@ -24,6 +24,20 @@ import TestSupport
         #expect(result.stdout.isEmpty, "stdout: \(result.stdout)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/logs"), "a log folder was created")
     }
+
+    /// A directory given as the topology: said so (it used to say "cannot read the file: Success").
+    @Test func upRefusesADirectory() throws {
+        let binary = try BuildProducts.locate("hotspot-lab")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hsltopo-dir-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let result = try ProcessRunner.run(ProcessConfiguration(binary, ["up", dir, "--link", "veth", "--logs", dir + "/logs"]),
+                                           timeout: .seconds(60))
+        #expect(result.status == .exited(2))
+        #expect(result.stderr.contains("\(dir):0:0: (document): cannot read the file: it is a directory; expected a YAML file"),
+                "stderr: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/logs"), "a log folder was created")
+    }
 }
 
 /// `hotspot-lab up` stays up until Ctrl-C or `hotspot-lab down`, then leaves nothing behind.

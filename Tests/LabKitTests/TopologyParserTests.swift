@@ -276,3 +276,151 @@ import Testing
         #expect(topology.stations[0].knownNetworks[0].psk == nil)
     }
 }
+
+/// Portal settings validated from the kind's definition (PortalKinds), each error at the value or key at fault.
+extension TopologyParserTests {
+    static func portal(_ lines: String) -> String {
+        base.replacingOccurrences(of: "        kind: form-login\n        username: u\n        password: p", with: lines)
+    }
+
+    @Test func status511NeedsItsUsernameAtParseTime() throws {
+        let error = try #require(failure(Self.portal("        kind: status-511\n        password: p")))
+        #expect(error.field == "hotspots[0].gateway.portal")
+        #expect(error.line == 10 && error.column == 9)
+        #expect(error.message.hasPrefix("missing key `username` for the status-511 portal"), "\(error)")
+        #expect(try TopologyParser.parse(Self.portal("        kind: status-511\n        username: u\n        password: p"), file: "ok.yaml")
+            .hotspots[0].gateway.portal?.kind == "status-511")
+    }
+
+    @Test func loginStatusMustBeAnHTTPErrorStatus() throws {
+        let error = try #require(failure(Self.base + "\n        login-status: teapot"))
+        #expect(error.field == "hotspots[0].gateway.portal.login-status")
+        #expect(error.line == 13 && error.column == 23)
+        #expect(error.message == "expected a whole number 400...599, found `teapot`")
+        let status511 = try #require(failure(Self.portal("        kind: status-511\n        username: u\n        password: p\n        login-status: 200")))
+        #expect(status511.field == "hotspots[0].gateway.portal.login-status" && status511.message.hasSuffix("found `200`"))
+        #expect(try TopologyParser.parse(Self.base + "\n        login-status: 503", file: "ok.yaml").hotspots[0].gateway.portal?.settings["login-status"] == "503")
+    }
+
+    @Test func settingErrorsPointAtTheValue() throws {
+        let https = try #require(failure(Self.base + "\n        https-only: maybe"))
+        #expect(https.line == 13 && https.column == 21, "\(https)")
+        let delay = try #require(failure(Self.portal("        kind: broken-slow\n        delay-seconds: soon")))
+        #expect(delay.field == "hotspots[0].gateway.portal.delay-seconds")
+        #expect(delay.line == 11 && delay.column == 24, "\(delay)")
+        #expect(delay.message == "expected a whole number 0...86400, found `soon`")
+        let flag = try #require(failure(Self.portal("        kind: captive-api\n        can-extend-session: perhaps")))
+        #expect(flag.line == 11 && flag.column == 29 && flag.message == "expected \"true\" or \"false\", found `perhaps`")
+    }
+
+    @Test func settingsOfAnotherKindAreRefused() throws {
+        let error = try #require(failure(Self.portal("        kind: voucher\n        voucher: V\n        username: u")))
+        #expect(error.field == "hotspots[0].gateway.portal.username")
+        #expect(error.line == 12 && error.column == 9)
+        #expect(error.message == "unknown key `username` for the voucher portal; expected one of: kind, port, https-only, voucher")
+        let none = try #require(failure(Self.portal("        kind: broken-500\n        terms: x")))
+        #expect(none.message == "unknown key `terms` for the broken-500 portal; expected one of: kind, port, https-only")
+    }
+
+    @Test func emailKindInATopology() throws {
+        let t = try TopologyParser.parse(Self.portal("        kind: email\n        domain: staff.example"), file: "email.yaml")
+        #expect(t.hotspots[0].gateway.portal == PortalSettings(kind: "email", port: 8080, settings: ["domain": "staff.example"]))
+        let bad = try #require(failure(Self.portal("        kind: email\n        domain: \"@staff\"")))
+        #expect(bad.field == "hotspots[0].gateway.portal.domain" && bad.line == 11 && bad.column == 17)
+        #expect(bad.message == "expected a domain name such as example.com, found `@staff`")
+    }
+
+    /// The scenario `portal:` step checks its settings against the kind's definition too.
+    @Test func scenarioPortalStepSettings() throws {
+        func stepFailure(_ step: String) -> TopologyError? {
+            do {
+                _ = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - \(step)\n", file: "s.yaml")
+                return nil
+            } catch {
+                return error as? TopologyError
+            }
+        }
+        let teapot = try #require(stepFailure("portal: {kind: form-login, settings: {login-status: teapot}}"))
+        #expect(teapot.field == "steps[0].portal.settings.login-status")
+        #expect(teapot.line == 3 && teapot.column == 57 && teapot.message == "expected a whole number 400...599, found `teapot`")
+        let other = try #require(stepFailure("portal: {kind: click-through, settings: {voucher: V}}"))
+        #expect(other.field == "steps[0].portal.settings.voucher")
+        #expect(other.message == "unknown setting `voucher` for the click-through portal; expected one of: https-only, terms")
+        let down = try #require(stepFailure("portal: {kind: down, settings: {terms: x}}"))
+        #expect(down.message == "the portal `down` takes no settings")
+        // Required settings may come from the topology's portal: checked when the portal switches.
+        let scenario = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - portal: {kind: status-511, settings: {login-delay-seconds: \"1.5\"}}\n", file: "s.yaml")
+        let step = try #require(scenario.steps[0].action as? PortalStep, "portal step")
+        #expect(step.kind == "status-511" && step.hotspot == nil && step.settings == ["login-delay-seconds": "1.5"])
+    }
+}
+
+/// The lab's YAML loader (topologies and scenarios): a size limit, no anchors or aliases, bounded nesting; files
+/// that are directories say so.
+extension TopologyParserTests {
+    static func temporaryDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-yaml-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test func aDirectoryIsNotATopology() throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let topology = #expect(throws: TopologyError.self) { try TopologyParser.load(path: dir) }
+        #expect(topology?.message == "cannot read the file: it is a directory; expected a YAML file", "\(String(describing: topology))")
+        let scenario = #expect(throws: TopologyError.self) { try ScenarioParser.load(path: dir) }
+        #expect(scenario?.message == "cannot read the file: it is a directory; expected a YAML file")
+    }
+
+    /// Aliases used as mapping keys: composing this took hours (each level doubles what the keys expand to).
+    static let aliasKeyBomb: String = {
+        var yaml = "name: t\nx0: &x0 {a: 1, b: 2}\n"
+        for level in 1...40 { yaml += "x\(level): &x\(level) {? *x\(level - 1) : 1, ? [*x\(level - 1)] : 2}\n" }
+        return yaml + "hotspots: []\n"
+    }()
+
+    /// Aliases inside a scenario step's value (a billion laughs): this ran out of memory.
+    static let stepAliasBomb: String = {
+        var yaml = "topology: t.yaml\nsteps:\n  - sleep: 1\n  - expect-states: &l0 [Idle, Idle]\n"
+        for level in 1...30 { yaml += "  - expect-states: &l\(level) [*l\(level - 1), *l\(level - 1)]\n" }
+        return yaml
+    }()
+
+    @Test func anchorsAndAliasesAreRefusedFast() throws {
+        let start = ContinuousClock.now
+        let keys = try #require(failure(Self.aliasKeyBomb))
+        #expect(keys.line == 2 && keys.column == 5 && keys.field == "x0", "\(keys)")
+        #expect(keys.message == "YAML anchor `&x0` is not supported in lab files (aliases can expand exponentially); write the value out")
+        let step = #expect(throws: TopologyError.self) { try ScenarioParser.parse(Self.stepAliasBomb, file: "s.yaml") }
+        #expect(step?.line == 4 && step?.column == 20 && step?.field == "steps[1].expect-states", "\(String(describing: step))")
+        #expect(step?.message.hasPrefix("YAML anchor `&l0`") == true)
+        #expect(ContinuousClock.now - start < .seconds(5), "refusing took \(ContinuousClock.now - start)")
+        // An alias alone (its anchor elsewhere is refused first, so: an undefined one) is refused as an alias.
+        let alias = try #require(failure(Self.base.replacingOccurrences(of: "username: u", with: "username: *u")))
+        #expect(alias.field == "hotspots[0].gateway.portal.username" && alias.line == 11 && alias.column == 19, "\(alias)")
+        #expect(alias.message.hasPrefix("YAML alias `*u` is not supported"))
+        // A small, harmless-looking anchor is refused too (the rule is simple).
+        let small = try #require(failure(Self.base.replacingOccurrences(of: "    security: open", with: "    security: &s open")))
+        #expect(small.field == "hotspots[0].security" && small.line == 6 && small.column == 15)
+    }
+
+    @Test func oversizeAndDeepFilesAreRefusedFast() throws {
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/big.yaml"
+        // A valid topology padded with a comment to 1 MiB + 1 byte.
+        let padding = LabYAML.maxBytes + 1 - Self.base.utf8.count - 3
+        try (Self.base + "\n# " + String(repeating: "x", count: padding)).write(toFile: file, atomically: true, encoding: .utf8)
+        let start = ContinuousClock.now
+        let big = #expect(throws: TopologyError.self) { try TopologyParser.load(path: file) }
+        #expect(big?.message == "the file is 1048577 bytes; expected at most 1 MiB (1048576 bytes)", "\(String(describing: big))")
+        #expect(big?.description.hasPrefix(file + ":0:0: (document): ") == true)
+        let text = #expect(throws: TopologyError.self) { try ScenarioParser.parse(String(repeating: "#", count: LabYAML.maxBytes + 1), file: "s.yaml") }
+        #expect(text?.message.hasSuffix("expected at most 1 MiB (1048576 bytes)") == true)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        let deep = try #require(failure("hotspots: " + String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))
+        #expect(deep.message == "nested deeper than 64 mappings and lists; expected a shallower file", "\(deep)")
+        #expect(deep.line == 1 && deep.column == 74)
+    }
+}
