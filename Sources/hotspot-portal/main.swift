@@ -12,7 +12,9 @@ struct HotspotPortalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hotspot-portal",
         abstract: "Serve a captive portal kind, or the lab internet's probe endpoints.",
-        discussion: "Kinds: \(PortalRegistry.names.joined(separator: ", "))"
+        discussion: "Kinds and their settings (--setting KEY=VALUE; * required):\n" + PortalRegistry.definitions.map { kind in
+            "  \(kind.name): " + (kind.settings.isEmpty ? "no settings" : kind.settings.map { ($0.required ? "*" : "") + $0.name }.joined(separator: ", "))
+        }.joined(separator: "\n")
     )
 
     @Option(help: "Portal kind (see below).")
@@ -33,7 +35,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
     @Option(help: "The portal's public URL (default: http://LISTEN/).")
     var portalURL: String?
 
-    @Option(name: .customLong("setting"), help: "Kind setting KEY=VALUE (repeatable): username, password, voucher, delay-seconds, ...")
+    @Option(name: .customLong("setting"), help: "Kind setting KEY=VALUE (repeatable; each kind's settings are listed below).")
     var settings: [String] = []
 
     @Option(help: "HTTPS only: serve the kind over TLS on this IPV4:PORT (e.g. 198.51.100.1:443); plain HTTP on --listen then only redirects to --https-url.")
@@ -69,6 +71,20 @@ struct HotspotPortalCommand: AsyncParsableCommand {
         for setting in settings where !setting.contains("=") {
             throw ValidationError("--setting: expected KEY=VALUE, found `\(setting)`")
         }
+        // The kind's settings, checked against its definition (as the topology parser does) before anything listens.
+        if let kind, let definition = PortalRegistry.definition(kind) {
+            do { _ = try definition.validate(settingValues()) } catch { throw ValidationError("--setting: \(error)") }
+        }
+    }
+
+    /// The `--setting KEY=VALUE` options as a dictionary (the last of a key wins).
+    func settingValues() -> [String: String] {
+        var values: [String: String] = [:]
+        for setting in settings {
+            let parts = setting.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            if let key = parts.first { values[key] = parts.count > 1 ? parts[1] : "" }
+        }
+        return values
     }
 
     func parseListen() -> (String, UInt16)? { Self.parseIPv4Port(listen) }
@@ -90,12 +106,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             try await InternetServer.run(ip: ip, port: port, onListening: onListening)
             return
         }
-        var values: [String: String] = [:]
-        for setting in settings {
-            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
-            values[parts[0]] = parts.count > 1 ? parts[1] : ""
-        }
-        let portalKind = try PortalRegistry.make(kind!, settings: values)
+        let portalKind = try PortalRegistry.make(kind!, settings: settingValues())
         if let httpsListen, let httpsURL, let tlsCertificate, let tlsKey, let (tlsIP, tlsPort) = Self.parseIPv4Port(httpsListen) {
             let tls = try TLSServerContext(certificateFile: tlsCertificate, keyFile: tlsKey)
             let name = httpsURL.dropFirst(8).prefix { $0 != "/" && $0 != ":" }
