@@ -424,3 +424,11 @@ extension TopologyParserTests {
         #expect(deep.line == 1 && deep.column == 74)
     }
 }
+
+extension TopologyParserTests {
+    @Test func internetDefaults() throws {
+        #expect(Internet.defaultAddress.description == "198.18.0.1" && Internet.defaultUplinks.description == "203.0.113.0/24")
+        let t = try TopologyParser.parse(Self.base, file: "t.yaml")
+        #expect(t.internet.address == Internet.defaultAddress && t.internet.uplinks == Internet.defaultUplinks)
+    }
+}

@@ -31,6 +31,11 @@ public struct Internet: Sendable, Equatable {
     public var names: [String]
     public var port: Int
 
+    /// 198.18.0.1, the internet's address unless the topology says otherwise.
+    public static let defaultAddress = IPv4Address(value: 0xC612_0001)
+    /// 203.0.113.0/24, the uplinks' range unless the topology says otherwise.
+    public static let defaultUplinks = IPv4Subnet(network: IPv4Address(value: 0xCB00_7100), length: 24)
+
     public static let defaultNames = [
         "captive.apple.com", "www.apple.com", "connectivitycheck.gstatic.com",
         "clients3.google.com", "connectivitycheck.android.com", "detectportal.firefox.com",

@@ -77,7 +77,7 @@ final class Reader {
         let name = try keys["name"].map { try identifier($0) } ?? "lab"
         _ = try keys["description"]?.string()
         let internet = try keys["internet"].map(internet) ?? Internet(
-            address: IPv4Address("198.18.0.1")!, uplinks: IPv4Subnet("203.0.113.0/24")!, names: Internet.defaultNames)
+            address: Internet.defaultAddress, uplinks: Internet.defaultUplinks, names: Internet.defaultNames)
         guard let hotspotsField = keys["hotspots"] else { throw root.error("missing key `hotspots`") }
         let hotspotFields = try hotspotsField.list()
         guard !hotspotFields.isEmpty else { throw hotspotsField.error("expected at least one hotspot") }
@@ -99,8 +99,8 @@ final class Reader {
 
     func internet(_ field: Field) throws -> Internet {
         let keys = try field.keys(allowed: ["address", "uplinks", "names", "port"])
-        let address = try keys["address"]?.ipv4() ?? IPv4Address("198.18.0.1")!
-        let uplinks = try keys["uplinks"]?.subnet(maxLength: 30) ?? IPv4Subnet("203.0.113.0/24")!
+        let address = try keys["address"]?.ipv4() ?? Internet.defaultAddress
+        let uplinks = try keys["uplinks"]?.subnet(maxLength: 30) ?? Internet.defaultUplinks
         if let f = keys["uplinks"] { remember(f) }
         if let f = keys["address"] { remember(f) }
         let names = try keys["names"].map { try $0.list().map { try $0.nonEmptyString() } } ?? Internet.defaultNames
