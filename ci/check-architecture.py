@@ -39,7 +39,8 @@ LAYERS = [
     ("system calls", ["HotspotSystem"]),
     ("kernel, SDK, hotspotd's client", ["Netlink", "HotspotHelper", "HotspotClient"]),
     ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat"]),
-    ("station", ["HotspotStation"]),
+    # PortalKinds: the captive portal kinds as data and request handling (no HTTP server), read by LabKit and Portals.
+    ("station, portal kinds", ["HotspotStation", "PortalKinds"]),
     ("lab", ["LabKit", "Portals"]),
     ("benchmarks", ["HotspotBench"]),
     ("test support", ["TestSupport"]),
@@ -53,7 +54,8 @@ FORBIDDEN = [
     ("LabKit", "HotspotDaemon", "the lab talks to hotspotd over its sockets; it does not link the daemon", None),
     ("LabKit", "HotspotStation", "the lab drives a station's hotspotd as a process, not as a library", None),
 ] + [
-    ("Portals", t, "a captive portal is the world outside the device: it knows nothing of the subsystem", None)
+    (portal, t, "a captive portal is the world outside the device: it knows nothing of the subsystem", None)
+    for portal in ["Portals", "PortalKinds"]
     for t in ["HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotDaemon", "HotspotStation", "HotspotHelper"]
 ]
 
@@ -97,7 +99,8 @@ def graph(package):
                 products.append(value[0] + (f" ({value[1]})" if value[1] else ""))
         default = "Tests" if t["type"] == "test" else "Sources"
         targets[t["name"]] = {"type": t["type"], "deps": deps, "products": products,
-                              "path": t.get("path") or os.path.join(default, t["name"])}
+                              "path": t.get("path") or os.path.join(default, t["name"]),
+                              "exclude": t.get("exclude", [])}
     # byName may name a product of a package rather than a target: treat it as external.
     for t in targets.values():
         t["products"] += [d for d in t["deps"] if d not in targets]
@@ -204,10 +207,13 @@ def closure(targets, start):
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|func|protocol|typealias|var|let)\s+)?(\w+)")
 
 
-def source_imports(path):
-    """(file, line number, module) for every import in the Swift files under path."""
+def source_imports(path, exclude=()):
+    """(file, line number, module) for every import in the Swift files under path (less the target's `exclude`)."""
     found = []
-    for dirpath, _, files in os.walk(os.path.join(ROOT, path)):
+    skipped = [os.path.join(ROOT, path, e) for e in exclude]
+    for dirpath, dirs, files in os.walk(os.path.join(ROOT, path)):
+        dirs[:] = [d for d in dirs if os.path.join(dirpath, d) not in skipped]
+        files = [fn for fn in files if os.path.join(dirpath, fn) not in skipped]
         for fn in sorted(files):
             if not fn.endswith(".swift"):
                 continue
@@ -253,7 +259,7 @@ def check_rules(targets, allowed):
             continue
         allowed_imports = PURE_IMPORTS.get(name)
         reachable = closure(targets, name)
-        for file, line, module in source_imports(t["path"]):
+        for file, line, module in source_imports(t["path"], t["exclude"]):
             if module in targets and module != name and module not in reachable:
                 report((name, module), f"{file}:{line}: {name} imports {module}, which is not among its "
                                        "dependencies in Package.swift (direct or through other targets)")
