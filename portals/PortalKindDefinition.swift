@@ -122,9 +122,9 @@ public struct PortalKindDefinition: Sendable, Equatable {
     }
 
     /// Checks every setting of this kind in `values`, and that the required ones are there; the values with the
-    /// defaults filled in. Keys that are not this kind's settings are ignored (a portal switched at run time gets
-    /// the topology's settings of another kind), unless `rejectUnknown`.
-    public func validate(_ values: [String: String], rejectUnknown: Bool = false) throws -> PortalSettingValues {
+    /// defaults filled in. Keys that are not this kind's settings are ignored here (a portal switched at run time
+    /// gets the topology's settings of another kind); the topology parser and the scenario step refuse them.
+    public func validate(_ values: [String: String]) throws -> PortalSettingValues {
         for definition in settings {
             if let value = values[definition.name], let problem = definition.type.problem(value) {
                 throw PortalSettingError(kind: name, setting: definition.name, message: problem)
@@ -132,9 +132,6 @@ public struct PortalKindDefinition: Sendable, Equatable {
         }
         if let first = missing(values).first {
             throw PortalSettingError(kind: name, setting: first.name, message: "missing; expected \(first.type.expected)")
-        }
-        if rejectUnknown, let unknown = values.keys.sorted().first(where: { setting($0) == nil }) {
-            throw PortalSettingError(kind: name, setting: unknown, message: problem(setting: unknown, value: "") ?? "unknown")
         }
         var result: [String: String] = [:]
         for definition in settings {
