@@ -275,6 +275,12 @@ struct HotspotGateRootTests {
             #expect(apple.body.contains("action=\"http://\(client.gateway):8080/login\""), "\(apple.body)")
             let android = try client.get("http://connectivitycheck.gstatic.com/generate_204", maxTime: 3)
             #expect(android.status == 511)
+            // A switch whose settings the new kind refuses fails before the running portal stops, naming the kind.
+            let refused = #expect(throws: SystemError.self) {
+                try client.lab.switchPortal(hotspot: "cafe", kind: "form-login", settings: ["login-status": "teapot"])
+            }
+            #expect("\(refused.map { "\($0)" } ?? "")".contains("portal kind form-login: setting `login-status`: expected a whole number 400...599"))
+            #expect(try client.get("http://captive.apple.com/hotspot-detect.html", maxTime: 3).status == 511, "the old portal stopped")
             let login = try client.get("http://\(client.gateway):8080/login", form: ["username=guest", "password=croissant"])
             #expect(login.status == 200)
             try client.expectOnline("after signing in on the 511 page's form")
