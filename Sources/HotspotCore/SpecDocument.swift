@@ -27,7 +27,7 @@ public enum SpecDocument {
 
         ## Transitions
 
-        | from | trigger | to | also | SPEC.md row |
+        | from | trigger | to | also | docs/SPEC.md row |
         |---|---|---|---|---|
 
         """
@@ -47,7 +47,7 @@ public enum SpecDocument {
             let deadline = timing.deadline(for: command).map { "\($0.components.seconds) s" } ?? "none"
             out += "| \(command) | \(command.rawValue) | \(valid) | \(deadline) |\n"
         }
-        out += "\n## Decisions where SPEC.md is silent\n\n"
+        out += "\n## Decisions where docs/SPEC.md is silent\n\n"
         for decision in TransitionTable.decisions {
             out += "- \(decision)\n"
         }

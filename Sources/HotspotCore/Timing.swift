@@ -1,4 +1,4 @@
-/// Every deadline and interval of the subsystem. The defaults are SPEC.md's; labs scale them.
+/// Every deadline and interval of the subsystem. The defaults are docs/SPEC.md's; labs scale them.
 ///
 /// The machine never reads a clock: it emits these durations (already scaled) in its effects,
 /// and the driver arms the timers and feeds back `deadlinePassed` / `maintainTimerFired`.

@@ -94,7 +94,7 @@ public enum Trigger: Sendable, Hashable, CustomStringConvertible {
     static let indexCount = 8 + CommandType.allCases.count * Outcome.allCases.count
 }
 
-/// What a transition does besides changing state (SPEC.md's "also" column).
+/// What a transition does besides changing state (docs/SPEC.md's "also" column).
 public enum TransitionAction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case cacheBestHelper = "cache best_helper"
     case cacheNotCaptive = "cache \"not captive\""
@@ -106,7 +106,7 @@ public enum TransitionAction: String, Sendable, Hashable, CaseIterable, CustomSt
     public var description: String { rawValue }
 }
 
-/// What a state does on entry (SPEC.md's "action on entry" column).
+/// What a state does on entry (docs/SPEC.md's "action on entry" column).
 public enum EntryAction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case clearBestHelper = "clear best_helper"
     case clearExcludeList = "clear exclude_list"
@@ -130,7 +130,7 @@ public struct TransitionRow: Sendable, Hashable {
     public var trigger: Trigger
     public var to: HotspotState
     public var actions: [TransitionAction]
-    /// The row of SPEC.md this encodes, as "Table: row"; tests are named after it.
+    /// The row of docs/SPEC.md this encodes, as "Table: row"; tests are named after it.
     public var specRow: String
 
     public init(_ from: HotspotState?, _ trigger: Trigger, _ to: HotspotState, _ actions: [TransitionAction] = [], spec: String) {
@@ -143,7 +143,7 @@ public struct TransitionRow: Sendable, Hashable {
 }
 
 public enum TransitionTable {
-    /// Every transition of SPEC.md. Order matters only for printing.
+    /// Every transition of docs/SPEC.md. Order matters only for printing.
     public static let rows: [TransitionRow] = [
         .init(.inactive, .ipUpNotCached, .evaluating, spec: "States: Evaluating entered when IP up and no cache entry names a helper"),
         .init(.inactive, .ipUpCached, .maintaining, spec: "Cached sequence: Inactive to Maintaining with didJustJoin"),
@@ -190,7 +190,7 @@ public enum TransitionTable {
         .failure: [.disassociate],
     ]
 
-    /// Decisions this implementation takes where SPEC.md is silent (also in docs/DECISIONS.md).
+    /// Decisions this implementation takes where docs/SPEC.md is silent (also in docs/DECISIONS.md).
     public static let decisions: [String] = [
         "A result not valid for the command counts as failure and is reported.",
         "A second response, or a response to a command never sent to that helper or past its deadline, is rejected and reported; it changes nothing.",

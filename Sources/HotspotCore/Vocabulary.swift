@@ -1,4 +1,4 @@
-// The vocabulary of SPEC.md, with the raw values Apple's platform uses.
+// The vocabulary of docs/SPEC.md, with the raw values Apple's platform uses.
 
 /// The commands the subsystem sends to helpers (`NEHotspotHelperCommandType`).
 public enum CommandType: Int, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
@@ -27,7 +27,7 @@ public enum CommandType: Int, Sendable, Hashable, Codable, CaseIterable, CustomS
         self = match
     }
 
-    /// The results SPEC.md accepts for this command; any other result counts as failure and is reported.
+    /// The results docs/SPEC.md accepts for this command; any other result counts as failure and is reported.
     public var validResults: [HelperResult] {
         switch self {
         case .none: []

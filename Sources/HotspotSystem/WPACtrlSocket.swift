@@ -178,7 +178,3 @@ public final class WPACtrlSocket: @unchecked Sendable {
         }
     }
 }
-
-/// The old name of `WPACtrlSocket`, kept so branches written before the rename still build.
-@available(*, deprecated, renamed: "WPACtrlSocket")
-public typealias DaemonControl = WPACtrlSocket

@@ -1,7 +1,7 @@
 import HotspotCore
 import Testing
 
-/// SPEC.md "Commands and their deadlines": one test per row, then the rules under the table.
+/// docs/SPEC.md "Commands and their deadlines": one test per row, then the rules under the table.
 @Suite("Commands and their deadlines")
 struct CommandsTableTests {
     // MARK: the rows
@@ -92,7 +92,7 @@ struct CommandsTableTests {
 
     // MARK: valid results
 
-    /// SPEC.md's "valid results" column, written out again here so the table in code is checked against it.
+    /// docs/SPEC.md's "valid results" column, written out again here so the table in code is checked against it.
     static let specValid: [CommandType: Set<HelperResult>] = [
         .filterScanList: [.success],
         .evaluate: [.success],
@@ -102,7 +102,7 @@ struct CommandsTableTests {
         .logoff: [.success, .failure],
     ]
 
-    @Test("valid results of each command are SPEC.md's", arguments: CommandType.allCases)
+    @Test("valid results of each command are docs/SPEC.md's", arguments: CommandType.allCases)
     func validResults(_ type: CommandType) {
         let expected = Self.specValid[type] ?? []
         #expect(Set(type.validResults) == expected)

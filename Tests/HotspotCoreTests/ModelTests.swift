@@ -4,7 +4,7 @@ import Testing
 
 /// A seeded randomized model test: thousands of random event sequences (helpers answering anything,
 /// late, twice or never; IP flapping; roaming; logoff from the wrong helper; foreground changes;
-/// scan lists) with SPEC.md's invariants checked after every step.
+/// scan lists) with docs/SPEC.md's invariants checked after every step.
 ///
 /// Replay one sequence: `HOTSPOT_SEED=0x... swift test --filter ModelTests` (the failing seed is
 /// printed), which also prints every step. `HOTSPOT_MODEL_RUNS=n` changes the number of sequences.

@@ -29,7 +29,7 @@ extension Driver {
     }
 }
 
-/// SPEC.md "Authenticating (authenticate) and PresentingUI (presentUI)": each row, for both commands.
+/// docs/SPEC.md "Authenticating (authenticate) and PresentingUI (presentUI)": each row, for both commands.
 @Suite("Authenticating and PresentingUI")
 struct AuthenticatingTests {
     enum Phase: String, Sendable, CaseIterable, CustomTestStringConvertible {
@@ -135,7 +135,7 @@ struct AuthenticatingTests {
     }
 }
 
-/// SPEC.md "Maintaining (maintain)".
+/// docs/SPEC.md "Maintaining (maintain)".
 @Suite("Maintaining")
 struct MaintainingTests {
     @Test("Maintaining: success -> Authenticated, re-arm the 300 s timer")
@@ -175,7 +175,7 @@ struct MaintainingTests {
     }
 }
 
-/// SPEC.md "LoggingOff" and "Any state".
+/// docs/SPEC.md "LoggingOff" and "Any state".
 @Suite("LoggingOff and any state")
 struct LoggingOffTests {
     @Test("LoggingOff: on the helper's answer, or 45 s without one, disassociate and go to Inactive",

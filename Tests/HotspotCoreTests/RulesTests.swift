@@ -1,7 +1,7 @@
 import HotspotCore
 import Testing
 
-/// SPEC.md "logoff(network)".
+/// docs/SPEC.md "logoff(network)".
 @Suite("logoff(network)")
 struct LogoffRulesTests {
     @Test("logoff(network): current authenticated network, the helper that authenticated it, in the foreground -> true, LoggingOff")
@@ -67,7 +67,7 @@ struct LogoffRulesTests {
     }
 }
 
-/// SPEC.md "filterScanList".
+/// docs/SPEC.md "filterScanList".
 @Suite("filterScanList")
 struct FilterScanListTests {
     static func respond(_ d: inout Driver, _ command: Command, _ networks: [HotspotNetwork]?) {
@@ -202,7 +202,7 @@ struct FilterScanListTests {
     }
 }
 
-/// SPEC.md "Cached sequence", "Connectivity" and "Registration".
+/// docs/SPEC.md "Cached sequence", "Connectivity" and "Registration".
 @Suite("Cached sequence, connectivity, registration")
 struct MiscRulesTests {
     @Test("Cached sequence: re-joining a network whose cache entry names a helper skips Evaluating")

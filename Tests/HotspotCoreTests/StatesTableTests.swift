@@ -1,7 +1,7 @@
 import HotspotCore
 import Testing
 
-/// SPEC.md "States and transitions": one test per row of the states table.
+/// docs/SPEC.md "States and transitions": one test per row of the states table.
 @Suite("States and transitions")
 struct StatesTableTests {
     @Test("Inactive: entered at start; clear best_helper and exclude_list; IP suppressed")
@@ -167,7 +167,7 @@ struct StatesTableTests {
     }
 }
 
-/// SPEC.md "Evaluating".
+/// docs/SPEC.md "Evaluating".
 @Suite("Evaluating")
 struct EvaluatingTests {
     @Test("Evaluating: the first helper to answer with high confidence becomes best_helper at once; other answers are ignored")
