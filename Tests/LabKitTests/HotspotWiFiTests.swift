@@ -115,8 +115,7 @@ struct InVMHotspotWiFiTests {
                   captive-api: \(api ? "auto" : "none")
                   portal:
                     kind: \(api ? "captive-api" : "form-login")
-                    username: guest
-                    password: croissant
+            \(api ? "" : "        username: guest\n        password: croissant")
             """, file: "wifi-test.yaml")
     }
 
