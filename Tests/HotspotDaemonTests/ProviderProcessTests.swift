@@ -59,7 +59,9 @@ struct ProviderProcessTests {
         try waitUntil(timeout: .seconds(30)) { !d.records("providerNoAnswer").isEmpty }
         let r = try #require(d.records("providerNoAnswer").first)
         #expect(r["role"]?.stringValue == "authenticationProvider")
+        try waitUntil(timeout: .seconds(10)) { d.records("providerExited").contains { $0["role"]?.stringValue == "authenticationProvider" } }
         #expect(d.records("providerExited").first { $0["role"]?.stringValue == "authenticationProvider" }?["status"]?.intValue == 9)
+        #expect(d.records("command").filter { $0["commandType"]?.stringValue == "authenticate" }.count == 1)
         #expect(d.records("irregular").contains { $0["irregularity"]?.stringValue == "noAnswer" && $0["commandType"]?.stringValue == "authenticate" })
     }
 
