@@ -310,6 +310,25 @@ struct AppsTests {
         #expect(d.machine.bestHelper == "com.example.portal")
     }
 
+    @Test("the new messages round-trip through their JSON")
+    func messagesRoundTrip() throws {
+        for m in [LifecycleMessage.start, .stop(.idleTimeout), .started(ok: false), .stopped] {
+            #expect(try LifecycleMessage(json: m.json) == m)
+        }
+        #expect(throws: ProtocolError.self) { _ = try LifecycleMessage(json: ["type": "stop", "reason": "bored"]) }
+        #expect(try LifecycleMessage(json: ["type": "response"]) == nil, "not a lifecycle message")
+        let requests: [ControlRequest] = [
+            .setManager(app: "a", ManagerConfiguration(isEnabled: true, evaluatedSSIDs: ["X", "Y"], evaluationProviderBundleIdentifier: "a.e")),
+            .setManager(app: "a", ManagerConfiguration(isEnabled: false)), .getManager(app: "a"),
+        ]
+        for r in requests { #expect(try ControlRequest(json: r.json) == r) }
+        let reg = Registration(identifier: "a.e", displayName: "A", version: 1, role: .evaluationProvider, app: "a")
+        #expect(try Registration(json: reg.json) == reg)
+        #expect(try HelperMessage(json: reg.json) == .register(identifier: "a.e", displayName: "A", version: 1),
+                "a legacy reader sees a plain register")
+        #expect(ProviderStopReason.allCases.count == 17)
+    }
+
     @Test("the apps file: parse errors name the file and the JSON path; render then parse is the identity")
     func appsFile() throws {
         let bytes = AppsFile.render([Self.app])
