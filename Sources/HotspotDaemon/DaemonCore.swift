@@ -79,6 +79,8 @@ public final class DaemonCore {
     /// count as no answer at once): handled after it, in order.
     var deferredEvents: [(Event, [String: JSON])] = []
     var handlingDepth = 0
+    /// The provider connection whose `response` is being handled (a rejection's error goes back to it).
+    var respondingConnection: Connection?
     private var seq: UInt64 = 0
     private var outbox: [DaemonAction] = []
 

@@ -107,7 +107,8 @@ extension DaemonCore {
             record("cache", ["action": "remove", "network": n.wire])
         case .rejected(let r):
             record("rejected", r.traceFields.merging(["message": .string(r.description)]) { a, _ in a })
-            if let conn = helperConnections[r.helper] {
+            // A provider's connection is not the app's helper connection: the error goes to the sender.
+            if let conn = helperConnections[r.helper] ?? respondingConnection {
                 let code: ProtocolError.Code
                 switch r {
                 case .duplicateRegistration: code = .alreadyRegistered

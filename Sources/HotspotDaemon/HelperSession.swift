@@ -64,7 +64,9 @@ extension DaemonCore {
             if let list { f["networkList"] = .array(list.map(\.wire)) }
             record("response", f)
             let response = Response(helper: helper, command: id, result: result, network: network, networkList: list)
+            respondingConnection = conn.provider == nil ? nil : conn
             handle(.response(response), source: ["helper": .string(helper)])
+            respondingConnection = nil
         case .logoff(let rid, let net):
             record("logoffRequest", ["helper": .string(helper), "network": net.wire, "via": "helper"])
             logoffReply = { [unowned self, conn] accepted in

@@ -118,6 +118,12 @@ struct AppsTests {
         #expect(e["code"]?.stringValue == "rejectedResponse")
         #expect(e["message"]?.stringValue?.contains("evaluationProvider") == true)
         #expect(d.machine.state == .evaluating)
+        // A rejected response gets its error on the provider's own connection.
+        try eval.answer(cmd, confidence: .none)
+        try eval.answer(cmd, confidence: .none)
+        let dup = try #require(try eval.read(type: "error"))
+        #expect(dup["code"]?.stringValue == "rejectedResponse")
+        #expect(d.records("rejected").last?["reason"]?.stringValue == "duplicateResponse")
     }
 
     @Test("registration errors: unknown app, undeclared role, another identifier, a second provider of a role, a legacy helper under an app's name")
