@@ -305,6 +305,38 @@ struct AppsTests {
         #expect(d3.machine.state == .authenticated)
     }
 
+    @Test("an app without a provider of the command's role: no answer at once; a launched provider that never connects is killed when idle")
+    func missingProviderAndSilentLaunch() throws {
+        let authOnly = AppDeclaration(bundleIdentifier: "com.example.auth", displayName: "AuthOnly",
+                                      authenticationProvider: ProviderDeclaration(identifier: "com.example.auth.a", command: ["/a"]))
+        let (d, ctl) = try daemon(apps: [authOnly], evaluatedSSIDs: ["Cafe"])
+        try d.join(ctl, HotspotNetwork(ssid: "Airport", bssid: "02:00:00:00:00:02"))
+        let r = try #require(d.records("providerNoAnswer").first)
+        #expect(r["cause"]?.stringValue == "app \"com.example.auth\" declares no evaluationProvider")
+        #expect(d.machine.state == .authenticated, "unclaimed at once")
+        #expect(d.launches.isEmpty)
+        // A provider launched for a command that then stops waiting (disassociation) and never connects.
+        try d.join(ctl, Self.cafe)
+        #expect(d.launches.count == 1)
+        #expect(try ctl.request(.disassociate)?["type"]?.stringValue == "ok")
+        d.advance(by: d.timing.scaled(d.core.options.providerIdleTimeout))
+        #expect(d.records("providerStopped").last?["reason"]?.stringValue == "idleTimeout")
+        #expect(d.kills == [5001])
+        d.providerExited(pid: 5001, status: nil, signal: 9)
+        let s = try d.status(ctl)
+        #expect(s["apps"]?.arrayValue?.first?["providers"]?.arrayValue?.first?["state"]?.stringValue == "notRunning")
+    }
+
+    @Test("started or stopped from a connection that is not a provider is refused")
+    func lifecycleFromNonProvider() throws {
+        let (d, _) = try daemon()
+        let legacy = try d.helper("com.legacy")
+        legacy.send(LifecycleMessage.started(ok: true).json)
+        let e = try #require(try legacy.read(type: "error"))
+        #expect(e["code"]?.stringValue == "invalidField")
+        #expect(e["message"]?.stringValue?.contains("only a registered provider") == true)
+    }
+
     @Test("mixed: a legacy helper and an app's providers on one station")
     func mixedLegacyAndProviders() throws {
         let (d, ctl) = try daemon()
