@@ -78,6 +78,22 @@ extension DaemonCore {
             stationRequest(.leave, conn, json: request.json, source: source, requestID: rid)
         case .autoJoin:
             stationRequest(.autoJoin(except: machine.autoJoinDisabled), conn, json: request.json, source: source, requestID: rid)
+        case .setManager(let app, let config):
+            do {
+                try setManager(app, config)
+                reply(ControlReply.ok(requestID: rid))
+            } catch {
+                protocolError(conn, error, offending: nil, requestID: rid)
+            }
+        case .getManager(let app):
+            guard apps[app] != nil else {
+                protocolError(conn, unknownApp(app), offending: nil, requestID: rid)
+                return
+            }
+            var o = manager(of: app).fields
+            o["type"] = "manager"
+            o["app"] = .string(app)
+            reply(ControlReply.with(o, rid))
         case .record(let what):
             var f = source
             f["action"] = what

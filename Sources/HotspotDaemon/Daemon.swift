@@ -43,6 +43,8 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
     private var links: [ConnectionID: Link] = [:]
     private var timers: [DaemonTimer: EventLoop.TimerID] = [:]
     private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Provider processes not reaped yet, by pid.
+    private var children: [Int32: ChildProcess] = [:]
 
     /// Output queued for a helper that does not read; past it the connection is closed.
     public static let maximumQueuedOutput = DaemonCore.maximumQueuedOutput
@@ -123,6 +125,8 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
         loop.run()
         station?.detach()
         perform(core.stop())
+        // Providers outlive nothing: their connections are closed; what is still running is terminated.
+        for child in children.values { try? child.signal(SIGTERM) }
         helperListener?.close()
         controlListener?.close()
         unlink(options.helperSocket)
@@ -189,6 +193,53 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
             perform(core.stationRequestFinished(replyTo, error: failure))
         case .log(let line):
             logError(line)
+        case .launchProvider(let launch):
+            spawnProvider(launch)
+        case .killProcess(let pid):
+            if let child = children[pid] { try? child.signal(SIGKILL) }
+        }
+    }
+
+    // MARK: provider processes
+
+    /// Spawns a provider with hotspotd's environment plus the launch's; a task reaps it and reports its exit.
+    private func spawnProvider(_ launch: ProviderLaunch) {
+        guard let executable = launch.argv.first else {
+            perform(core.providerSpawnFailed(launch.key, reason: "spawn \(launch.key): empty command"))
+            return
+        }
+        var environment: [String: String] = [:]
+        var e = environ
+        while let p = e.pointee {
+            let entry = String(cString: p)
+            if let eq = entry.firstIndex(of: "=") { environment[String(entry[..<eq])] = String(entry[entry.index(after: eq)...]) }
+            e += 1
+        }
+        environment.merge(launch.environment) { _, new in new }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(ProcessConfiguration(executable, Array(launch.argv.dropFirst()), environment: environment))
+        } catch {
+            perform(core.providerSpawnFailed(launch.key, reason: "spawn \(launch.argv.joined(separator: " ")): \(error)"))
+            return
+        }
+        let pid = child.pid
+        children[pid] = child
+        perform(core.providerSpawned(launch.key, pid: pid))
+        Task.detached { [weak self] in
+            let status = try? await child.waitAsync()
+            self?.loop.post { [weak self] in
+                guard let self else { return }
+                self.children[pid] = nil
+                var code: Int32?
+                var signal: Int32?
+                switch status {
+                case .exited(let c): code = c
+                case .signaled(let s): signal = s
+                case nil: break
+                }
+                self.perform(self.core.providerExited(pid: pid, status: code, signal: signal))
+            }
         }
     }
 

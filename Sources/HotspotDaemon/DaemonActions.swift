@@ -21,6 +21,31 @@ public enum DaemonTimer: Hashable, Sendable {
     case scanListRefresh
     /// A frame on the connection stayed incomplete for the partial-frame timeout.
     case partialFrame(ConnectionID)
+    /// A provider had no command for the idle timeout.
+    case providerIdle(ProviderKey)
+    /// A provider did not answer `stop` in time.
+    case providerStopGrace(ProviderKey)
+    /// A provider process still there after its connection closed is killed.
+    case providerKill(ProviderKey)
+}
+
+/// One provider of one app.
+public struct ProviderKey: Hashable, Sendable, CustomStringConvertible {
+    public var app: String
+    public var role: ProviderRole
+    public init(app: String, role: ProviderRole) {
+        self.app = app
+        self.role = role
+    }
+    public var description: String { "\(app) \(role.rawValue)" }
+}
+
+/// A provider process to start: the shell spawns `argv` with `environment` added to its own, then calls
+/// `DaemonCore.providerSpawned` (or `providerSpawnFailed`), and `providerExited` when it is reaped.
+public struct ProviderLaunch: Sendable, Equatable {
+    public var key: ProviderKey
+    public var argv: [String]
+    public var environment: [String: String]
 }
 
 /// A `NetworkControl` call the state machine asked for.
@@ -81,6 +106,10 @@ public enum DaemonAction: Sendable, Equatable {
     case station(StationRequest, replyTo: StationReplyTo)
     /// A line for stderr.
     case log(String)
+    /// Spawn a provider process (see `ProviderLaunch`).
+    case launchProvider(ProviderLaunch)
+    /// SIGKILL a provider process that outstayed its stop.
+    case killProcess(Int32)
 }
 
 /// The wall clock (seconds since the epoch), for the `start` record.

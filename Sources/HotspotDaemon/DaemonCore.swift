@@ -33,6 +33,8 @@ public final class DaemonCore {
         var partialTimerArmed = false
         /// A station request of this connection is being carried out: its later frames wait.
         var awaitingStation = false
+        /// The provider this connection registered as (nil: a legacy helper or not registered).
+        var provider: ProviderKey?
 
         init(id: ConnectionID, kind: ConnectionKind, peer: PeerCredentials?) {
             self.id = id
@@ -69,6 +71,16 @@ public final class DaemonCore {
     /// Where the answer of the `logoffRequested` being handled goes.
     var logoffReply: ((Bool) -> Void)?
     var persistDirty = false
+    /// The declared apps by bundle identifier, and their providers.
+    var apps: [String: AppDeclaration] = [:]
+    var managers: [String: ManagerConfiguration] = [:]
+    var slots: [ProviderKey: ProviderSlot] = [:]
+    /// Events hotspotd itself produces while handling one (answers for pre-evaluated SSIDs, commands that
+    /// count as no answer at once): handled after it, in order.
+    var deferredEvents: [(Event, [String: JSON])] = []
+    var handlingDepth = 0
+    /// The provider connection whose `response` is being handled (a rejection's error goes back to it).
+    var respondingConnection: Connection?
     private var seq: UInt64 = 0
     private var outbox: [DaemonAction] = []
 
@@ -90,6 +102,15 @@ public final class DaemonCore {
         self.hasStation = hasStation
         machine = HotspotMachine(timing: options.timing)
         effects.reserveCapacity(32)
+        for app in options.apps {
+            apps[app.bundleIdentifier] = app
+            for role in [ProviderRole.evaluationProvider, .authenticationProvider] {
+                if let p = app.provider(role) {
+                    let key = ProviderKey(app: app.bundleIdentifier, role: role)
+                    slots[key] = ProviderSlot(key: key, declaration: p)
+                }
+            }
+        }
     }
 
     func take() -> [DaemonAction] {
@@ -101,7 +122,7 @@ public final class DaemonCore {
     func emit(_ action: DaemonAction) { outbox.append(action) }
 
     var persistentState: PersistentState {
-        PersistentState(cache: machine.cache, autoJoinDisabled: machine.autoJoinDisabled)
+        PersistentState(cache: machine.cache, autoJoinDisabled: machine.autoJoinDisabled, managers: managers)
     }
 
     // MARK: lifecycle
@@ -123,6 +144,7 @@ public final class DaemonCore {
             startFields["state"] = "none"
         case .loaded(let s):
             machine = HotspotMachine(timing: options.timing, cache: s.cache, autoJoinDisabled: s.autoJoinDisabled)
+            managers = s.managers
             startFields["state"] = "loaded"
         case .corrupt(let reason, let movedTo):
             startFields["state"] = "corrupt"
@@ -132,7 +154,10 @@ public final class DaemonCore {
             record("warning", ["message": .string(message), "movedTo": movedTo.map(JSON.string) ?? .null])
         }
         startFields["persisted"] = persistentState.json
+        if let f = options.appsFile { startFields["appsFile"] = .string(f) }
+        if !apps.isEmpty { startFields["apps"] = .array(options.apps.map(\.json)) }
         record("start", startFields)
+        registerEnabledApps()
         return take()
     }
 
@@ -296,6 +321,7 @@ public final class DaemonCore {
             helperConnections[h] = nil
             if notifyMachine { handle(.helperGone(h), source: ["helper": .string(h)]) }
         }
+        if let key = conn.provider { providerDisconnected(key, conn, reason: reason, notify: notifyMachine) }
     }
 
     func protocolError(_ conn: Connection, _ e: ProtocolError, offending: [UInt8]?, requestID: JSON? = nil) {
@@ -358,6 +384,8 @@ public final class DaemonCore {
             }
         case .partialFrame(let id):
             partialFrameTimedOut(id)
+        case .providerIdle(let key), .providerStopGrace(let key), .providerKill(let key):
+            providerTimerFired(timer, key)
         }
         return take()
     }

@@ -1,4 +1,5 @@
 import HotspotCore
+import HotspotProtocol
 
 /// hotspotd's configuration.
 public struct DaemonOptions: Sendable {
@@ -18,6 +19,19 @@ public struct DaemonOptions: Sendable {
     public var echoTrace: Bool
     /// How long a started frame may stay incomplete before the connection is closed (not scaled).
     public var partialFrameTimeout: Duration = .seconds(10)
+    /// The installed apps (`--apps`); empty: legacy helpers only.
+    public var apps: [AppDeclaration] = []
+    /// Where `apps` came from (named in errors).
+    public var appsFile: String?
+    /// A running provider with no command for this long is stopped (`idleTimeout`); scaled by `timing`.
+    public var providerIdleTimeout: Duration = .seconds(60)
+    /// After `stop`, how long a provider has to answer `stopped` before its connection is closed (not scaled).
+    public var providerStopGrace: Duration = .seconds(5)
+    /// After its connection closed, how long a provider process has to exit before SIGKILL (not scaled).
+    public var providerKillGrace: Duration = .seconds(2)
+    /// The argv prefix that runs the evaluation provider in its sandbox (e.g. `hotspot-nsexec --new-netns --`);
+    /// nil: no sandbox.
+    public var evaluationSandbox: [String]?
 
     public init(runDirectory: String, interface: String = "wlan0", timing: Timing = .standard, hook: String? = nil,
                 echoTrace: Bool = false)

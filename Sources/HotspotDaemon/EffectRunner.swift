@@ -5,6 +5,7 @@ import HotspotProtocol
 extension DaemonCore {
     /// Feeds one event to the machine, traces it and carries out its effects in order.
     func handle(_ event: Event, source: [String: JSON]) {
+        handlingDepth += 1
         var f = source
         f["event"] = event.traceName
         if let extra = event.traceDetail { f["detail"] = extra }
@@ -20,6 +21,7 @@ extension DaemonCore {
         if case .response(let r) = event, !rejectedResponse, let o = outstanding.removeValue(forKey: r.command) {
             if o.command.deadline != nil { emit(.cancelTimer(.deadline(r.command))) }
         }
+        providersAfter(event)
         if persistDirty {
             persistDirty = false
             do {
@@ -30,9 +32,12 @@ extension DaemonCore {
                 emit(.log("hotspotd: \(error)"))
             }
         }
+        handlingDepth -= 1
+        // What hotspotd answered itself while handling this event is handled after it, in order.
+        if handlingDepth == 0 { drainDeferred() }
     }
 
-    private func forget(_ id: CommandID) {
+    func forget(_ id: CommandID) {
         if let o = outstanding.removeValue(forKey: id), o.command.deadline != nil { emit(.cancelTimer(.deadline(id))) }
     }
 
@@ -48,11 +53,20 @@ extension DaemonCore {
             record("command", command.traceFields)
             if let conn = helperConnections[command.helper] {
                 sendToHelper(conn, .command(command), what: "\(command.type.description) command \(command.id)")
+            } else if apps[command.helper] != nil {
+                routeToProvider(command)
             }
         case .cancel(let id, let helper):
+            let type = outstanding[id]?.command.type
             forget(id)
             record("cancel", ["command": .number(Double(id)), "helper": .string(helper)])
-            if let conn = helperConnections[helper] { send(conn, DaemonMessage.cancel(id).framed) }
+            if let conn = helperConnections[helper] {
+                send(conn, DaemonMessage.cancel(id).framed)
+            } else if let type, let slot = slots[ProviderKey(app: helper, role: .handling(type))], slot.state == .running,
+                      let conn = slot.connection, slot.sent.remove(id) != nil
+            {
+                send(conn, DaemonMessage.cancel(id).framed)
+            }
         case .armMaintainTimer(let d):
             record("maintainTimer", ["action": "arm", "after_ms": .number(d.milliseconds)])
             maintainTimerArmed = true
@@ -93,7 +107,8 @@ extension DaemonCore {
             record("cache", ["action": "remove", "network": n.wire])
         case .rejected(let r):
             record("rejected", r.traceFields.merging(["message": .string(r.description)]) { a, _ in a })
-            if let conn = helperConnections[r.helper] {
+            // A provider's connection is not the app's helper connection: the error goes to the sender.
+            if let conn = helperConnections[r.helper] ?? respondingConnection {
                 let code: ProtocolError.Code
                 switch r {
                 case .duplicateRegistration: code = .alreadyRegistered

@@ -22,6 +22,13 @@ public final class EmbeddedDaemon {
     public private(set) var logLines: [String] = []
     /// Answers station requests (a thrown error fails the request). Used only when built with `station: true`.
     public var stationHandler: (StationRequest) throws -> Void = { _ in }
+    /// Every provider launch, in order; each gets the next pid (from 5001) unless `spawnFailure` is set.
+    public private(set) var launches: [ProviderLaunch] = []
+    /// Every SIGKILL the daemon asked for.
+    public private(set) var kills: [Int32] = []
+    /// When set, spawning a provider fails with this reason.
+    public var spawnFailure: String?
+    private var nextPID: Int32 = 5000
 
     private var armed: [DaemonTimer: (deadline: Duration, order: UInt64)] = [:]
     private var armOrder: UInt64 = 0
@@ -194,6 +201,21 @@ public final class EmbeddedDaemon {
             run(core.stationRequestFinished(replyTo, error: failure))
         case .log(let line):
             logLines.append(line)
+        case .launchProvider(let launch):
+            launches.append(launch)
+            if let failure = spawnFailure {
+                run(core.providerSpawnFailed(launch.key, reason: failure))
+            } else {
+                nextPID += 1
+                run(core.providerSpawned(launch.key, pid: nextPID))
+            }
+        case .killProcess(let pid):
+            kills.append(pid)
         }
+    }
+
+    /// A provider process ended (as the shell reports it when it reaps the child).
+    public func providerExited(pid: Int32, status: Int32? = 0, signal: Int32? = nil) {
+        run(core.providerExited(pid: pid, status: status, signal: signal))
     }
 }

@@ -7,14 +7,33 @@ import HotspotSystem
 extension DaemonCore {
     func helperFrame(_ conn: Connection, _ payload: [UInt8]) {
         let message: HelperMessage
-        do {
-            message = try HelperMessage(bytes: payload)
+        do throws(ProtocolError) {
+            let json = try JSON.parse(payload)
+            if let lifecycle = try LifecycleMessage(json: json) {
+                lifecycleFrame(conn, lifecycle, payload)
+                return
+            }
+            message = try HelperMessage(json: json)
+            if case .register = message {
+                let r = try Registration(json: json)
+                if r.role != .helper {
+                    guard r.version == protocolVersion else {
+                        throw ProtocolError(.unsupportedVersion, "protocol version \(r.version) is not supported (this daemon speaks \(protocolVersion))")
+                    }
+                    if let already = conn.helperID {
+                        throw ProtocolError(.alreadyRegistered, "this connection already registered as \"\(already)\"")
+                    }
+                    registerProvider(conn, r, payload)
+                    return
+                }
+                if apps[r.app] != nil {
+                    throw ProtocolError(.undeclaredRole, "role: \"\(r.app)\" is an app declared in \(options.appsFile ?? "--apps"); its processes register as \"evaluationProvider\" or \"authenticationProvider\", got \"helper\"")
+                }
+                register(conn, r.app, r.displayName, r.version, payload)
+                return
+            }
         } catch {
             protocolError(conn, error, offending: payload)
-            return
-        }
-        if case .register(let identifier, let displayName, let version) = message {
-            register(conn, identifier, displayName, version, payload)
             return
         }
         guard let helper = conn.helperID else {
@@ -30,6 +49,13 @@ extension DaemonCore {
                 "helper": .string(helper), "command": .number(Double(id)), "result": .string(result.description),
                 "resultCode": .number(Double(result.rawValue)),
             ]
+            if let key = conn.provider, let o = outstanding[id], o.command.helper == key.app,
+               ProviderRole.handling(o.command.type) != key.role
+            {
+                protocolError(conn, ProtocolError(.rejectedResponse, "command \(id) is a \(o.command.type.description) command, for app \"\(key.app)\"'s \(ProviderRole.handling(o.command.type).rawValue), not its \(key.role.rawValue)"), offending: payload)
+                return
+            }
+            if let key = conn.provider { slots[key]?.sent.remove(id) }
             if let o = outstanding[id] {
                 f["commandType"] = .string(o.command.type.description)
                 f["latency_us"] = .number(((now - o.sentAt).milliseconds * 1000).rounded())
@@ -38,7 +64,9 @@ extension DaemonCore {
             if let list { f["networkList"] = .array(list.map(\.wire)) }
             record("response", f)
             let response = Response(helper: helper, command: id, result: result, network: network, networkList: list)
+            respondingConnection = conn.provider == nil ? nil : conn
             handle(.response(response), source: ["helper": .string(helper)])
+            respondingConnection = nil
         case .logoff(let rid, let net):
             record("logoffRequest", ["helper": .string(helper), "network": net.wire, "via": "helper"])
             logoffReply = { [unowned self, conn] accepted in

@@ -9,10 +9,15 @@ import Glibc
 public struct PersistentState: Sendable, Equatable {
     public var cache: [NetworkIdentity: CacheEntry] = [:]
     public var autoJoinDisabled: Set<NetworkIdentity> = []
+    /// Each app's manager configuration (by bundle identifier); absent from the file when empty.
+    public var managers: [String: ManagerConfiguration] = [:]
 
-    public init(cache: [NetworkIdentity: CacheEntry] = [:], autoJoinDisabled: Set<NetworkIdentity> = []) {
+    public init(cache: [NetworkIdentity: CacheEntry] = [:], autoJoinDisabled: Set<NetworkIdentity> = [],
+                managers: [String: ManagerConfiguration] = [:])
+    {
         self.cache = cache
         self.autoJoinDisabled = autoJoinDisabled
+        self.managers = managers
     }
 
     public static let formatVersion = 1
@@ -27,7 +32,16 @@ public struct PersistentState: Sendable, Equatable {
             return .object(o)
         }
         let disabled: [JSON] = autoJoinDisabled.sorted { "\($0)" < "\($1)" }.map(\.wire)
-        return ["version": .number(Double(Self.formatVersion)), "cache": .array(cacheItems), "autoJoinDisabled": .array(disabled)]
+        var o: [String: JSON] = ["version": .number(Double(Self.formatVersion)), "cache": .array(cacheItems),
+                                 "autoJoinDisabled": .array(disabled)]
+        if !managers.isEmpty {
+            o["managers"] = .array(managers.sorted { $0.key < $1.key }.map { app, config in
+                var m = config.fields
+                m["app"] = .string(app)
+                return .object(m)
+            })
+        }
+        return .object(o)
     }
 
     public init(json: JSON, file: String) throws(ProtocolError) {
@@ -51,6 +65,15 @@ public struct PersistentState: Sendable, Equatable {
         }
         for (k, item) in a.enumerated() {
             autoJoinDisabled.insert(try NetworkIdentity(wire: item, path: "\(file): autoJoinDisabled[\(k)]"))
+        }
+        if let m = o["managers"], m != .null {
+            guard let list = m.arrayValue else { throw ProtocolError(.invalidField, "\(file): managers: expected an array") }
+            for (k, item) in list.enumerated() {
+                guard let app = item["app"]?.stringValue else {
+                    throw ProtocolError(.invalidField, "\(file): managers[\(k)].app: expected a string")
+                }
+                managers[app] = try ManagerConfiguration(json: item, path: "\(file): managers[\(k)]")
+            }
         }
     }
 }

@@ -35,6 +35,7 @@ extension DaemonCore {
         })
         o["scanList"] = scanListVisible ? lastScanList.map { .array($0.map(\.wire)) } ?? .null : .null
         o["notifications"] = .array(notifications)
+        o["apps"] = appsStatus
         return o
     }
 }

@@ -25,6 +25,10 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         case overloaded
         /// A control request failed (bad arguments, nothing to act on).
         case requestFailed
+        /// `register` or `setManager` named an app that `--apps` does not declare.
+        case unknownApp
+        /// A provider registered with a role its app does not declare, or under another identifier.
+        case undeclaredRole
     }
 
     public var code: Code

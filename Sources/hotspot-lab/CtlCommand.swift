@@ -12,6 +12,7 @@ struct CtlCommand: ParsableCommand {
         subcommands: [
             CtlStatus.self, CtlAssociate.self, CtlDisassociate.self, CtlSignal.self, CtlIPUp.self, CtlIPDown.self, CtlScan.self,
             CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self, CtlJoin.self, CtlLeave.self, CtlAutoJoin.self,
+            CtlSetManager.self, CtlGetManager.self,
         ]
     )
 }
@@ -82,7 +83,7 @@ func parseNetwork(_ text: String) throws -> HotspotNetwork {
 }
 
 struct CtlStatus: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Print the state, best helper, exclude list, cache and auto-join list.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Print the state, best helper, exclude list, cache, auto-join list, and the apps with their manager configuration and providers.")
     @OptionGroup var socket: CtlSocket
     func run() throws { try socket.send(.status) }
 }
@@ -150,6 +151,29 @@ struct CtlLogoff: ParsableCommand {
     func run() throws {
         try socket.send(.logoff(helper: helper, network: ssid.map { NetworkIdentity(ssid: $0, security: security) }))
     }
+}
+
+struct CtlSetManager: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set-manager",
+        abstract: "Set an app's manager configuration (NEHotspotManager): isEnabled, evaluatedSSIDs, the evaluation provider.")
+    @OptionGroup var socket: CtlSocket
+    @Argument(help: "The app's bundle identifier (declared in hotspotd's --apps).") var app: String
+    @Option(help: "true: the system starts the app's providers when a command needs them; false: never.") var enabled: Bool
+    @Option(name: .customLong("evaluated-ssid"), help: "A pre-evaluated SSID (at most two): claimed at once, its evaluation provider not asked.")
+    var evaluatedSSIDs: [String] = []
+    @Option(help: "The evaluation provider's bundle identifier (must be the one the app declares).") var evaluationProvider: String?
+    func run() throws {
+        try socket.send(.setManager(app: app, ManagerConfiguration(
+            isEnabled: enabled, evaluatedSSIDs: evaluatedSSIDs, evaluationProviderBundleIdentifier: evaluationProvider)))
+    }
+}
+
+struct CtlGetManager: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "get-manager", abstract: "Print an app's manager configuration.")
+    @OptionGroup var socket: CtlSocket
+    @Argument(help: "The app's bundle identifier.") var app: String
+    func run() throws { try socket.send(.getManager(app: app)) }
 }
 
 struct CtlForeground: ParsableCommand {

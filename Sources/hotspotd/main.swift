@@ -1,6 +1,7 @@
 import ArgumentParser
 import HotspotCore
 import HotspotDaemon
+import HotspotProtocol
 import HotspotStation
 import HotspotSystem
 #if canImport(Glibc)
@@ -36,6 +37,12 @@ struct Hotspotd: ParsableCommand {
     var hook: String?
     @Option(help: "Seconds a started frame may stay incomplete before the connection is closed (not scaled).")
     var partialFrameTimeout: Double = 10
+    @Option(help: "The installed apps and their provider executables (JSON, docs/PROTOCOL.md \"The apps file\"); hotspotd refuses to start on a bad file.")
+    var apps: String?
+    @Option(help: "Seconds before scaling a provider may stay idle before it is stopped (idleTimeout).")
+    var providerIdleTimeout: Double = 60
+    @Option(help: "Run the evaluation provider in a fresh network namespace with only lo (netns) or as is (none).")
+    var evaluationSandbox: String = "netns"
     @Flag(help: "Copy the trace to stderr.")
     var echoTrace = false
     @Option(help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with busybox udhcpc; join/leave/autoJoin control requests).")
@@ -48,6 +55,10 @@ struct Hotspotd: ParsableCommand {
         guard maintainInterval > 0 else { throw ValidationError("--maintain-interval must be positive") }
         guard partialFrameTimeout > 0 else { throw ValidationError("--partial-frame-timeout must be positive") }
         guard scanListRefresh > 0 else { throw ValidationError("--scan-list-refresh must be positive") }
+        guard providerIdleTimeout > 0 else { throw ValidationError("--provider-idle-timeout must be positive") }
+        guard ["netns", "none"].contains(evaluationSandbox) else {
+            throw ValidationError("--evaluation-sandbox: expected netns or none, found `\(evaluationSandbox)`")
+        }
         guard ["policy-routing", "none"].contains(ipSuppression) else {
             throw ValidationError("--ip-suppression: expected policy-routing or none, found `\(ipSuppression)`")
         }
@@ -60,6 +71,20 @@ struct Hotspotd: ParsableCommand {
         if let stateFile { options.stateFile = stateFile }
         if let traceFile { options.traceFile = traceFile == "-" ? nil : traceFile }
         options.partialFrameTimeout = .milliseconds(Int64(partialFrameTimeout * 1000))
+        options.providerIdleTimeout = .milliseconds(Int64(providerIdleTimeout * 1000))
+        if let apps {
+            do {
+                guard let bytes = try AtomicFile.read(apps) else { throw ValidationError("--apps \(apps): no such file") }
+                options.apps = try AppsFile.parse(bytes, file: apps)
+                options.appsFile = apps
+                if evaluationSandbox == "netns", options.apps.contains(where: { $0.evaluationProvider != nil }) {
+                    options.evaluationSandbox = [try NSExec.path(), "--new-netns", "--"]
+                }
+            } catch {
+                logError("hotspotd: --apps \(apps): \(error)")
+                throw ExitCode(1)
+            }
+        }
         options.timing = Timing(
             maintainInterval: .milliseconds(Int64(maintainInterval * 1000)),
             scanListRefresh: .milliseconds(Int64(scanListRefresh * 1000)), scale: timeScale)

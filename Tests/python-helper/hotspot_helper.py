@@ -10,6 +10,13 @@ Its behaviour is scripted by arguments, the same ones as the Swift `hotspot-test
   --filter claim|none   (claim: every listed network, password "secret" for secure ones)
   --delay-ms N          (wait before each answer)
   --logoff-after-auth-ms N  (N ms after answering authenticate with success, call logoff(network))
+Provider mode (issue 15, docs/PROTOCOL.md "Apps and providers"):
+  --role helper|evaluationProvider|authenticationProvider  (default: $HOTSPOT_PROVIDER_ROLE, else helper)
+  --app BUNDLE-ID       (default: $HOTSPOT_APP)
+  --start ok|fail|never (the answer to `start`)
+  --probe-network HOST:PORT  (on `start`, try a TCP connection and report the outcome on stdout)
+A provider answers `start` with `started`, and `stop` with `stopped`, then exits.
+--id defaults to $HOTSPOT_HELPER_IDENTIFIER.
 Results are names (success, failure, uiRequired, ...) or "never" (do not answer) or "crash" (exit at once).
 It prints one line per received message to stdout (for debugging) and exits when the daemon closes.
 """
@@ -56,8 +63,12 @@ class Connection:
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--socket", default=os.environ.get("HOTSPOT_HELPER_SOCKET", "/run/hotspotd/helper.sock"))
-    p.add_argument("--id", required=True)
-    p.add_argument("--name", required=True)
+    p.add_argument("--id", default=os.environ.get("HOTSPOT_HELPER_IDENTIFIER"))
+    p.add_argument("--name", default="Python")
+    p.add_argument("--role", default=os.environ.get("HOTSPOT_PROVIDER_ROLE", "helper"))
+    p.add_argument("--app", default=os.environ.get("HOTSPOT_APP"))
+    p.add_argument("--start", default="ok")
+    p.add_argument("--probe-network", default=None)
     p.add_argument("--evaluate", default="high")
     p.add_argument("--authenticate", default="success")
     p.add_argument("--present-ui", default="success")
@@ -67,9 +78,15 @@ def main():
     p.add_argument("--delay-ms", type=int, default=0)
     p.add_argument("--logoff-after-auth-ms", type=int, default=-1)
     a = p.parse_args()
+    if not a.id:
+        p.error("--id is required (or $HOTSPOT_HELPER_IDENTIFIER)")
 
     conn = Connection(a.socket)
-    conn.send({"type": "register", "version": VERSION, "identifier": a.id, "displayName": a.name})
+    register = {"type": "register", "version": VERSION, "identifier": a.id, "displayName": a.name}
+    if a.role != "helper":
+        register["role"] = a.role
+        register["app"] = a.app
+    conn.send(register)
     reply = conn.receive()
     print("reply", json.dumps(reply), flush=True)
     if reply is None or reply.get("type") != "registered":
@@ -106,6 +123,20 @@ def main():
                 conn.send({"type": "logoff", "requestID": request_id, "network": networks[0]})
             continue
         print("got", json.dumps(msg), flush=True)
+        if msg.get("type") == "start":
+            if a.probe_network:
+                host, port = a.probe_network.rsplit(":", 1)
+                try:
+                    socket.create_connection((host, int(port)), timeout=2).close()
+                    print("probe connected", flush=True)
+                except OSError as e:
+                    print("probe failed", e.errno, e.strerror, flush=True)
+            if a.start != "never":
+                conn.send({"type": "started", "ok": a.start == "ok"})
+            continue
+        if msg.get("type") == "stop":
+            conn.send({"type": "stopped"})
+            return
         if msg.get("type") != "command":
             continue
         name = msg["commandName"]
