@@ -179,6 +179,15 @@ final class CompatFixtureProcess: @unchecked Sendable {
     deinit { stop() }
 }
 
+extension DaemonUnderTest {
+    /// Waits until the authentication ends: Authenticated (the helper answered success) or Failure.
+    func waitForEnd(timeout: Duration = .seconds(30)) throws -> JSON {
+        try control.waitForStatus(timeout: timeout, "state Authenticated or Failure") {
+            ["Authenticated", "Failure"].contains($0["state"]?.stringValue ?? "")
+        }
+    }
+}
+
 @Suite("NEHotspotHelperCompat traffic", .serialized)
 struct CompatTrafficTests {
     @Test("a legacy helper in Apple's names (only the import changed) runs against hotspotd: supportedNetworkInterfaces as [Any]?, fetchCurrent, securityType, bound URLSession with a redirect, NWTCPConnection, NWUDPSession")
@@ -190,7 +199,8 @@ struct CompatTrafficTests {
                                                host: "127.0.0.1", namespace: nil)
         defer { fixture.stop() }
         try d.join(cafeSecure)
-        let s = try d.waitForState(.authenticated, timeout: .seconds(30))
+        let s = try d.waitForEnd()
+        #expect(s["state"]?.stringValue == "Authenticated", "\(fixture.output)")
         #expect(s["bestHelper"]?.stringValue == "com.example.apple-names")
         let checks = fixture.checks
         #expect(checks["evaluate-securityType"]?.detail == "CafeSecure personal", "\(fixture.output)")
@@ -235,7 +245,8 @@ struct CompatTrafficTests {
                                                host: "198.51.100.1", namespace: station)
         defer { fixture.stop() }
         try d.join(cafeSecure)
-        try d.waitForState(.authenticated, timeout: .seconds(30))
+        let s = try d.waitForEnd()
+        #expect(s["state"]?.stringValue == "Authenticated", "\(fixture.output)")
         let checks = fixture.checks
         #expect(checks["bound-urlsession"]?.ok == true, "\(fixture.output)")
         #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 http://198.51.100.1:\(servers.httpPort)/landing welcome") == true,
