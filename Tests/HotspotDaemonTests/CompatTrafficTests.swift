@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HotspotClient
 import HotspotCore
+import NEHotspotHelperCompat
 import HotspotProtocol
 import HotspotStation
 import HotspotSystem
@@ -19,6 +20,7 @@ final class CompatServers: @unchecked Sendable {
     private let fds: [Int32]
     private let lock = NSLock()
     private var paths: [String] = []
+    private var exchanges: [String] = []
 
     init(in namespace: NetworkNamespace?, address: String) throws {
         let make = { () throws -> [Int32] in
@@ -36,6 +38,8 @@ final class CompatServers: @unchecked Sendable {
 
     /// The paths the portal was asked for, in order.
     var requests: [String] { lock.withLock { paths } }
+    /// "METHOD PATH BODY" of every request, in order.
+    var log: [String] { lock.withLock { exchanges } }
 
     func stop() {
         for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
@@ -83,12 +87,37 @@ final class CompatServers: @unchecked Sendable {
         while true {
             let c = accept(listener, nil, nil)
             if c < 0 { return }
-            let head = Self.readHead(c)
-            let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
-            lock.withLock { paths.append(path) }
-            let answer = path == "/start"
-                ? "HTTP/1.1 302 Found\r\nLocation: /landing\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                : "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\nwelcome"
+            var head = Self.readHead(c)
+            let words = head.split(separator: " ")
+            let method = words.first.map(String.init) ?? "?"
+            let path = words.dropFirst().first.map(String.init) ?? "?"
+            // The body: what came with the head, then the rest of Content-Length.
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+            var body = head.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while body.utf8.count < length {
+                let n = recv(c, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                body += String(decoding: buffer[0..<n], as: UTF8.self)
+            }
+            head = ""
+            lock.withLock {
+                paths.append(path)
+                exchanges.append("\(method) \(path) \(body)")
+            }
+            let redirect = { (status: String, location: String) in
+                "HTTP/1.1 \(status)\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            }
+            let answer: String
+            switch path {
+            case "/start": answer = redirect("302 Found", "/landing")
+            case "/post302": answer = redirect("302 Found", "/landing")
+            case "/post303": answer = redirect("303 See Other", "/landing")
+            case "/post307": answer = redirect("307 Temporary Redirect", "/landing")
+            case "/loop": answer = redirect("302 Found", "/loop")
+            default: answer = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\nwelcome"
+            }
             _ = answer.withCString { send(c, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
             close(c)
         }
@@ -256,5 +285,69 @@ struct CompatTrafficTests {
         // Application traffic stays blocked: the unbound request fails and never reaches the portal.
         #expect(checks["unbound-urlsession"]?.ok == false, "\(fixture.output)")
         #expect(servers.requests == ["/start", "/landing"])
+    }
+}
+
+/// The URLProtocol that serves bound requests, driven through URLSession directly (a request in the bound scheme,
+/// as `bind(to:)` makes it; without a live command it still goes over a marked socket): redirects as URLSession
+/// follows them, and errors naming the operation, the target and the cause.
+@Suite("NEHotspotHelperCompat bound URLSession requests", .serialized)
+struct CompatBoundURLProtocolTests {
+    static func run(_ request: URLRequest) -> (Data?, HTTPURLResponse?, NSError?) {
+        _ = URLProtocol.registerClass(HotspotCommandURLProtocol.self)
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: (Data?, HTTPURLResponse?, NSError?) = (nil, nil, nil)
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            result = (data, response as? HTTPURLResponse, error.map { $0 as NSError })
+            done.signal()
+        }.resume()
+        done.wait()
+        return result
+    }
+
+    static func bound(_ port: UInt16, _ path: String, method: String = "GET", body: String? = nil) throws -> URLRequest {
+        var r = URLRequest(url: try #require(URL(string: "x-hotspot-bound-http://127.0.0.1:\(port)\(path)")))
+        r.httpMethod = method
+        r.httpBody = body.map { Data($0.utf8) }
+        r.timeoutInterval = 5
+        #expect(r.isBoundToHotspotCommand)
+        return r
+    }
+
+    @Test("302 and 303 turn a POST into a GET without its body; 307 keeps method and body; the answer carries the final http:// URL")
+    func redirects() throws {
+        let servers = try CompatServers(in: nil, address: "127.0.0.1")
+        defer { servers.stop() }
+        for (path, expected) in [("/post302", "GET /landing "), ("/post303", "GET /landing "), ("/post307", "POST /landing a=1")] {
+            let (data, response, error) = Self.run(try Self.bound(servers.httpPort, path, method: "POST", body: "a=1"))
+            #expect(error == nil, "\(path): \(String(describing: error))")
+            #expect(response?.statusCode == 200)
+            #expect(response?.url?.absoluteString == "http://127.0.0.1:\(servers.httpPort)/landing")
+            #expect(data.map { String(decoding: $0, as: UTF8.self) } == "welcome")
+            #expect(servers.log.last == expected, "\(path): \(servers.log)")
+        }
+        #expect(servers.log.filter { $0.hasPrefix("POST /post") }.count == 3)
+    }
+
+    @Test("a redirect loop ends after 20 redirects with NSURLErrorHTTPTooManyRedirects")
+    func tooManyRedirects() throws {
+        let servers = try CompatServers(in: nil, address: "127.0.0.1")
+        defer { servers.stop() }
+        let (_, _, error) = Self.run(try Self.bound(servers.httpPort, "/loop"))
+        #expect(error?.domain == NSURLErrorDomain)
+        #expect(error?.code == NSURLErrorHTTPTooManyRedirects)
+        #expect(servers.requests.count == 21)
+    }
+
+    @Test("a refused connection is NSURLErrorCannotConnectToHost naming the operation, the target and the errno")
+    func refused() throws {
+        // A port nobody listens on: bind one, note it, close it.
+        let fd = try CompatServers.listen(SOCK_STREAM, "127.0.0.1")
+        let port = CompatServers.port(fd)
+        close(fd)
+        let (_, _, error) = Self.run(try Self.bound(port, "/x"))
+        #expect(error?.code == NSURLErrorCannotConnectToHost)
+        #expect(error?.localizedDescription.contains("connect to 127.0.0.1:\(port)") == true, "\(String(describing: error))")
+        #expect(error?.localizedDescription.contains("ECONNREFUSED") == true, "\(String(describing: error))")
     }
 }
