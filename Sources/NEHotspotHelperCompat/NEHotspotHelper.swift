@@ -31,7 +31,8 @@ let legacyDeprecation = "NEHotspotHelper is deprecated (iOS 9.0–26.0): adopt N
 /// iOS 9.0–26.0); on Linux there is no iOS version to name, so it is deprecated outright. It keeps working.
 @available(*, deprecated, message: "NEHotspotHelper is deprecated (iOS 9.0–26.0): adopt NEHotspotManager with an NEHotspotEvaluationProvider and an NEHotspotAuthenticationProvider (docs/PROVIDERS.md)")
 open class NEHotspotHelper {
-    /// Registers the process as a helper; false on a second call, a bad display name or no daemon.
+    /// Registers the process as a helper; false on a second call, a bad display name (empty or longer than 15
+    /// characters) or no daemon. Without a display name option, the program's name is the display name.
     @discardableResult
     open class func register(options: [String: NSObject]? = nil, queue: DispatchQueue,
                              handler: @escaping NEHotspotHelperHandler) -> Bool
@@ -42,7 +43,9 @@ open class NEHotspotHelper {
             if let s = value as? NSString { return String(describing: s) }
             return nil
         }
-        let name = string(kNEHotspotHelperOptionDisplayName) ?? ""
+        // As Apple: without kNEHotspotHelperOptionDisplayName the application's name is shown (here the
+        // program's name, cut to the 15 characters a display name may have).
+        let name = string(kNEHotspotHelperOptionDisplayName) ?? String(ProcessInfo.processInfo.processName.prefix(15))
         return HotspotHelper.register(
             options: HotspotHelperOptions(displayName: name, identifier: string(kHotspotHelperOptionIdentifier),
                                           socketPath: string(kHotspotHelperOptionSocketPath)),

@@ -159,7 +159,9 @@ final class CompatFixtureProcess: @unchecked Sendable {
     let process = Process()
     let log: String
 
-    init(daemon: DaemonUnderTest, identifier: String, servers: CompatServers, host: String, namespace: NetworkNamespace?) throws {
+    init(daemon: DaemonUnderTest, identifier: String, servers: CompatServers, host: String, namespace: NetworkNamespace?,
+         extraEnvironment: [String: String] = [:]) throws
+    {
         log = daemon.logDir + "/compat-fixture-\(UInt32.random(in: 0...UInt32.max)).log"
         FileManager.default.createFile(atPath: log, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: log) else { throw ClientError("open \(log) for the fixture's output") }
@@ -177,6 +179,7 @@ final class CompatFixtureProcess: @unchecked Sendable {
         environment["ECHO_HOST"] = host
         environment["ECHO_TCP_PORT"] = String(servers.tcpPort)
         environment["ECHO_UDP_PORT"] = String(servers.udpPort)
+        environment.merge(extraEnvironment) { $1 }
         process.environment = environment
         process.standardOutput = handle
         process.standardError = handle
@@ -231,6 +234,7 @@ struct CompatTrafficTests {
         let s = try d.waitForEnd()
         #expect(s["state"]?.stringValue == "Authenticated", "\(fixture.output)")
         #expect(s["bestHelper"]?.stringValue == "com.example.apple-names")
+        #expect(s["helpers"]?.arrayValue?.first?["displayName"]?.stringValue == "Apple Names")
         let checks = fixture.checks
         #expect(checks["evaluate-securityType"]?.detail == "CafeSecure personal", "\(fixture.output)")
         #expect(checks["supportedNetworkInterfaces"]?.ok == true, "\(fixture.output)")
@@ -245,6 +249,18 @@ struct CompatTrafficTests {
         #expect(checks["tcp"]?.ok == true, "\(fixture.output)")
         #expect(checks["udp"]?.ok == true, "\(fixture.output)")
         #expect(servers.requests == ["/start", "/landing", "/start", "/landing"])
+    }
+
+    @Test("register(options: nil) registers, as Apple's does, with the application's (program's) name, cut to 15 characters")
+    func registerWithoutOptions() throws {
+        let servers = try CompatServers(in: nil, address: "127.0.0.1")
+        defer { servers.stop() }
+        let d = try DaemonUnderTest(name: "compat-nil-options", timeScale: "0.5")
+        let fixture = try CompatFixtureProcess(daemon: d, identifier: "com.example.no-options", servers: servers,
+                                               host: "127.0.0.1", namespace: nil, extraEnvironment: ["COMPAT_NO_OPTIONS": "1"])
+        defer { fixture.stop() }
+        let s = try d.control.status()
+        #expect(s["helpers"]?.arrayValue?.first?["displayName"]?.stringValue == "hotspot-compat-", "\(fixture.output)")
     }
 
     @Test("root: under IP suppression only traffic bound to the command gets through: bound URLSession (with its redirect), NWTCPConnection and NWUDPSession pass; the same URLSession request unbound is blocked",

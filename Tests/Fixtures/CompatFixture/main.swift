@@ -111,7 +111,9 @@ func authenticate(_ cmd: NEHotspotHelperCommand) -> Bool {
     return boundOK && tcpOK && udpOK
 }
 
-let options: [String: NSObject] = [kNEHotspotHelperOptionDisplayName: "Apple Names" as NSObject]
+// COMPAT_NO_OPTIONS=1: register with no options at all (the display name is then the application's name).
+let options: [String: NSObject]? = environment["COMPAT_NO_OPTIONS"] == "1"
+    ? nil : [kNEHotspotHelperOptionDisplayName: "Apple Names" as NSObject]
 let queue = DispatchQueue(label: "com.example.hotspot", attributes: .concurrent)
 let registered = NEHotspotHelper.register(options: options, queue: queue) { (cmd: NEHotspotHelperCommand) in
     switch cmd.commandType {
