@@ -144,6 +144,12 @@ let package = Package(
             name: "hotspot-certify-fixture", dependencies: ["HotspotHelper", "HotspotProtocol", "HotspotSystem"],
             path: "Tests/Fixtures/CertifyFixture", swiftSettings: strict
         ),
+        // A legacy helper written with Apple's names only (NEHotspotHelperCompat), for the compat tests.
+        .executableTarget(
+            name: "hotspot-compat-fixture", dependencies: ["NEHotspotHelperCompat"],
+            // Swift 5 language mode, as the legacy iOS helpers it stands for are written.
+            path: "Tests/Fixtures/CompatFixture", swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // The benchmarks run hotspotd in process (`bench protocol`), so this is the one lab target that links it.
         .target(
             name: "HotspotBench",
@@ -173,7 +179,10 @@ let package = Package(
         .testTarget(name: "HotspotCoreTests", dependencies: ["HotspotCore"], swiftSettings: strict),
         .testTarget(
             name: "HotspotDaemonTests",
-            dependencies: ["HotspotDaemon", "HotspotClient", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem"],
+            dependencies: [
+                "HotspotDaemon", "HotspotClient", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem",
+                "HotspotStation", "Netlink", "TestSupport",
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "NetlinkTests", dependencies: ["Netlink", "HotspotSystem", "TestSupport"], swiftSettings: strict),

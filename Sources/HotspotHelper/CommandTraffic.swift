@@ -305,3 +305,115 @@ extension HotspotHelperCommand {
         return min(requested, left)
     }
 }
+
+/// A connected UDP socket (IPv4), marked for command traffic when asked (`HotspotHelperCommand.createUDPSocket`,
+/// under the compat module's `NWUDPSession`). Nonblocking underneath; every receive takes a timeout.
+public final class HotspotUDPSocket: @unchecked Sendable {
+    /// The descriptor (-1 once closed).
+    public private(set) var fd: Int32
+    public let host: String
+    public let port: UInt16
+    /// The IPv4 address the socket is connected to.
+    public let address: String
+
+    init(fd: Int32, host: String, port: UInt16, address: String) {
+        self.fd = fd
+        self.host = host
+        self.port = port
+        self.address = address
+    }
+
+    deinit { close() }
+
+    public var target: String { host == address ? "\(host):\(port)" : "\(host):\(port) (\(address))" }
+
+    /// Resolves `host` (over a socket marked like this one), creates the socket, sets SO_MARK to `mark` (when
+    /// given) before connecting, and connects it (UDP: fixes the peer; nothing is sent).
+    public static func connect(host: String, port: UInt16, timeout: Duration = .seconds(10), mark: UInt32? = nil,
+                               resolver: HotspotResolver? = nil) throws(HotspotTrafficError) -> HotspotUDPSocket
+    {
+        let deadline = TrafficDeadline(timeout)
+        let address: in_addr
+        if let literal = parseIPv4(host) {
+            address = literal
+        } else {
+            let r = resolver ?? HotspotResolver.fromEnvironment(mark: mark)
+            let text = try r.resolve(host, deadline: deadline)
+            guard let parsed = parseIPv4(text) else { throw HotspotTrafficError("resolve", host, detail: "bad address \(text)") }
+            address = parsed
+        }
+        let addressText = ipv4Text(address)
+        let target = host == addressText ? "\(host):\(port)" : "\(host):\(port) (\(addressText))"
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw HotspotTrafficError("create a UDP socket for", target, errno: Errno.current) }
+        let udp = HotspotUDPSocket(fd: fd, host: host, port: port, address: addressText)
+        if let mark { CommandTrafficMark.apply(mark, to: fd) }
+        var sa = socketAddress(address, port: port)
+        let rc = withUnsafePointer(to: &sa) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { throw HotspotTrafficError("connect a UDP socket to", target, errno: Errno.current) }
+        return udp
+    }
+
+    /// The socket's SO_MARK (0: unmarked), nil when closed or unreadable.
+    public var mark: UInt32? { fd >= 0 ? CommandTrafficMark.read(fd) : nil }
+
+    /// Wakes a pending `receive` (it then returns end of stream) and stops further sends.
+    public func shutdown() {
+        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    public func close() {
+        if fd >= 0 {
+            _ = Glibc.close(fd)
+            fd = -1
+        }
+    }
+
+    /// Sends one datagram (the kernel refuses at once what policy routing makes unreachable: EHOSTUNREACH).
+    public func send(_ datagram: [UInt8]) throws(HotspotTrafficError) {
+        while true {
+            guard fd >= 0 else { throw HotspotTrafficError("send a datagram to", target, errno: EBADF) }
+            let n = datagram.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n >= 0 { return }
+            let code = Errno.current
+            if code == EINTR { continue }
+            throw HotspotTrafficError("send a datagram to", target, errno: code)
+        }
+    }
+
+    /// Receives one datagram (at most `maximum` bytes), waiting up to `timeout`; nil once the socket is shut down.
+    public func receive(maximum: Int = 65_535, timeout: Duration = .seconds(10)) throws(HotspotTrafficError) -> [UInt8]? {
+        let deadline = TrafficDeadline(timeout)
+        var buffer = [UInt8](repeating: 0, count: max(1, maximum))
+        while true {
+            guard fd >= 0 else { throw HotspotTrafficError("receive a datagram from", target, errno: EBADF) }
+            let n = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { return Array(buffer[0..<n]) }
+            if n == 0 {
+                // An empty datagram, or the socket was shut down.
+                var flags = Int32(0)
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                if getsockopt(fd, SOL_SOCKET, SO_ERROR, &flags, &length) == 0, flags != 0 {
+                    throw HotspotTrafficError("receive a datagram from", target, errno: flags)
+                }
+                return nil
+            }
+            let code = Errno.current
+            if code == EINTR { continue }
+            guard code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError("receive a datagram from", target, errno: code) }
+            guard deadline.wait(fd, Int16(POLLIN)) else { throw deadline.timedOut("receive a datagram from", target) }
+        }
+    }
+}
+
+extension HotspotHelperCommand {
+    /// A UDP socket for this command, marked like `createTCPConnection`'s (host names resolved over a marked socket).
+    public func createUDPSocket(host: String, port: UInt16, timeout: Duration = .seconds(10))
+        throws(HotspotTrafficError) -> HotspotUDPSocket
+    {
+        let t = try boundedTimeout(timeout, "connect a UDP socket to", "\(host):\(port)")
+        return try HotspotUDPSocket.connect(host: host, port: port, timeout: t, mark: HotspotHelper.commandTrafficMark)
+    }
+}

@@ -40,6 +40,34 @@ public enum HotspotHelperConfidence: Int, Sendable, CustomStringConvertible {
     public var description: String { Confidence(rawValue: rawValue)?.description ?? "none" }
 }
 
+/// The security of a Wi-Fi network (`NEHotspotNetworkSecurityType`), with Apple's raw values. The lab's
+/// networks are open, WPA2-PSK (personal) or WPA2-Enterprise; WEP and unknown exist for Apple's spelling.
+public enum HotspotNetworkSecurityType: Int, Sendable, CustomStringConvertible {
+    case open = 0
+    case WEP = 1
+    case personal = 2
+    case enterprise = 3
+    case unknown = 4
+
+    init(_ security: SecurityType) {
+        switch security {
+        case .open: self = .open
+        case .wpa2Personal: self = .personal
+        case .wpa2Enterprise: self = .enterprise
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .open: "open"
+        case .WEP: "WEP"
+        case .personal: "personal"
+        case .enterprise: "enterprise"
+        case .unknown: "unknown"
+        }
+    }
+}
+
 /// A Wi-Fi network as a helper sees it (`NEHotspotNetwork`). Read-only properties, plus the two setters
 /// a helper may use: `setConfidence` (answering evaluate) and `setPassword` (answering filterScanList).
 public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible {
@@ -56,8 +84,10 @@ public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible 
     public var didAutoJoin: Bool { wire.didAutoJoin }
     public var didJustJoin: Bool { wire.didJustJoin }
     public var isChosenHelper: Bool { wire.isChosenHelper }
-    /// The security type: "open", "wpa2-psk" or "wpa2-enterprise".
-    public var securityType: String { wire.security.rawValue }
+    /// The security type (`NEHotspotNetworkSecurityType`): open, personal (WPA2-PSK) or enterprise.
+    public var securityType: HotspotNetworkSecurityType { HotspotNetworkSecurityType(wire.security) }
+    /// The security type as the wire and the trace spell it: "open", "wpa2-psk" or "wpa2-enterprise".
+    public var securityTypeName: String { wire.security.rawValue }
     public var confidence: HotspotHelperConfidence { HotspotHelperConfidence(rawValue: lock.withLock { wire.confidence.rawValue }) ?? .none }
     public var password: String? { lock.withLock { wire.password } }
 
@@ -135,7 +165,11 @@ public final class HotspotHelperResponse: @unchecked Sendable {
     /// Sends the response. A second call is an error: it sends nothing, returns false and is reported
     /// (stderr and `HotspotHelper.lastError`). Also false when the daemon connection is gone.
     @discardableResult
-    public func deliver() -> Bool {
+    public func deliver() -> Bool { deliverOnce() }
+
+    /// `deliver()` under another name, for the compat module (whose `deliver()` is deprecated as Apple's is).
+    @_spi(Compat) @discardableResult
+    public func deliverOnce() -> Bool {
         let (first, net, list) = lock.withLock { () -> (Bool, HotspotNetwork?, [HotspotNetwork]?) in
             let first = !delivered
             delivered = true

@@ -1,0 +1,365 @@
+// Apple's in-provider networking for a command: `command.createTCPConnection(_:)` and `createUDPSession(_:)`
+// with `NWHostEndpoint`, `NWTCPConnection` and `NWUDPSession`, over the SDK's marked sockets (SO_MARK 0x4853,
+// which the station's IP suppression lets through; see docs/HELPERS.md "What is bound to a command").
+//
+// Like Apple's, both start on their own at once and queue reads and writes until connected. Apple's callers
+// watch `state` through KVO, which Linux Foundation does not have: here reads and writes wait for the
+// connection instead, and `state`, `error` and `isViable` can be read at any time.
+@_spi(Compat) import HotspotHelper
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `NWEndpoint`: where a connection goes. The one kind the lab uses is `NWHostEndpoint`.
+open class NWEndpoint: NSObject, @unchecked Sendable {}
+
+/// `NWHostEndpoint`: a host name or IPv4 literal and a port, as strings (Apple's spelling).
+open class NWHostEndpoint: NWEndpoint, @unchecked Sendable {
+    public let hostname: String
+    public let port: String
+
+    public init(hostname: String, port: String) {
+        self.hostname = hostname
+        self.port = port
+    }
+
+    open override var description: String { "\(hostname):\(port)" }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NWHostEndpoint else { return false }
+        return other.hostname == hostname && other.port == port
+    }
+
+    open override var hash: Int { description.hashValue }
+}
+
+/// `NWTCPConnectionState`, Apple's raw values.
+public enum NWTCPConnectionState: Int, Sendable {
+    case invalid = 0
+    case connecting = 1
+    case waiting = 2
+    case connected = 3
+    case disconnected = 4
+    case cancelled = 5
+}
+
+/// `NWUDPSessionState`, Apple's raw values.
+public enum NWUDPSessionState: Int, Sendable {
+    case invalid = 0
+    case waiting = 1
+    case preparing = 2
+    case ready = 3
+    case failed = 4
+    case cancelled = 5
+}
+
+/// An error of command-bound traffic as Apple reports it (POSIX domain, the errno as code), with the
+/// operation, the target and the cause in its description.
+func trafficNSError(_ e: HotspotTrafficError) -> NSError {
+    NSError(domain: NSPOSIXErrorDomain, code: Int(e.errno != 0 ? e.errno : EIO),
+            userInfo: [NSLocalizedDescriptionKey: e.description])
+}
+
+func trafficNSError(_ error: any Error) -> NSError {
+    if let e = error as? HotspotTrafficError { return trafficNSError(e) }
+    return error as NSError
+}
+
+func trafficNSError(_ operation: String, _ target: String, _ code: Int32, _ detail: String? = nil) -> NSError {
+    trafficNSError(HotspotTrafficError(operation, target, errno: code, detail: detail))
+}
+
+/// Parses an endpoint for a command: a host endpoint with a numeric port.
+func hostAndPort(_ endpoint: NWEndpoint) -> (host: String, port: UInt16)? {
+    guard let host = endpoint as? NWHostEndpoint, let port = UInt16(host.port), !host.hostname.isEmpty else { return nil }
+    return (host.hostname, port)
+}
+
+/// How long a read may wait: what is left of the command's deadline, else 60 s (presentUI has no deadline).
+func commandBudget(_ command: HotspotHelperCommand?) -> Duration {
+    if let left = command?.timeLeft { return max(left, .milliseconds(1)) }
+    return .seconds(60)
+}
+
+/// `NWTCPConnection`: a TCP connection over a marked socket, started at once.
+open class NWTCPConnection: NSObject, @unchecked Sendable {
+    public let endpoint: NWEndpoint
+    private let lock = NSLock()
+    private var _state: NWTCPConnectionState = .connecting
+    private var _error: (any Error)?
+    private var socket: HotspotTCPConnection?
+    private let connected = DispatchGroup()
+    private let readQueue = DispatchQueue(label: "NWTCPConnection.read")
+    private let writeQueue = DispatchQueue(label: "NWTCPConnection.write")
+    private weak var command: HotspotHelperCommand?
+
+    init(endpoint: NWEndpoint, command: HotspotHelperCommand) {
+        self.endpoint = endpoint
+        self.command = command
+        super.init()
+        connected.enter()
+        let box = UncheckedBox(command)
+        DispatchQueue.global().async { [self] in
+            defer { connected.leave() }
+            guard let (host, port) = hostAndPort(endpoint) else {
+                finish(.disconnected, trafficNSError("connect to", endpoint.description, EINVAL,
+                                                     "the endpoint must be an NWHostEndpoint with a numeric port"))
+                return
+            }
+            do {
+                let s = try box.value.createTCPConnection(host: host, port: port, timeout: .seconds(30))
+                lock.withLock {
+                    if _state == .cancelled { return }
+                    socket = s
+                    _state = .connected
+                }
+            } catch {
+                finish(.disconnected, trafficNSError(error))
+            }
+        }
+    }
+
+    private func finish(_ state: NWTCPConnectionState, _ error: (any Error)?) {
+        lock.withLock {
+            if _state == .cancelled { return }
+            _state = state
+            if _error == nil { _error = error }
+        }
+    }
+
+    /// connecting, then connected, or disconnected (with `error`); cancelled after `cancel()`.
+    open var state: NWTCPConnectionState { lock.withLock { _state } }
+    open var isViable: Bool { state == .connected }
+    open var hasBetterPath: Bool { false }
+    /// Why the connection failed or closed (POSIX domain, the errno as code).
+    open var error: (any Error)? { lock.withLock { _error } }
+    open var remoteAddress: NWEndpoint? {
+        lock.withLock { socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
+    }
+    /// The SO_MARK of the socket (0x4853 for command traffic); nil before connected. Not Apple's.
+    open var socketMark: UInt32? { lock.withLock { socket?.mark } }
+
+    /// Waits for the connection; the socket, or the error to report.
+    private func ready(_ operation: String) -> Result<HotspotTCPConnection, NSError> {
+        connected.wait()
+        return lock.withLock { () -> Result<HotspotTCPConnection, NSError> in
+            if let socket, _state == .connected { return .success(socket) }
+            if let e = _error as? NSError { return .failure(e) }
+            return .failure(trafficNSError(operation, endpoint.description, _state == .cancelled ? ECANCELED : ENOTCONN))
+        }
+    }
+
+    /// Reads exactly `length` bytes (less only at end of stream).
+    open func readLength(_ length: Int, completionHandler: @escaping (Data?, (any Error)?) -> Void) {
+        readMinimumLength(length, maximumLength: length, completionHandler: completionHandler)
+    }
+
+    /// Reads at least `minimum` and at most `maximum` bytes (less only at end of stream: then what was read,
+    /// or nil and no error when nothing was).
+    open func readMinimumLength(_ minimum: Int, maximumLength maximum: Int,
+                                completionHandler: @escaping (Data?, (any Error)?) -> Void)
+    {
+        let handler = UncheckedBox(completionHandler)
+        readQueue.async { [self] in
+            switch ready("read from") {
+            case .failure(let e): handler.value(nil, e)
+            case .success(let s):
+                var got: [UInt8] = []
+                let budget = commandBudget(command)
+                do {
+                    while got.count < max(minimum, 1) {
+                        let chunk = try s.read(maximum: maximum - got.count, timeout: budget)
+                        if chunk.isEmpty { break }
+                        got += chunk
+                    }
+                    handler.value(got.isEmpty ? nil : Data(got), nil)
+                } catch {
+                    let e = trafficNSError(error)
+                    finish(.disconnected, e)
+                    handler.value(got.isEmpty ? nil : Data(got), e)
+                }
+            }
+        }
+    }
+
+    /// Writes all of `data`.
+    open func write(_ data: Data, completionHandler: @escaping ((any Error)?) -> Void) {
+        let handler = UncheckedBox(completionHandler)
+        writeQueue.async { [self] in
+            switch ready("write to") {
+            case .failure(let e): handler.value(e)
+            case .success(let s):
+                do {
+                    try s.write(Array(data), timeout: commandBudget(command))
+                    handler.value(nil)
+                } catch {
+                    let e = trafficNSError(error)
+                    finish(.disconnected, e)
+                    handler.value(e)
+                }
+            }
+        }
+    }
+
+    /// Closes the sending side once the queued writes are done.
+    open func writeClose() {
+        writeQueue.async { [self] in
+            if case .success(let s) = ready("close") { _ = Glibc.shutdown(s.fd, Int32(SHUT_WR)) }
+        }
+    }
+
+    /// Closes the connection; pending reads and writes fail with ECANCELED.
+    open func cancel() {
+        let s = lock.withLock { () -> HotspotTCPConnection? in
+            _state = .cancelled
+            if _error == nil { _error = trafficNSError("use", endpoint.description, ECANCELED, "the connection was cancelled") }
+            return socket
+        }
+        if let s, s.fd >= 0 { _ = Glibc.shutdown(s.fd, Int32(SHUT_RDWR)) }
+    }
+}
+
+/// `NWUDPSession`: a UDP socket over a marked socket, started at once.
+open class NWUDPSession: NSObject, @unchecked Sendable {
+    public let endpoint: NWEndpoint
+    private let lock = NSLock()
+    private var _state: NWUDPSessionState = .preparing
+    private var _error: (any Error)?
+    private var socket: HotspotUDPSocket?
+    private var reading = false
+    private let prepared = DispatchGroup()
+    private let writeQueue = DispatchQueue(label: "NWUDPSession.write")
+
+    init(endpoint: NWEndpoint, command: HotspotHelperCommand) {
+        self.endpoint = endpoint
+        super.init()
+        prepared.enter()
+        let box = UncheckedBox(command)
+        DispatchQueue.global().async { [self] in
+            defer { prepared.leave() }
+            guard let (host, port) = hostAndPort(endpoint) else {
+                fail(trafficNSError("connect a UDP session to", endpoint.description, EINVAL,
+                                    "the endpoint must be an NWHostEndpoint with a numeric port"))
+                return
+            }
+            do {
+                let s = try box.value.createUDPSocket(host: host, port: port)
+                lock.withLock {
+                    if _state == .cancelled { return }
+                    socket = s
+                    _state = .ready
+                }
+            } catch {
+                fail(trafficNSError(error))
+            }
+        }
+    }
+
+    private func fail(_ error: any Error) {
+        lock.withLock {
+            if _state == .cancelled { return }
+            _state = .failed
+            if _error == nil { _error = error }
+        }
+    }
+
+    /// preparing, then ready, or failed (with `error`); cancelled after `cancel()`.
+    open var state: NWUDPSessionState { lock.withLock { _state } }
+    open var isViable: Bool { state == .ready }
+    open var hasBetterPath: Bool { false }
+    open var error: (any Error)? { lock.withLock { _error } }
+    open var resolvedEndpoint: NWEndpoint? {
+        lock.withLock { socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
+    }
+    open var maximumDatagramLength: Int { 65_507 }
+    /// The SO_MARK of the socket (0x4853 for command traffic); nil before ready. Not Apple's.
+    open var socketMark: UInt32? { lock.withLock { socket?.mark } }
+
+    open func tryNextResolvedEndpoint() {}
+
+    private func ready(_ operation: String) -> Result<HotspotUDPSocket, NSError> {
+        prepared.wait()
+        return lock.withLock { () -> Result<HotspotUDPSocket, NSError> in
+            if let socket, _state == .ready { return .success(socket) }
+            if let e = _error as? NSError { return .failure(e) }
+            return .failure(trafficNSError(operation, endpoint.description, _state == .cancelled ? ECANCELED : ENOTCONN))
+        }
+    }
+
+    /// Calls `handler` with the datagrams as they arrive (at most `maxDatagrams` per call; here one), until
+    /// cancelled; with an error (and then no more) when the session fails. One handler per session.
+    open func setReadHandler(_ handler: @escaping ([Data]?, (any Error)?) -> Void, maxDatagrams: Int) {
+        let first = lock.withLock { () -> Bool in
+            defer { reading = true }
+            return !reading
+        }
+        guard first else { return }
+        let box = UncheckedBox(handler)
+        Thread.detachNewThread { [self] in
+            switch ready("receive from") {
+            case .failure(let e): box.value(nil, e)
+            case .success(let s):
+                while state == .ready {
+                    do {
+                        guard let datagram = try s.receive(timeout: .seconds(3600)) else { break }
+                        box.value([Data(datagram)], nil)
+                    } catch {
+                        if state == .ready {
+                            let e = trafficNSError(error)
+                            fail(e)
+                            box.value(nil, e)
+                        }
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    open func writeDatagram(_ datagram: Data, completionHandler: @escaping ((any Error)?) -> Void) {
+        writeMultipleDatagrams([datagram], completionHandler: completionHandler)
+    }
+
+    open func writeMultipleDatagrams(_ datagramArray: [Data], completionHandler: @escaping ((any Error)?) -> Void) {
+        let handler = UncheckedBox(completionHandler)
+        writeQueue.async { [self] in
+            switch ready("send a datagram to") {
+            case .failure(let e): handler.value(e)
+            case .success(let s):
+                do {
+                    for d in datagramArray { try s.send(Array(d)) }
+                    handler.value(nil)
+                } catch {
+                    handler.value(trafficNSError(error))
+                }
+            }
+        }
+    }
+
+    open func cancel() {
+        let s = lock.withLock { () -> HotspotUDPSocket? in
+            _state = .cancelled
+            return socket
+        }
+        s?.shutdown()
+    }
+}
+
+/// Carries a non-Sendable value (a completion handler, a command) to the queue that uses it, as Apple's API does.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+extension HotspotHelperCommand {
+    /// `createTCPConnection(_:)`: a TCP connection for this command over a marked socket (it passes the
+    /// station's IP suppression), connecting at once; reads and writes wait for it.
+    public func createTCPConnection(_ endpoint: NWEndpoint) -> NWTCPConnection {
+        NWTCPConnection(endpoint: endpoint, command: self)
+    }
+
+    /// `createUDPSession(_:)`: a UDP session for this command over a marked socket.
+    public func createUDPSession(_ endpoint: NWEndpoint) -> NWUDPSession {
+        NWUDPSession(endpoint: endpoint, command: self)
+    }
+}
