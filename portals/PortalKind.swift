@@ -13,6 +13,8 @@ public struct PortalRequest: Sendable {
     public var clientIP: String
     /// True when the request was not addressed to the portal (a redirected probe or general HTTP).
     public var intercepted: Bool
+    /// The Cookie header's cookies (the recorded kind checks its own come back).
+    public var cookies: [String: String] = [:]
 
     public init(method: String, path: String, host: String? = nil, query: [String: String] = [:],
                 form: [String: String] = [:], clientIP: String, intercepted: Bool) {
@@ -65,6 +67,12 @@ public protocol PortalContext: Sendable {
     func logoff(clientIP: String) async throws
     /// Seconds left in the client's session; nil when not logged in.
     func secondsRemaining(clientIP: String) async -> Int?
+    /// The client's MAC address (the recorded kind puts it where the venue's portal did); nil when unknown.
+    func clientMAC(clientIP: String) async -> String?
+}
+
+extension PortalContext {
+    public func clientMAC(clientIP: String) async -> String? { nil }
 }
 
 /// One kind of captive portal. Each kind lives in its own file in `portals/`: its definition (name, settings)
@@ -113,6 +121,7 @@ public enum PortalRegistry {
         BrokenEmptyPortal.self,
         Status511Portal.self,
         EmailPortal.self,
+        RecordedPortal.self,
     ]
 
     public static var definitions: [PortalKindDefinition] { kinds.map { $0.definition } }
@@ -137,6 +146,17 @@ public enum PortalRegistry {
 func escape(_ text: String) -> String {
     text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
         .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+}
+
+/// Parses a Cookie header (`a=1; b=2`).
+public func parseCookies(_ header: String?) -> [String: String] {
+    var result: [String: String] = [:]
+    for pair in (header ?? "").split(separator: ";") {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let name = parts.first?.trimmingCharacters(in: .whitespaces), !name.isEmpty else { continue }
+        result[name] = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+    }
+    return result
 }
 
 /// Parses `a=1&b=two+words` (application/x-www-form-urlencoded).

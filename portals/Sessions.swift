@@ -43,6 +43,8 @@ public actor PortalSessions: PortalContext {
         }
     }
 
+    public nonisolated func clientMAC(clientIP: String) async -> String? { neighbours.mac(for: clientIP) }
+
     public func secondsRemaining(clientIP: String) async -> Int? {
         guard let session = sessions[clientIP] else { return nil }
         let left = session.expires - now()

@@ -13,6 +13,7 @@ struct HotspotLabCommand: AsyncParsableCommand {
             DoctorCommand.self, CleanCommand.self,
             UpCommand.self, DownCommand.self,
             DemoCommand.self, RunCommand.self, CertifyCommand.self, ReplayCommand.self,
+            PortalCommand.self,
         ]
     )
 }

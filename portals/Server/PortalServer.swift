@@ -36,9 +36,11 @@ public struct PortalServer: Sendable {
     public func handle(_ request: RawHTTPRequest, peer: String) async -> PortalResponse {
         var form: [String: String] = [:]
         if request.method == "POST" { form = parseForm(String(decoding: request.body, as: UTF8.self)) }
-        return await answer(PortalRequest(
+        var portalRequest = PortalRequest(
             method: request.method, path: request.path, host: request.host, query: parseForm(request.query), form: form,
-            clientIP: peer, intercepted: !addressesPortal(request.host)))
+            clientIP: peer, intercepted: !addressesPortal(request.host))
+        portalRequest.cookies = parseCookies(request.header("Cookie"))
+        return await answer(portalRequest)
     }
 
     /// The https-only portal: serves the kind over TLS on `tlsIP:tlsPort` (terminated in this process, so the
@@ -85,9 +87,10 @@ public struct PortalServer: Sendable {
         if request.method == .POST, let body = try? await request.bodyData {
             form = parseForm(String(decoding: body, as: UTF8.self))
         }
-        let portalRequest = PortalRequest(
+        var portalRequest = PortalRequest(
             method: request.method.rawValue, path: request.path, host: host, query: query, form: form,
             clientIP: clientIP, intercepted: !addressesPortal(host))
+        portalRequest.cookies = parseCookies(request.headers[HTTPHeader("Cookie")])
         return httpResponse(await answer(portalRequest))
     }
 

@@ -38,6 +38,9 @@ extension Reader {
             }
             settings[name] = try PortalFields.value(value, setting: name, kind: kind)
         }
+        if let problem = RecordedPortalSetting.check(&settings, kind: kind.name, topologyFile: field.file) {
+            throw (settingFields.first { $0.name == "definition" }?.value ?? field).error(problem)
+        }
         if let missing = kind.missing(settings).first {
             throw field.error("missing key `\(missing.name)` for the \(kind.name) portal (\(missing.type.expected): \(missing.help))")
         }
@@ -78,6 +81,7 @@ enum PortalFields {
                     + (PortalCatalog.labSettings + definition.settingNames).joined(separator: ", "))
             }
             settings[name] = try value(f, setting: name, kind: definition)
+            if let problem = RecordedPortalSetting.check(&settings, kind: kind, topologyFile: field.file) { throw f.error(problem) }
         }
         return settings
     }
