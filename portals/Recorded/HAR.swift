@@ -286,3 +286,28 @@ public struct URLParts: Sendable, Equatable {
     /// `scheme://host[:port]`.
     public var origin: String { "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "") }
 }
+
+/// Records exchanges as HAR 1.2 entries (the tests record the lab's own portal kinds with it, for a round trip).
+public final class HARWriter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [HAREntry] = []
+
+    public init() {}
+
+    /// One exchange; a `Location` header is also the entry's `redirectURL`, as browsers export it.
+    public func record(method: String, url: String, requestHeaders: [(String, String)] = [], requestBody: String? = nil,
+                       status: Int, responseHeaders: [(String, String)] = [], responseBody: String = "") {
+        let contentType = responseHeaders.first { $0.0.lowercased() == "content-type" }?.1
+        let post = requestBody.map {
+            HARPostData(mimeType: requestHeaders.first { $0.0.lowercased() == "content-type" }?.1 ?? "application/x-www-form-urlencoded", text: $0)
+        }
+        let entry = HAREntry(
+            startedDateTime: ISO8601DateFormatter().string(from: Date()),
+            request: HARRequest(method: method, url: url, headers: requestHeaders.map { HARNameValue(name: $0.0, value: $0.1) }, postData: post),
+            response: HARResponse(status: status, headers: responseHeaders.map { HARNameValue(name: $0.0, value: $0.1) },
+                                  content: HARContent(mimeType: contentType, text: responseBody)))
+        lock.withLock { entries.append(entry) }
+    }
+
+    public var document: HARDocument { lock.withLock { HARDocument(entries: entries) } }
+}

@@ -99,6 +99,12 @@ public enum HARImport {
         return "alnum"
     }
 
+    /// How the capture wrote MACs, without the MAC: `AA:BB:CC:DD:EE:FF`, `aa-bb-cc-dd-ee-ff`, ...
+    static func macStyle(_ mac: String) -> String {
+        let sample = mac.contains("-") ? "aa-bb-cc-dd-ee-ff" : "aa:bb:cc:dd:ee:ff"
+        return mac.contains(where: \.isUppercase) ? sample.uppercased() : sample
+    }
+
     static func normalizedKey(_ key: String) -> String { key.lowercased().filter { $0.isLetter || $0.isNumber } }
 
     static func isClientMACKey(_ key: String) -> Bool {
@@ -271,7 +277,7 @@ public enum HARImport {
         }
         for (where_, list) in fieldSources {
             for (name, value) in list where isMAC(value) && isClientMACKey(name) {
-                add("client MAC", value, "{{mac}}", at: "\(where_) `\(name)`", variable: RecordedVariable(name: "mac", kind: "mac", length: 17, alphabet: value))
+                add("client MAC", value, "{{mac}}", at: "\(where_) `\(name)`", variable: RecordedVariable(name: "mac", kind: "mac", length: 17, alphabet: macStyle(value)))
             }
             for (name, value) in list where isIPv4(value) && isClientIPKey(name) {
                 add("client IP", value, "{{ip}}", at: "\(where_) `\(name)`", variable: RecordedVariable(name: "ip", kind: "ip", length: 0, alphabet: ""))
