@@ -67,17 +67,17 @@ struct HARHelperTests {
     @Test func roundTripOfTheFormLoginKind() async throws {
         let original = try await LoopbackPortal.start("form-login", settings: ["username": "guest", "password": "croissant"])
         let writer = HARWriter()
-        let recording: HTTPSend = { (request) throws(HotspotTrafficError) -> HotspotHTTPResponse in
-            let response = try original.http(request)
-            writer.record(method: request.method, url: request.url, requestHeaders: request.headers.map { ($0.name, $0.value) },
-                          requestBody: request.body.isEmpty ? nil : String(decoding: request.body, as: UTF8.self),
-                          status: response.status, responseHeaders: response.headers.map { ($0.name, $0.value) }, responseBody: response.text)
-            return response
-        }
         let wrong = try HelperLogicTests.portalLogic(["--account", "guest:baguette"])
         let right = try HelperLogicTests.portalLogic(["--account", "guest:croissant"])
         let recorded = try await blocking {
-            (HelperLogicTests.Outcome(wrong.authenticate(recording, ssid: "Cafe")), HelperLogicTests.Outcome(right.authenticate(recording, ssid: "Cafe")))
+            let recording: HTTPSend = { (request) throws(HotspotTrafficError) -> HotspotHTTPResponse in
+                let response = try original.http(request)
+                writer.record(method: request.method, url: request.url, requestHeaders: request.headers.map { ($0.name, $0.value) },
+                              requestBody: request.body.isEmpty ? nil : String(decoding: request.body, as: UTF8.self),
+                              status: response.status, responseHeaders: response.headers.map { ($0.name, $0.value) }, responseBody: response.text)
+                return response
+            }
+            return (HelperLogicTests.Outcome(wrong.authenticate(recording, ssid: "Cafe")), HelperLogicTests.Outcome(right.authenticate(recording, ssid: "Cafe")))
         }
         original.stop()
         #expect(recorded.0.result == .failure && recorded.1.result == .success, "recording: \(recorded)")

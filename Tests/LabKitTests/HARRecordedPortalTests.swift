@@ -120,7 +120,8 @@ struct HARRecordedPortalTests {
             _ = try TopologyParser.parse(yaml, file: folder + "/t.yaml")
             Issue.record("a broken definition parsed")
         } catch let error as TopologyError {
-            #expect(error.line == 29 && error.field == "hotspots[0].gateway.portal.definition", "\(error)")
+            let line = (yaml.components(separatedBy: "\n").firstIndex { $0.contains("definition: portal.json") } ?? -1) + 1
+            #expect(error.line == line && error.column == 21 && error.field == "hotspots[0].gateway.portal.definition", "\(error)")
             #expect(error.message.contains("exchanges[1].role: expected one of probe, page, asset, sign-in, refusal, found `pagee`"), "\(error)")
         }
         try Data("{\"format\": ".utf8).write(to: URL(fileURLWithPath: folder + "/portal.json"))

@@ -180,6 +180,8 @@ final class FakeClock: @unchecked Sendable {
             #expect(!(setting.required && setting.defaultValue != nil), "\(name).\(setting.name) is required and has a default")
             #expect(!setting.help.isEmpty)
             if setting.required { minimal[setting.name] = Self.sample(setting.type) }
+            // The recorded kind reads its definition file when it starts: a real one.
+            if name == RecordedPortal.name, setting.name == "definition" { minimal[setting.name] = HARRecordedPortalTests.definition }
         }
         _ = try PortalRegistry.make(name, settings: minimal)
         for key in minimal.keys {

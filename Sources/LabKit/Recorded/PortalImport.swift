@@ -47,7 +47,7 @@ public enum PortalImport {
         return """
             # The portal recorded in \(result.definition.source), imported by `hotspot-lab portal import`.
             # Schema: docs/TOPOLOGY.md; walk-through: docs/FIELD-FAILURES.md
-            name: recorded-\(name)
+            name: venue
             description: the portal recorded in \(result.definition.source)
             internet:
               address: 198.18.0.1
