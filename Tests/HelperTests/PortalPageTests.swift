@@ -29,6 +29,7 @@ struct RenderedPortal: Sendable {
         "wispr": ["username": "member", "password": "lounge-pass"],
         "captive-api": ["can-extend-session": "true"],
         "broken-slow": ["delay-seconds": "1"],
+        "recorded": ["definition": HARHelperTests.fixtures + "/grand-hotel-form.portal.json", "username": "guest", "password": "guest-password"],
     ]
 
     static func render(_ kind: String) async throws -> RenderedPortal {
@@ -48,7 +49,7 @@ struct RenderedPortal: Sendable {
 struct PortalPageTests {
     @Test func everyKindIsCovered() {
         #expect(Set(PortalRegistry.names) == ["click-through", "form-login", "voucher", "wispr", "captive-api",
-                                              "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511", "email"],
+                                              "broken-slow", "broken-500", "broken-redirect-loop", "broken-empty", "status-511", "email", "recorded"],
                 "a new portal kind: decide what the reference helpers make of it")
     }
 
@@ -89,6 +90,19 @@ struct PortalPageTests {
             #expect(rendered.redirect.status == 302)
             #expect(onRedirect == .wispr(loginURL: "http://198.51.100.1:8080/wispr/login"))
             #expect(onPage == .wispr(loginURL: "http://198.51.100.1:8080/wispr/login"))
+        case "recorded":
+            // The Grand Hotel's capture: the redirect carries the station's MAC and IP; its page (at /login, `/` is not in
+            // the capture) is a form login with the station's fresh token and MAC as hidden fields.
+            #expect(rendered.redirect.status == 302 && onRedirect == nil)
+            #expect(rendered.page.status == 404 && onPage == nil)
+            let login = await (try PortalRegistry.make(kind, settings: RenderedPortal.settings[kind] ?? [:])).respond(
+                to: PortalRequest(method: "GET", path: "/login", host: "198.51.100.1", clientIP: "198.51.100.10", intercepted: false), context: RenderContext())
+            guard case .formLogin(let form, let user, let password)? = PortalHelper.PortalPage.recognize(login.body) else {
+                Issue.record("the recorded form page is not recognized: \(login.body)")
+                return
+            }
+            #expect(user == "username" && password == "password" && form.action == "/auth")
+            #expect(form.defaultSubmission.map(\.name) == ["csrf_token", "client_mac"])
         default:
             #expect(onPage == nil, "\(kind): the portal helper must claim nothing else, recognized \(String(describing: onPage))")
             #expect(onRedirect == nil, "\(kind): recognized the redirect as \(String(describing: onRedirect))")
