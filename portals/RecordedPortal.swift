@@ -23,20 +23,20 @@ public struct RecordedPortal: PortalKind {
         let values = try Self.definition.validate(settings)
         recorded = try RecordedPortalDefinition.load(path: try values.required("definition"))
         self.settings = values.values
-        matcher = RequestMatcher(recorded.exchanges.map { exchange in
-            // Refusals are served for a failed sign-in, never matched directly; the probe answers intercepted requests.
-            exchange.role == "refusal" || exchange.role == "probe"
-                ? RequestMatcher.Pattern(method: "-", path: "-")
-                : RequestMatcher.Pattern(method: exchange.request.method, path: exchange.request.path,
-                                         fields: exchange.request.fields.filter { !$0.value.contains("{{") })
-        })
+        matcher = Self.matcher(recorded)
     }
 
     /// For tests: a definition already in memory.
     public init(recorded: RecordedPortalDefinition, settings: [String: String] = [:]) {
         self.recorded = recorded
         self.settings = settings
-        matcher = RequestMatcher(recorded.exchanges.map { exchange in
+        matcher = Self.matcher(recorded)
+    }
+
+    /// One pattern per exchange (same indices). Refusals are served for a failed sign-in and the probe's answer for
+    /// intercepted requests: neither is matched directly.
+    static func matcher(_ recorded: RecordedPortalDefinition) -> RequestMatcher {
+        RequestMatcher(recorded.exchanges.map { exchange in
             exchange.role == "refusal" || exchange.role == "probe"
                 ? RequestMatcher.Pattern(method: "-", path: "-")
                 : RequestMatcher.Pattern(method: exchange.request.method, path: exchange.request.path,
@@ -65,7 +65,7 @@ public struct RecordedPortal: PortalKind {
         }
         do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
         let response = render(exchange.response, request: request, context: context, mac: mac)
-        state.rotate(clientIP: request.clientIP, variables: recorded.variables)
+        state.rotate(clientIP: request.clientIP)
         return response
     }
 
@@ -147,7 +147,7 @@ final class StationValues: @unchecked Sendable {
     }
 
     /// After a sign-in: tokens and session ids are new for the next visit (cookies too).
-    func rotate(clientIP: String, variables: [RecordedVariable]) {
+    func rotate(clientIP: String) {
         lock.withLock { _ = values.removeValue(forKey: clientIP) }
     }
 
