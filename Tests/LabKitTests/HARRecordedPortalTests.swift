@@ -127,4 +127,18 @@ struct HARRecordedPortalTests {
         try Data("{\"format\": ".utf8).write(to: URL(fileURLWithPath: folder + "/portal.json"))
         #expect(throws: TopologyError.self) { try TopologyParser.parse(yaml, file: folder + "/t.yaml") }
     }
+
+    /// `hotspot-lab portal import`'s output: the definition and a topology around it that parses as written.
+    @Test func importWritesADefinitionAndATopologyThatParses() throws {
+        let folder = NSTemporaryDirectory() + "hotspotlab-import-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let output = try PortalImport.run(har: HARImportTests.fixtures + "/grand-hotel-form.har", out: folder, keep: [])
+        #expect(output.report.contains("client MAC: `3C:22:FB:12:34:56` -> `{{mac}}`"), "\(output.report)")
+        let topology = try TopologyParser.load(path: output.topologyPath)
+        let portal = try #require(topology.hotspots.first?.gateway.portal)
+        #expect(portal.kind == "recorded" && portal.settings["definition"] == folder + "/portal.json")
+        #expect(portal.settings["username"] == "guest" && portal.settings["password"] == "guest-password")
+        #expect(topology.stations.first?.helpers.first?.contains("--account guest:guest-password") == true)
+        #expect(PortalImport.defaultOutput(for: "/x/grand-hotel.har") == "portals-local/grand-hotel")
+    }
 }
