@@ -141,4 +141,19 @@ struct HARRecordedPortalTests {
         #expect(topology.stations.first?.helpers.first?.contains("--account guest:guest-password") == true)
         #expect(PortalImport.defaultOutput(for: "/x/grand-hotel.har") == "portals-local/grand-hotel")
     }
+
+    /// The scenario `portal:` step switches to a recorded portal: its definition from the scenario's folder, checked now.
+    @Test func scenarioPortalStepReadsTheDefinition() throws {
+        let file = TopologyParserTests.root + "/topologies/scenarios/s.yaml"
+        let scenario = try ScenarioParser.parse("""
+            topology: ../recorded-grand-hotel.yaml
+            steps:
+              - portal: {kind: recorded, settings: {definition: ../../Tests/Fixtures/har/grand-hotel-form.portal.json}}
+            """, file: file)
+        let step = try #require(scenario.steps.first?.action as? PortalStep)
+        #expect(step.settings["definition"] == TopologyParserTests.root + "/Tests/Fixtures/har/grand-hotel-form.portal.json")
+        #expect(throws: (any Error).self) {
+            try ScenarioParser.parse("topology: ../recorded-grand-hotel.yaml\nsteps:\n  - portal: {kind: recorded, settings: {definition: missing.json}}\n", file: file)
+        }
+    }
 }
