@@ -124,8 +124,13 @@ struct HARRecordedPortalTests {
             #expect(error.line == line && error.column == 21 && error.field == "hotspots[0].gateway.portal.definition", "\(error)")
             #expect(error.message.contains("exchanges[1].role: expected one of probe, page, asset, sign-in, refusal, found `pagee`"), "\(error)")
         }
-        try Data("{\"format\": ".utf8).write(to: URL(fileURLWithPath: folder + "/portal.json"))
-        #expect(throws: TopologyError.self) { try TopologyParser.parse(yaml, file: folder + "/t.yaml") }
+        try Data("{\n  \"format\": \"x\",\n  \"source\" \"y\"\n}\n".utf8).write(to: URL(fileURLWithPath: folder + "/portal.json"))
+        do {
+            _ = try TopologyParser.parse(yaml, file: folder + "/t.yaml")
+            Issue.record("a definition that is not JSON parsed")
+        } catch let error as TopologyError {
+            #expect(error.message.contains("portal.json: not JSON at line 3, column 12"), "\(error)")
+        }
     }
 
     /// `hotspot-lab portal import`'s output: the definition and a topology around it that parses as written.

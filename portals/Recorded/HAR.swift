@@ -148,7 +148,8 @@ public struct HARDocument: Codable, Sendable, Equatable {
         }
         let json: Any
         do { json = try JSONSerialization.jsonObject(with: data) } catch {
-            throw HARError(file: file, field: "", message: "not JSON (\(jsonProblem(error))); a HAR file is the JSON a browser's developer tools export")
+            let position = jsonPosition(error, in: data).map { " at \($0)" } ?? ""
+            throw HARError(file: file, field: "", message: "not JSON\(position) (\(jsonProblem(error))); truncated, or not the JSON a browser's developer tools export")
         }
         guard let top = json as? [String: Any], let log = top["log"] as? [String: Any] else {
             throw HARError(file: file, field: "log", message: "missing; a HAR file is an object with a `log` object")
@@ -221,6 +222,20 @@ public struct HARDocument: Codable, Sendable, Equatable {
     static func jsonProblem(_ error: any Error) -> String {
         let ns = error as NSError
         return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
+    }
+
+    /// `line L, column C` of a JSON syntax error when Foundation gives its byte offset; nil otherwise.
+    static func jsonPosition(_ error: any Error, in data: Data) -> String? {
+        // Foundation gives the byte offset in userInfo, or only in its message ("around character 30").
+        var index = (error as NSError).userInfo["NSJSONSerializationErrorIndex"] as? Int
+        if index == nil, let range = jsonProblem(error).range(of: "character ") {
+            index = Int(jsonProblem(error)[range.upperBound...].prefix { $0.isNumber })
+        }
+        guard let offset = index, offset >= 0, offset <= data.count else { return nil }
+        let before = data.prefix(offset)
+        let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
+        let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+        return "line \(line), column \(column)"
     }
 
     static func decodingPath(_ error: DecodingError) -> String {

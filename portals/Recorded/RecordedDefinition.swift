@@ -44,7 +44,8 @@ public struct RecordedPortalDefinition: Codable, Sendable, Equatable {
 
     public static func parse(_ data: Data, file: String) throws -> RecordedPortalDefinition {
         do { _ = try JSONSerialization.jsonObject(with: data) } catch {
-            throw RecordedDefinitionError(file: file, field: "", message: "not JSON: \(HARDocument.jsonProblem(error))")
+            let position = HARDocument.jsonPosition(error, in: data).map { " at \($0)" } ?? ""
+            throw RecordedDefinitionError(file: file, field: "", message: "not JSON\(position): \(HARDocument.jsonProblem(error))")
         }
         let definition: RecordedPortalDefinition
         do { definition = try JSONDecoder().decode(RecordedPortalDefinition.self, from: data) } catch let error as DecodingError {
