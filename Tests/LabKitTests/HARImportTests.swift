@@ -52,7 +52,8 @@ struct HARImportTests {
     @Test func truncatedAndHugeFilesAreRefused() throws {
         #expect(throws: HARError.self) { try Self.har("truncated") }
         do { _ = try Self.har("truncated") } catch let error as HARError {
-            #expect(error.description.contains("truncated.har: not JSON"), "\(error)")
+            let lines = try String(contentsOfFile: "\(Self.fixtures)/truncated.har", encoding: .utf8).components(separatedBy: "\n")
+            #expect(error.description.contains("truncated.har: not JSON at line \(lines.count), column \((lines.last?.utf8.count ?? 0) + 1)"), "\(error)")
         }
         // 50 MB (sparse: nothing is written, the size is refused before reading).
         let path = NSTemporaryDirectory() + "hotspotlab-huge-\(UUID().uuidString).har"

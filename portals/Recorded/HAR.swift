@@ -231,6 +231,7 @@ public struct HARDocument: Codable, Sendable, Equatable {
         if index == nil, let range = jsonProblem(error).range(of: "character ") {
             index = Int(jsonProblem(error)[range.upperBound...].prefix { $0.isNumber })
         }
+        if index == nil, jsonProblem(error).lowercased().contains("end of file") { index = data.count }
         guard let offset = index, offset >= 0, offset <= data.count else { return nil }
         let before = data.prefix(offset)
         let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
