@@ -45,8 +45,17 @@ struct HARImportTests {
         let decoded = try HARDocument.parse(Data("{\"log\": {\"version\": \"1.2\", \"entries\": [{\"request\": {\"method\": \"GET\", \"url\": \"http://a.example/\", \"headers\": []}, \"response\": {\"status\": 200, \"headers\": [], \"content\": {\"text\": \"\(text)\", \"encoding\": \"base64\"}}}]}}".utf8))
         #expect(decoded.log.entries[0].response.content.text == "<p>hi</p>")
         let binary = Data([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00]).base64EncodedString()
-        let image = Self.error("{\"log\": {\"version\": \"1.2\", \"entries\": [\(Self.goodEntry), {\"request\": {\"method\": \"GET\", \"url\": \"http://portal.example/logo.png\", \"headers\": []}, \"response\": {\"status\": 200, \"headers\": [], \"content\": {\"mimeType\": \"image/png\", \"text\": \"\(binary)\", \"encoding\": \"base64\"}}}]}}")
-        #expect(image?.field == "log.entries[1].response.content.text" && image?.message.contains("not UTF-8 text") == true, "\(String(describing: image))")
+        let withBody = { (mime: String) in
+            "{\"log\": {\"version\": \"1.2\", \"entries\": [\(Self.goodEntry), {\"request\": {\"method\": \"GET\", \"url\": \"http://portal.example/logo.png\", \"headers\": []}, \"response\": {\"status\": 200, \"headers\": [], \"content\": {\"mimeType\": \"\(mime)\", \"text\": \"\(binary)\", \"encoding\": \"base64\"}}}]}}"
+        }
+        let page = Self.error(withBody("application/octet-stream"))
+        #expect(page?.field == "log.entries[1].response.content.text" && page?.message.contains("not UTF-8 text") == true, "\(String(describing: page))")
+        // A binary image is an asset the text-only portal cannot serve: kept out, and the import says so.
+        let image = try HARDocument.parse(Data(withBody("image/png").utf8))
+        #expect(image.log.entries[1].response.content.omittedBytes == 7 && image.log.entries[1].response.content.text == nil)
+        let imported = try HARImport.convert(image, source: "i.har")
+        #expect(!imported.definition.exchanges.contains { $0.request.path == "/logo.png" })
+        #expect(imported.warnings.contains { $0.hasPrefix("log.entries[1]: a binary image/png of 7 bytes is not kept") }, "\(imported.warnings)")
     }
 
     @Test func truncatedAndHugeFilesAreRefused() throws {

@@ -64,6 +64,8 @@ public struct HARContent: Codable, Sendable, Equatable {
     public var mimeType: String?
     public var text: String?
     public var encoding: String?
+    /// Set by the reader for a binary image, font or media body (base64 in the file): its size; `text` is then nil.
+    public var omittedBytes: Int?
     public init(mimeType: String?, text: String?, encoding: String? = nil) {
         self.size = text?.utf8.count
         self.mimeType = mimeType
@@ -199,8 +201,16 @@ public struct HARDocument: Codable, Sendable, Equatable {
                 }
                 guard let text = String(data: data, encoding: .utf8) else {
                     let mime = entry.response.content.mimeType ?? "no type"
+                    if ["image/", "font/", "audio/", "video/"].contains(where: { mime.lowercased().hasPrefix($0) }) {
+                        // An asset the lab's text-only portal cannot serve: kept out (404), the import says so.
+                        entry.response.content.text = nil
+                        entry.response.content.encoding = nil
+                        entry.response.content.omittedBytes = data.count
+                        decoded.append(entry)
+                        continue
+                    }
                     throw HARError(file: file, field: "\(base).response.content.text",
-                                   message: "a base64 body of \(data.count) bytes (\(mime)) that is not UTF-8 text; the lab's portal serves text only (remove the entry, or re-export without images)")
+                                   message: "a base64 body of \(data.count) bytes (\(mime)) that is not UTF-8 text; the lab's portal serves text only (remove the entry)")
                 }
                 entry.response.content.text = text
                 entry.response.content.encoding = nil

@@ -406,7 +406,10 @@ public enum HARImport {
         var exchanges = [RecordedExchange(role: "probe", entry: probeIndex, request: RecordedRequest(method: probe.request.method.uppercased(), path: "*"),
                                           response: response(probe))]
         var skipped = 0
-        for i in entries.indices where isPortal(i) {
+        for i in entries.indices where isPortal(i) && entries[i].response.content.omittedBytes != nil {
+            warnings.append("log.entries[\(i)]: a binary \(entries[i].response.content.mimeType ?? "asset") of \(entries[i].response.content.omittedBytes ?? 0) bytes is not kept: the lab's portal answers it 404 (not in the capture)")
+        }
+        for i in entries.indices where isPortal(i) && entries[i].response.content.omittedBytes == nil {
             let role: String
             if i == signInIndex { role = "sign-in" } else if i == refusalIndex { role = "refusal" } else if let url = urls[i], isAsset(entries[i], url) { role = "asset" } else { role = "page" }
             let recorded = RecordedExchange(role: role, entry: i, request: request(i, withFields: role == "sign-in" || role == "refusal"), response: response(entries[i]))
