@@ -50,6 +50,24 @@ struct HotspotPortalCommand: AsyncParsableCommand {
     @Option(help: "HTTPS only: the server's private key (PEM).")
     var tlsKey: String?
 
+    @Option(help: "Internet: the backend routes (`internet: services:` of the topology) as a JSON list of InternetRoute.")
+    var services: String?
+
+    @Option(help: "Internet: serve HTTPS on this port of the --listen address, a certificate per SNI name issued by --tls-ca.")
+    var internetTLSPort: UInt16?
+
+    @Option(help: "Internet HTTPS: the lab CA's certificate (PEM).")
+    var tlsCa: String?
+
+    @Option(help: "Internet HTTPS: the lab CA's private key (PEM).")
+    var tlsCaKey: String?
+
+    @Option(help: "Internet HTTPS: the openssl command that issues the certificates.")
+    var openssl = "/usr/bin/openssl"
+
+    @Option(help: "Internet HTTPS: where the issued certificates are written.")
+    var tlsDirectory: String?
+
     @Option(help: "Write this file once the server listens (readiness for the lab).")
     var readyFile: String?
 
@@ -68,6 +86,14 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             guard Self.parseIPv4Port(httpsListen!) != nil else { throw ValidationError("--https-listen: expected IPV4:PORT, found `\(httpsListen!)`") }
             guard httpsURL!.hasPrefix("https://") else { throw ValidationError("--https-url: expected an https:// URL, found `\(httpsURL!)`") }
         }
+        let internetTLS = [tlsCa, tlsCaKey, tlsDirectory]
+        if internetTLSPort != nil || internetTLS.contains(where: { $0 != nil }) {
+            guard internet else { throw ValidationError("--internet-tls-port, --tls-ca, --tls-ca-key and --tls-directory are for --internet") }
+            guard internetTLSPort != nil, !internetTLS.contains(where: { $0 == nil }) else {
+                throw ValidationError("--internet-tls-port, --tls-ca, --tls-ca-key and --tls-directory go together; some are missing")
+            }
+        }
+        if services != nil, !internet { throw ValidationError("--services is for --internet") }
         for setting in settings where !setting.contains("=") {
             throw ValidationError("--setting: expected KEY=VALUE, found `\(setting)`")
         }
@@ -103,7 +129,23 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             if let ready { FileManager.default.createFile(atPath: ready, contents: Data("\(getpid())\n".utf8)) }
         }
         if internet {
-            try await InternetServer.run(ip: ip, port: port, onListening: onListening)
+            var routes: [InternetRoute] = []
+            if let services {
+                do {
+                    routes = try JSONDecoder().decode([InternetRoute].self, from: Data(contentsOf: URL(fileURLWithPath: services)))
+                } catch {
+                    throw ValidationError("--services: read the backend routes from \(services): \(error)")
+                }
+            }
+            var tls: TLSServerContext?
+            if let internetTLSPort, let tlsCa, let tlsCaKey, let tlsDirectory {
+                let issuer = TLSCertificateIssuer(caCertificate: tlsCa, caKey: tlsCaKey, openssl: openssl, directory: tlsDirectory)
+                tls = try issuer.serverContext(defaultName: ip)
+                logLine("internet HTTPS on port \(internetTLSPort): certificates per SNI name from \(tlsCa)")
+            }
+            logLine("internet: \(routes.count) backend route(s)")
+            try await InternetServer.run(ip: ip, port: port, responder: InternetResponder(routes: routes), tls: tls,
+                                         tlsPort: internetTLSPort ?? 443, onListening: onListening)
             return
         }
         let portalKind = try PortalRegistry.make(kind!, settings: settingValues())

@@ -2,6 +2,7 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
+import PortalKinds
 
 /// A fake lab for the runner: hotspotd's trace is a list the test scripts (what each user action makes
 /// hotspotd record), every call is logged, the lab's answers are set by the test.
@@ -20,6 +21,7 @@ final class FakeStepContext: StepContext {
     /// Helpers by executable name: (pid, identifier).
     var helpers: [String: (pid: Int32, identifier: String)] = ["hotspot-helper-portal": (4242, "com.hotspotlab.portal")]
     var applicationAnswer: (status: Int?, error: String) = (200, "")
+    var probeAnswers: [String: ProbeObservation] = [:]
     var logoffAnswer = true
     var gate: [String] = []
     var mac = "02:00:00:00:0a:00"
@@ -84,6 +86,10 @@ final class FakeStepContext: StepContext {
     func application(_ url: String) throws -> (status: Int?, error: String) {
         calls.append("application \(url)")
         return applicationAnswer
+    }
+    func probe(_ urls: [String]) throws -> [ProbeObservation] {
+        calls.append("probe " + urls.joined(separator: " "))
+        return urls.map { probeAnswers[$0] ?? .failed("no route") }
     }
     func wpaRequest(_ command: String) throws -> String {
         calls.append("wpa \(command)")

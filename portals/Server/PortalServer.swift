@@ -149,32 +149,55 @@ func phrase(_ status: Int) -> String {
     }
 }
 
-/// The lab's "internet": connectivity probe endpoints and a plain web site, on any host name.
+/// The lab's "internet": the topology's backend routes, the connectivity probe endpoints and a plain web site, on
+/// any host name (`InternetResponder`), over HTTP and, with a certificate per SNI name, HTTPS.
 public enum InternetServer {
     /// Apple's exact success page.
-    public static let appleSuccess = "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
-    public static let generalPage = "<!DOCTYPE html>\n<html><head><title>HotspotLab internet</title></head><body>You reached the lab internet.</body></html>\n"
+    public static let appleSuccess = InternetResponder.appleSuccess
+    public static let generalPage = InternetResponder.generalPage
 
     public static func respond(path: String, host: String?) -> PortalResponse {
-        switch path {
-        case "/hotspot-detect.html", "/library/test/success.html":
-            return PortalResponse(status: 200, headers: ["Content-Type": "text/html", "Cache-Control": "no-store"], body: appleSuccess)
-        case "/generate_204", "/gen_204":
-            return PortalResponse(status: 204, headers: ["Cache-Control": "no-store"])
-        case "/canonical.html":
-            return PortalResponse(status: 200, headers: ["Content-Type": "text/html"],
-                                  body: "<meta http-equiv=\"refresh\" content=\"0;url=https://support.mozilla.org/kb/captive-portal\"/>")
-        case "/connecttest.txt":
-            return PortalResponse(status: 200, headers: ["Content-Type": "text/plain"], body: "Microsoft Connect Test")
-        default:
-            return PortalResponse(status: 200, headers: ["Content-Type": "text/html"], body: generalPage)
-        }
+        InternetResponder().respond(host: host, path: path).response
     }
 
-    public static func run(ip: String, port: UInt16, onListening: @Sendable @escaping () -> Void = {}) async throws {
+    /// Answers one request as `responder` does, logging what it matched (an unmatched request says so), after
+    /// the route's delay; a `hang` route never answers.
+    public static func answer(_ responder: InternetResponder, method: String, host: String?, path: String, scheme: String) async -> PortalResponse {
+        let (response, match, route) = responder.respond(method: method, host: host, path: path)
+        switch match {
+        case .service(let n): logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> service \(n) \(response.status)")
+        case .probe: logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> probe endpoint \(response.status)")
+        case .unmatched: logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> unmatched (no service or probe endpoint; general page)")
+        }
+        if let route {
+            if route.fault == .hang {
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            }
+            if route.delayMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(route.delayMilliseconds)) }
+        }
+        return response
+    }
+
+    /// Serves HTTP on `ip:port` and, with `tls` (a context choosing a certificate per SNI name), HTTPS on
+    /// `ip:tlsPort`, until cancelled.
+    public static func run(ip: String, port: UInt16, responder: InternetResponder = InternetResponder(),
+                           tls: TLSServerContext? = nil, tlsPort: UInt16 = 443,
+                           onListening: @Sendable @escaping () -> Void = {}) async throws {
+        var tlsServer: TLSHTTPServer?
+        if let tls {
+            let listener = try TLSHTTPServer.listen(ip: ip, port: tlsPort)
+            let server = TLSHTTPServer(context: tls) { request, _ in
+                await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
+            }
+            server.start(listener: listener.fd)
+            tlsServer = server
+            logLine("internet HTTPS on \(ip):\(listener.port)")
+        }
+        defer { tlsServer?.stop() }
         let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 60, logger: LineLogger(category: "internet"))
         await server.appendRoute("*") { request in
-            httpResponse(respond(path: request.path, host: request.headers[HTTPHeader("Host")]))
+            httpResponse(await answer(responder, method: request.method.rawValue, host: PortalServer.host(of: request),
+                                      path: request.path, scheme: "http"))
         }
         try await runUntilCancelled(server, onListening: onListening)
     }

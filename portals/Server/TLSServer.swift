@@ -87,7 +87,24 @@ public final class TLSServerContext: @unchecked Sendable {
         context = ctx
     }
 
-    deinit { SSL_CTX_free(context) }
+    deinit {
+        SSL_CTX_free(context)
+        selector?.release()
+    }
+
+    /// SNI: the client's server name picks the certificate. `choose` gives the context for a name (nil: refuse
+    /// the handshake with `unrecognized_name`); a client that sends no name gets this context's own certificate.
+    /// `choose` must keep the contexts it returns alive (a cache) while connections use them.
+    private var selector: Unmanaged<ServerNameSelector>?
+
+    public func selectCertificate(byServerName choose: @escaping @Sendable (String) -> TLSServerContext?) {
+        let box = Unmanaged.passRetained(ServerNameSelector(choose))
+        selector?.release()
+        selector = box
+        _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_TLSEXT_SERVERNAME_ARG, 0, box.toOpaque())
+        _ = SSL_CTX_callback_ctrl(context, SSL_CTRL_SET_TLSEXT_SERVERNAME_CB,
+                                  unsafeBitCast(serverNameCallback, to: (@convention(c) () -> Void).self))
+    }
 
     static func errors() -> String {
         var buffer = [CChar](repeating: 0, count: 1024)
@@ -286,6 +303,26 @@ public final class TLSHTTPServer: @unchecked Sendable {
         request.body = Array(body.prefix(length))
         return request
     }
+}
+
+final class ServerNameSelector: @unchecked Sendable {
+    let choose: @Sendable (String) -> TLSServerContext?
+    init(_ choose: @escaping @Sendable (String) -> TLSServerContext?) { self.choose = choose }
+}
+
+/// OpenSSL's servername callback (`SSL_CTX_set_tlsext_servername_callback`): switches the connection to the
+/// context chosen for the SNI name.
+private let serverNameCallback: @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?, UnsafeMutableRawPointer?) -> Int32 = { ssl, alert, arg in
+    guard let ssl, let arg else { return SSL_TLSEXT_ERR_OK }
+    guard let raw = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else { return SSL_TLSEXT_ERR_OK }
+    let name = String(cString: raw)
+    let selector = Unmanaged<ServerNameSelector>.fromOpaque(arg).takeUnretainedValue()
+    guard let chosen = selector.choose(name) else {
+        alert?.pointee = SSL_AD_UNRECOGNIZED_NAME
+        return SSL_TLSEXT_ERR_ALERT_FATAL
+    }
+    guard SSL_set_SSL_CTX(ssl, chosen.context) != nil else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+    return SSL_TLSEXT_ERR_OK
 }
 
 private final class ResponseBox: @unchecked Sendable {

@@ -87,7 +87,7 @@ public enum HostapdConfig {
 public enum DnsmasqConfig {
     /// How the hotspot's DNS answers (a fault switched during a run, docs/REPLAY.md).
     public enum Mode: String, Sendable, CaseIterable {
-        /// The internet's names resolve to the internet's address.
+        /// Every name resolves to the internet's address (the portal's own name to the gateway).
         case normal
         /// No name is known and there is no upstream: every query is refused (REFUSED).
         case refused
@@ -136,6 +136,8 @@ public enum DnsmasqConfig {
         }
         switch mode ?? (hotspot.faults.dns == "refused" ? .refused : .normal) {
         case .normal:
+            // Every name resolves to the internet; the names below and the portal's are more specific and win.
+            args.append("--address=/#/\(internet.address)")
             for name in internet.names {
                 args.append("--address=/\(name)/\(internet.address)")
             }

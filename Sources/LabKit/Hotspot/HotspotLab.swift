@@ -103,6 +103,8 @@ public final class HotspotLab: @unchecked Sendable {
     /// How the hotspots' services start processes (the lab's: journaled, stopped at teardown).
     public let launcher: any ProcessLauncher
     public private(set) var internet: NetworkNamespace!
+    /// The internet's server (probe endpoints, backend routes, HTTP and HTTPS).
+    public private(set) var internetServer: InternetService?
     public internal(set) var hotspots: [RunningHotspot] = []
     /// The topology's stations, when `options.stations` asked for them.
     public private(set) var stations: [RunningStation] = []
@@ -131,11 +133,8 @@ public final class HotspotLab: @unchecked Sendable {
             tools += ["wpa_supplicant", "curl", "busybox"]
             _ = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         }
-        if topology.hotspots.contains(where: { if case .wpa2Enterprise(.peap, _) = $0.security { return true }; return false })
-            || topology.hotspots.contains(where: { $0.gateway.portal != nil })
-        {
-            tools.append("openssl") // PEAP's certificate; the lab CA and the https-only portals' certificates
-        }
+        // PEAP's certificate; the lab CA, the internet's certificates (HTTPS) and the https-only portals'.
+        tools.append("openssl")
         for tool in tools { _ = try findTool(tool) }
         let labStart = ContinuousClock.now
         // Lab.start races with another process's dead-run cleaning between creating its state folder and
@@ -190,19 +189,19 @@ public final class HotspotLab: @unchecked Sendable {
 
     func build(portalBinary: String) throws {
         try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
-        if topology.hotspots.contains(where: { $0.gateway.portal != nil }) {
-            // The lab CA exists whenever a portal could switch to HTTPS only: the helpers are told of it at start.
-            try measure("lab CA") { try PortalTLS.makeCA(labLogDirectory: logDirectory, openssl: try Self.findTool("openssl")) }
+        // The lab CA always exists: the internet serves HTTPS with it, a portal could switch to HTTPS only, and the
+        // helpers (and tools, through the bundle) are told of it at start.
+        try measure("lab CA") {
+            try PortalTLS.makeCA(labLogDirectory: logDirectory, openssl: try Self.findTool("openssl"))
+            try PortalTLS.makeCABundle(labLogDirectory: logDirectory)
         }
         let internetNS = try measure("internet namespace") { try lab.createNamespace("net") }
         internet = internetNS
         try internetNS.route.addAddress(try prefix("\(topology.internet.address)/32"), to: "lo")
-        let internetLog = logDirectory + "/internet.log"
-        let ready = logDirectory + "/internet.ready"
-        unlink(ready)
-        let server = try lab.spawn(ProcessConfiguration(
-            portalBinary, ["--internet", "--listen", "\(topology.internet.address):\(topology.internet.port)", "--ready-file", ready],
-            stdout: .file(internetLog), stderr: .file(internetLog)), in: internetNS)
+        let internetService = InternetService(internet: topology.internet, namespace: internetNS.name, binary: portalBinary,
+                                              labLogDirectory: logDirectory, launcher: launcher)
+        try internetService.launch()
+        internetServer = internetService
 
         // Daemons start at once; their readiness is awaited after every hotspot is started, so slow
         // starts (a Swift binary over 9p under TCG) overlap.
@@ -219,9 +218,7 @@ public final class HotspotLab: @unchecked Sendable {
                 try measure("hotspot \(hotspot.name): DNS \(mode)") { try setDNS(hotspot: hotspot.name, mode: mode) }
             }
         }
-        try measure("internet server ready") {
-            try Readiness.waitForFile(ready, child: server, log: internetLog, what: "internet server")
-        }
+        try measure("internet server ready") { try internetService.waitUntilReady() }
         if let stationOptions = options.stations {
             for (index, station) in topology.stations.enumerated() {
                 try measure("station \(station.name) ready") {
@@ -359,7 +356,8 @@ public final class HotspotLab: @unchecked Sendable {
     /// How to enter each namespace and where the logs are.
     public func summary() -> String {
         var lines = ["lab \(lab.prefix) up: topology \(topology.name) (\(topology.file))", "logs: \(logDirectory)"]
-        lines.append("internet  ip netns exec \(internet.name) bash    # \(topology.internet.address):\(topology.internet.port), log internet.log")
+        lines.append("internet  ip netns exec \(internet.name) bash    # \(topology.internet.address):\(topology.internet.port) and HTTPS :\(InternetService.tlsPort), log internet.log")
+        lines.append("  CA bundle for station tools: \(PortalTLS.caBundle(labLogDirectory: logDirectory)) (SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE)")
         for running in hotspots {
             let h = running.hotspot
             var line = "hotspot \(h.name) \"\(h.ssid)\" \(h.bssid) ch \(h.channel) \(h.security.kindName)"

@@ -1,4 +1,5 @@
 import Foundation
+import PortalKinds
 import HotspotProtocol
 import HotspotSystem
 import Netlink
@@ -58,6 +59,7 @@ final class LabStepContext: StepContext {
     // MARK: the station
     func macAddress() throws -> String { try station.macAddress() }
     func application(_ url: String) throws -> (status: Int?, error: String) { try station.application(url) }
+    func probe(_ urls: [String]) throws -> [ProbeObservation] { try station.probe(urls) }
     func wpaRequest(_ command: String) throws -> String { try station.wpaControl().request(command) }
     func wpaWaitForEvent(_ prefixes: [String], timeout: Duration) throws -> String {
         try station.wpaControl().waitForEvent(prefixes, timeout: timeout)

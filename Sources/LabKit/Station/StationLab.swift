@@ -1,4 +1,5 @@
 import Foundation
+import PortalKinds
 import HotspotCore
 import HotspotClient
 import HotspotProtocol
@@ -170,6 +171,11 @@ public final class RunningStation: @unchecked Sendable {
         // The lab CA (https-only portals); the station's folder is <lab logs>/stations/<name>.
         let caFile = PortalTLS.caFile(labLogDirectory: ((directory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent)
         if FileManager.default.fileExists(atPath: caFile) { environment["HOTSPOT_CA_FILE"] = caFile }
+        // The same CA for curl, OpenSSL and Python tools (lab CA plus the system store), docs/TOPOLOGY.md.
+        let bundle = PortalTLS.caBundle(labLogDirectory: labLogDirectory)
+        if FileManager.default.fileExists(atPath: bundle) {
+            for name in PortalTLS.bundleVariables { environment[name] = bundle }
+        }
         // `NAME=value` words before the executable set (or override) the helper's environment, as in a shell.
         for (name, value) in assignments { environment[name] = value }
         let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
@@ -406,6 +412,44 @@ public final class RunningStation: @unchecked Sendable {
         ]).inNetworkNamespace(namespace.name), timeout: .seconds(Int64(maxTime + 5)))
         let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         return (result.status.succeeded && code > 0 ? code : nil, result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The lab's log folder (the station's folder is `<lab logs>/stations/<name>`).
+    var labLogDirectory: String { ((directory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent }
+
+    /// The `probe` step's requests: each URL fetched once from the station by `hotspot-probe` (the SDK's client,
+    /// marked as the system's own probe traffic; names resolved by the station's DNS; https:// verified against
+    /// the lab CA). No redirect is followed.
+    public func probe(_ urls: [String], timeoutSeconds: Int = 4) throws -> [ProbeObservation] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOTSPOT_RESOLV_CONF"] = hotspotdRunDirectory + "/resolv.conf"
+        environment["HOTSPOT_CA_FILE"] = PortalTLS.caFile(labLogDirectory: labLogDirectory)
+        let binary = try BuildProducts.locate("hotspot-probe", environmentKey: "HOTSPOT_PROBE")
+        let result = try ProcessRunner.run(ProcessConfiguration(binary, ["--timeout", "\(timeoutSeconds)"] + urls, environment: environment)
+            .inNetworkNamespace(namespace.name), timeout: .seconds(Int64(urls.count * (timeoutSeconds + 1) + 10)))
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        guard result.status.succeeded, lines.count == urls.count else {
+            throw SystemError("probe", urls.joined(separator: " ") + " from station \(station.name)",
+                              reason: "hotspot-probe: \(result.status), \(lines.count) answers for \(urls.count) URLs: "
+                                + result.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))
+        }
+        return lines.map(Self.probeObservation)
+    }
+
+    /// One line of `hotspot-probe`: `<status> <hex body>` or `error <text>`.
+    public static func probeObservation(_ line: String) -> ProbeObservation {
+        let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard let first = parts.first, let status = Int(first) else {
+            return .failed(parts.count > 1 ? parts[1] : line)
+        }
+        let hex = Array((parts.count > 1 ? parts[1] : "").utf8)
+        var bytes: [UInt8] = []
+        var index = 0
+        while index + 1 < hex.count {
+            if let byte = UInt8(String(decoding: hex[index...index + 1], as: UTF8.self), radix: 16) { bytes.append(byte) }
+            index += 2
+        }
+        return .answered(status: status, body: String(decoding: bytes, as: UTF8.self))
     }
 
     // MARK: faults of the system

@@ -30,6 +30,8 @@ public struct Internet: Sendable, Equatable {
     /// Host names that resolve to `address` inside the lab (probe hosts and general sites).
     public var names: [String]
     public var port: Int
+    /// A vendor's backend: responses by host and path (`internet: services:`), checked before the probe endpoints.
+    public var services: [InternetRoute]
 
     /// 198.18.0.1, the internet's address unless the topology says otherwise.
     public static let defaultAddress = IPv4Address(value: 0xC612_0001)
@@ -42,11 +44,12 @@ public struct Internet: Sendable, Equatable {
         "www.msftconnecttest.com", "example.com", "www.example.com",
     ]
 
-    public init(address: IPv4Address, uplinks: IPv4Subnet, names: [String], port: Int = 80) {
+    public init(address: IPv4Address, uplinks: IPv4Subnet, names: [String], port: Int = 80, services: [InternetRoute] = []) {
         self.address = address
         self.uplinks = uplinks
         self.names = names
         self.port = port
+        self.services = services
     }
 
     /// The /30 for hotspot number `index`: (internet side, hotspot side).

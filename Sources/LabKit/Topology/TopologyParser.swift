@@ -1,4 +1,5 @@
 import Foundation
+import PortalKinds
 import Yams
 
 /// A topology file that cannot be used: where, which field, and what was expected.
@@ -98,7 +99,7 @@ final class Reader {
     }
 
     func internet(_ field: Field) throws -> Internet {
-        let keys = try field.keys(allowed: ["address", "uplinks", "names", "port"])
+        let keys = try field.keys(allowed: ["address", "uplinks", "names", "port", "services"])
         let address = try keys["address"]?.ipv4() ?? Internet.defaultAddress
         let uplinks = try keys["uplinks"]?.subnet(maxLength: 30) ?? Internet.defaultUplinks
         if let f = keys["uplinks"] { remember(f) }
@@ -108,7 +109,69 @@ final class Reader {
         if uplinks.contains(address) {
             throw (keys["address"] ?? field).error("the internet address \(address) lies inside the uplink range \(uplinks); expected an address outside it")
         }
-        return Internet(address: address, uplinks: uplinks, names: names, port: port)
+        let services = try keys["services"].map(services) ?? []
+        return Internet(address: address, uplinks: uplinks, names: names, port: port, services: services)
+    }
+
+    /// `services:`: a list of `{host, path, method, status, headers, body, delay-ms, fault}` (host and path required).
+    func services(_ field: Field) throws -> [InternetRoute] {
+        var seen: [String: String] = [:]
+        return try field.list().map { item in
+            let keys = try item.keys(allowed: ["host", "path", "method", "status", "headers", "body", "delay-ms", "fault"],
+                                     required: ["host", "path"])
+            let hostField = try keys.required("host")
+            let host = try hostField.nonEmptyString().lowercased()
+            let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+            guard !bare.isEmpty, !bare.hasPrefix("."), !bare.hasSuffix("."), !bare.contains(".."),
+                  bare.unicodeScalars.allSatisfy({ ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "." })
+            else {
+                throw hostField.error("expected a host name such as api.vendor.example (or *.vendor.example), found `\(host)`")
+            }
+            let pathField = try keys.required("path")
+            let path = try pathField.nonEmptyString()
+            guard path.hasPrefix("/"), !path.contains("?"), !path.contains(where: { $0.isWhitespace }) else {
+                throw pathField.error("expected a path starting with / without a query (a trailing * matches a prefix), found `\(path)`")
+            }
+            let method = try keys["method"].map { f -> String in
+                let text = try f.nonEmptyString().uppercased()
+                guard ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(text) else {
+                    throw f.error("expected an HTTP method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS), found `\(text)`")
+                }
+                return text
+            }
+            let status = try keys["status"]?.int(in: 100...599) ?? 200
+            var headers: [String: String] = [:]
+            if let f = keys["headers"] {
+                guard case .mapping(let mapping) = f.node else { throw f.error("expected a mapping of header names to values, found \(f.kindName)") }
+                for (key, value) in mapping {
+                    let keyField = Field(node: key, path: f.path, file: f.file)
+                    guard let name = key.string, !name.isEmpty,
+                          name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0 != ":" }) else {
+                        throw keyField.error("expected a header name (printable ASCII without spaces or `:`)")
+                    }
+                    let valueField = f.child(name, value)
+                    let text = try valueField.string()
+                    guard !text.contains("\r"), !text.contains("\n") else { throw valueField.error("expected a header value on one line") }
+                    headers[name] = text
+                }
+            }
+            let body = try keys["body"]?.string() ?? ""
+            let delay = try keys["delay-ms"]?.int(in: 0...120_000) ?? 0
+            let fault = try keys["fault"].map { f -> InternetFault in
+                let text = try f.nonEmptyString()
+                guard let fault = InternetFault(rawValue: text) else {
+                    throw f.error("unknown fault `\(text)`; expected one of: \(InternetFault.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return fault
+            }
+            let key = "\(method ?? "*") \(host)\(path)"
+            if let first = seen[key] {
+                throw item.error("duplicate route \(key) (first at \(first)); expected each method, host and path once")
+            }
+            seen[key] = item.path
+            return InternetRoute(host: host, path: path, method: method, status: status, headers: headers, body: body,
+                                 delayMilliseconds: delay, fault: fault)
+        }
     }
 
     func hotspot(_ field: Field) throws -> Hotspot {

@@ -1,4 +1,5 @@
 import Foundation
+import PortalKinds
 import HotspotProtocol
 
 /// What steps act on: the acting station's hotspotd, its helpers and wpa_supplicant, and the lab around it
@@ -46,6 +47,8 @@ public protocol StepContext: AnyObject {
     func macAddress() throws -> String
     /// An application's HTTP GET (no helper mark): the HTTP status, or nil with curl's error.
     func application(_ url: String) throws -> (status: Int?, error: String)
+    /// Each URL fetched once from the station as the system's connectivity probe (no redirect followed).
+    func probe(_ urls: [String]) throws -> [ProbeObservation]
     /// A request on the station's wpa_supplicant control connection (attached: events arrive on it).
     func wpaRequest(_ command: String) throws -> String
     func wpaWaitForEvent(_ prefixes: [String], timeout: Duration) throws -> String

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The lab internet's HTTPS: a server certificate per SNI name, issued on first use by the lab CA (the `openssl`
+/// command, as `PortalTLS` makes the portal's), cached for the process's life in `directory`.
+public final class TLSCertificateIssuer: @unchecked Sendable {
+    public let caCertificate: String
+    public let caKey: String
+    public let openssl: String
+    public let directory: String
+    private let lock = NSLock()
+    private var contexts: [String: TLSServerContext] = [:]
+
+    public init(caCertificate: String, caKey: String, openssl: String, directory: String) {
+        self.caCertificate = caCertificate
+        self.caKey = caKey
+        self.openssl = openssl
+        self.directory = directory
+    }
+
+    /// A DNS name (letters, digits, `-`, `.`; at most 253 characters) or an IPv4 address, lower-cased; nil otherwise.
+    public static func normalizedName(_ name: String) -> String? {
+        let lower = name.lowercased()
+        guard !lower.isEmpty, lower.count <= 253, !lower.hasPrefix("."), !lower.hasPrefix("-"), !lower.contains(".."),
+              lower.unicodeScalars.allSatisfy({ ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "." })
+        else { return nil }
+        return lower
+    }
+
+    static func isIPv4(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// The TLS context with a certificate for `name`, issued now if it is the first time.
+    public func context(for name: String) throws -> TLSServerContext {
+        guard let name = Self.normalizedName(name) else {
+            throw TLSServerError(operation: "issue a certificate", object: "for `\(name)`", cause: "not a DNS name or an IPv4 address")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let context = contexts[name] { return context }
+        let (certificate, key) = try issue(name)
+        let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
+        contexts[name] = context
+        return context
+    }
+
+    /// The server's context: `defaultName`'s certificate for clients without SNI, any other name's on demand.
+    public func serverContext(defaultName: String) throws -> TLSServerContext {
+        let context = try self.context(for: defaultName)
+        context.selectCertificate { [self] name in
+            do { return try self.context(for: name) } catch {
+                logLine("[tls] SNI \(name): \(error)")
+                return nil
+            }
+        }
+        return context
+    }
+
+    func issue(_ name: String) throws -> (certificate: String, key: String) {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let base = directory + "/" + name
+        let certificate = base + ".pem", key = base + ".key", csr = base + ".csr", ext = base + ".ext"
+        try run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                 "-keyout", key, "-out", csr, "-subj", "/CN=\(name)"], what: "make the key of \(name)")
+        let san = Self.isIPv4(name) ? "IP:\(name)" : "DNS:\(name)"
+        do {
+            try "subjectAltName=\(san)\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
+                .write(toFile: ext, atomically: true, encoding: .utf8)
+        } catch {
+            throw TLSServerError(operation: "write", object: ext, cause: "\(error)")
+        }
+        let serial = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 1...255)) }.joined()
+        try run(["x509", "-req", "-in", csr, "-CA", caCertificate, "-CAkey", caKey, "-set_serial", "0x" + serial,
+                 "-days", "2", "-out", certificate, "-extfile", ext], what: "sign the certificate of \(name) with \(caCertificate)")
+        logLine("[tls] issued a certificate for \(name)")
+        return (certificate, key)
+    }
+
+    func run(_ arguments: [String], what: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: openssl)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw TLSServerError(operation: what, object: "with \(openssl)", cause: "\(error)")
+        }
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TLSServerError(operation: what, object: "with \(openssl) \(arguments.first ?? "")",
+                                 cause: "exit \(process.terminationStatus): " + text.split(separator: "\n").suffix(3).joined(separator: " | "))
+        }
+    }
+}
