@@ -15,7 +15,7 @@ struct StepRegistryTests {
         "show-scan-list": "show-scan-list", "logoff": "logoff: hotspot-helper-portal",
     ]
     static let notReplayed: Set<String> = [
-        "wait-state", "expect-states", "expect-command", "expect-notification", "application", "expect-auto-join-disabled", "expect-cache", "sleep", "gate",
+        "wait-state", "expect-states", "expect-command", "expect-notification", "application", "expect-auto-join-disabled", "expect-cache", "sleep", "gate", "probe",
     ]
 
     @Test("kind names are unique; the parser lists exactly the registry's kinds")
