@@ -5,12 +5,10 @@ import Testing
 
 /// The lab internet's HTTPS (loopback, no root): a certificate per SNI name issued on the fly by a CA (the
 /// openssl command), answering the backend routes and probe endpoints; a client trusting only that CA.
-@Suite("The internet's HTTPS: a certificate per SNI name from the lab CA", .serialized)
-struct InternetTLSTests {
-    let fixture: TLSFixture
-    init() throws { fixture = try TLSFixture.shared.get() }
-
-    final class Server: @unchecked Sendable {
+/// Part of the serialized `TLSClientTests`: the TLS server answers on Swift's cooperative pool, which tests
+/// blocking in a synchronous client in parallel could starve.
+extension TLSClientTests {
+    final class InternetServerFixture: @unchecked Sendable {
         let port: UInt16
         let server: TLSHTTPServer
         let issuer: TLSCertificateIssuer
@@ -34,23 +32,23 @@ struct InternetTLSTests {
         func stop() { server.stop() }
     }
 
-    func client(_ dns: FakeDNSServer) -> HotspotHTTPClient {
+    func internetClient(_ dns: FakeDNSServer) -> HotspotHTTPClient {
         HotspotHTTPClient(timeout: .seconds(10), resolver: HotspotResolver(nameservers: ["127.0.0.1"], port: dns.port),
                           trustAnchors: .caFile(fixture.ca))
     }
 
     @Test("a vendor's backend and Android's HTTPS probe, each name with its own certificate; no SNI: the address's")
     func certificatePerName() throws {
-        let server = try Server(fixture: fixture)
+        let server = try InternetServerFixture(fixture: fixture)
         defer { server.stop() }
         let dns = FakeDNSServer(["api.vendor.example": "127.0.0.1", "www.google.com": "127.0.0.1"])
         defer { dns.stop() }
-        let session = try client(dns).get("https://api.vendor.example:\(server.port)/session")
+        let session = try internetClient(dns).get("https://api.vendor.example:\(server.port)/session")
         #expect(session.status == 200 && String(decoding: session.body, as: UTF8.self) == "{\"session\":\"active\"}")
         #expect(session.header("Content-Type") == "application/json")
-        let probe = try client(dns).get("https://www.google.com:\(server.port)/generate_204")
+        let probe = try internetClient(dns).get("https://www.google.com:\(server.port)/generate_204")
         #expect(probe.status == 204 && probe.body.isEmpty)
-        let byAddress = try client(dns).get("https://127.0.0.1:\(server.port)/hotspot-detect.html")
+        let byAddress = try internetClient(dns).get("https://127.0.0.1:\(server.port)/hotspot-detect.html")
         #expect(byAddress.status == 200 && String(decoding: byAddress.body, as: UTF8.self) == InternetResponder.appleSuccess)
         #expect(FileManager.default.fileExists(atPath: server.issuer.directory + "/api.vendor.example.pem"))
         #expect(FileManager.default.fileExists(atPath: server.issuer.directory + "/www.google.com.pem"))
@@ -58,17 +56,17 @@ struct InternetTLSTests {
 
     @Test("without the SNI selection a name gets the address's certificate, which the client refuses")
     func withoutSNIHostnameMismatch() throws {
-        let server = try Server(fixture: fixture, sni: false)
+        let server = try InternetServerFixture(fixture: fixture, sni: false)
         defer { server.stop() }
         let dns = FakeDNSServer(["api.vendor.example": "127.0.0.1"])
         defer { dns.stop() }
-        #expect { try client(dns).get("https://api.vendor.example:\(server.port)/session") } throws: { error in
+        #expect { try internetClient(dns).get("https://api.vendor.example:\(server.port)/session") } throws: { error in
             "\(error)".contains("hostname mismatch")
         }
     }
 
     @Test("names the issuer refuses: not a DNS name or an IPv4 address")
-    func names() {
+    func issuerNames() {
         #expect(TLSCertificateIssuer.normalizedName("API.Vendor.Example") == "api.vendor.example")
         #expect(TLSCertificateIssuer.normalizedName("a b") == nil && TLSCertificateIssuer.normalizedName("../x") == nil
                 && TLSCertificateIssuer.normalizedName("") == nil && TLSCertificateIssuer.normalizedName("-x") == nil)

@@ -110,7 +110,7 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
                 + "--pid-file --bind-interfaces --interface=hsl0001h0r --except-interface=lo --listen-address=198.51.100.1 "
                 + "--dhcp-range=198.51.100.10,198.51.100.200,255.255.255.0,3600 --dhcp-authoritative --dhcp-leasefile=\(dir)/cafe/dnsmasq.leases "
                 + "--no-ping --dhcp-option=option:router,198.51.100.1 --dhcp-option=option:dns-server,198.51.100.1 --log-facility=\(log) "
-                + "--log-dhcp --log-queries --address=/captive.apple.com/198.18.0.1 --address=/portal.cafe.example/198.51.100.1",
+                + "--log-dhcp --log-queries --address=/#/198.18.0.1 --address=/captive.apple.com/198.18.0.1 --address=/portal.cafe.example/198.51.100.1",
         ])
         #expect(dns.mode == .normal)
 

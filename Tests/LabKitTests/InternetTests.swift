@@ -119,22 +119,22 @@ import Portals
             }
         }
         #expect(error("host: api.vendor.example", with: "host: api vendor") ==
-                "bad.yaml:5:19: internet.services[0].host: expected a host name such as api.vendor.example (or *.vendor.example), found `api vendor`")
+                "bad.yaml:4:13: internet.services[0].host: expected a host name such as api.vendor.example (or *.vendor.example), found `api vendor`")
         #expect(error("path: /session", with: "path: session?x=1") ==
-                "bad.yaml:6:19: internet.services[0].path: expected a path starting with / without a query (a trailing * matches a prefix), found `session?x=1`")
-        #expect(error("status: 201", with: "status: 700") == "bad.yaml:8:21: internet.services[0].status: expected an integer in 100...599, found 700")
-        #expect(error("fault: hang", with: "fault: crash") == "bad.yaml:15:20: internet.services[1].fault: unknown fault `crash`; expected one of: hang, server-error")
-        #expect(error("delay-ms: 250", with: "delay-ms: -1") == "bad.yaml:11:23: internet.services[0].delay-ms: expected an integer in 0...120000, found -1")
+                "bad.yaml:5:13: internet.services[0].path: expected a path starting with / without a query (a trailing * matches a prefix), found `session?x=1`")
+        #expect(error("status: 201", with: "status: 700") == "bad.yaml:7:15: internet.services[0].status: expected an integer in 100...599, found 700")
+        #expect(error("fault: hang", with: "fault: crash") == "bad.yaml:13:14: internet.services[1].fault: unknown fault `crash`; expected one of: hang, server-error")
+        #expect(error("delay-ms: 250", with: "delay-ms: -1") == "bad.yaml:10:17: internet.services[0].delay-ms: expected an integer in 0...120000, found -1")
         #expect(error("method: get", with: "method: FETCH") ==
-                "bad.yaml:7:21: internet.services[0].method: expected an HTTP method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS), found `FETCH`")
+                "bad.yaml:6:15: internet.services[0].method: expected an HTTP method (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS), found `FETCH`")
         #expect(error("delay-ms: 250", with: "delay: 250") ==
-                "bad.yaml:11:13: internet.services[0].delay: unknown key `delay`; expected one of: host, path, method, status, headers, body, delay-ms, fault")
+                "bad.yaml:10:7: internet.services[0].delay: unknown key `delay`; expected one of: host, path, method, status, headers, body, delay-ms, fault")
         #expect(error("headers: {Content-Type: application/json, X-Vendor: \"1\"}", with: "headers: [a]") ==
-                "bad.yaml:9:22: internet.services[0].headers: expected a mapping of header names to values, found a list")
-        #expect(error("  path: /slow*", with: "  path: /session\n              method: GET").hasPrefix("no error"))
-        #expect(error("\"*.vendor.example\"\n              path: /slow*", with: "api.vendor.example\n              path: /session\n              method: GET") ==
-                "bad.yaml:14:15: internet.services[1]: duplicate route GET api.vendor.example/session (first at internet.services[0]); expected each method, host and path once")
-        #expect(error("    - host: api.vendor.example\n", with: "    - \n").hasPrefix("bad.yaml:5:"))
+                "bad.yaml:8:16: internet.services[0].headers: expected a mapping of header names to values, found a list")
+        #expect(error("  path: /slow*", with: "  path: /session\n      method: POST").hasPrefix("no error"))
+        #expect(error("\"*.vendor.example\"\n      path: /slow*", with: "api.vendor.example\n      path: /session\n      method: GET") ==
+                "bad.yaml:11:7: internet.services[1]: duplicate route GET api.vendor.example/session (first at internet.services[0]); expected each method, host and path once")
+        #expect(error("    - host: api.vendor.example\n", with: "    - \n") == "bad.yaml:5:7: internet.services[0]: missing key `host`")
     }
 
     @Test("every name resolves to the internet; the portal's name and the topology's names are more specific")

@@ -407,9 +407,12 @@ public final class RunningStation: @unchecked Sendable {
     /// An application's HTTP GET from the station (general traffic: no helper mark). Returns the HTTP
     /// status, or nil when the request failed (with curl's error).
     public func application(_ url: String, maxTime: Int = 4) throws -> (status: Int?, error: String) {
+        // https:// trusts the lab CA bundle (the lab's internet issues its certificates), as the station's tools do.
+        let bundle = PortalTLS.caBundle(labLogDirectory: labLogDirectory)
+        let trust = FileManager.default.fileExists(atPath: bundle) ? ["--cacert", bundle] : []
         let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("curl"), [
-            "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*", url,
-        ]).inNetworkNamespace(namespace.name), timeout: .seconds(Int64(maxTime + 5)))
+            "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*",
+        ] + trust + [url]).inNetworkNamespace(namespace.name), timeout: .seconds(Int64(maxTime + 5)))
         let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         return (result.status.succeeded && code > 0 ? code : nil, result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
     }
