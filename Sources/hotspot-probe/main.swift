@@ -6,7 +6,7 @@
 import Foundation
 import HotspotHelper
 
-var timeout: Duration = .seconds(4)
+var timeout: Duration = .seconds(10)
 var urls: [String] = []
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.first {

@@ -41,6 +41,7 @@ extension TLSClientTests {
     func certificatePerName() throws {
         let server = try InternetServerFixture(fixture: fixture)
         defer { server.stop() }
+        #expect(!FileManager.default.fileExists(atPath: server.issuer.directory), "nothing is issued before the first handshake")
         let dns = FakeDNSServer(["api.vendor.example": "127.0.0.1", "www.google.com": "127.0.0.1"])
         defer { dns.stop() }
         let session = try internetClient(dns).get("https://api.vendor.example:\(server.port)/session")

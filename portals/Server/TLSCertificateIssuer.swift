@@ -45,34 +45,31 @@ public final class TLSCertificateIssuer: @unchecked Sendable {
         return context
     }
 
-    /// The server's context: `defaultName`'s certificate for clients without SNI, any other name's on demand.
+    /// The server's context: each name's certificate issued on its first handshake, `defaultName`'s for clients
+    /// without SNI. Nothing is issued before the first client.
     public func serverContext(defaultName: String) throws -> TLSServerContext {
-        let context = try self.context(for: defaultName)
+        let context = try TLSServerContext()
         context.selectCertificate { [self] name in
-            do { return try self.context(for: name) } catch {
-                logLine("[tls] SNI \(name): \(error)")
+            do { return try self.context(for: name ?? defaultName) } catch {
+                logLine("[tls] SNI \(name ?? "(none)"): \(error)")
                 return nil
             }
         }
         return context
     }
 
+    /// One `openssl req -x509 -CA` run (OpenSSL 3): a new key and the certificate the CA signs for `name`.
     func issue(_ name: String) throws -> (certificate: String, key: String) {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let base = directory + "/" + name
-        let certificate = base + ".pem", key = base + ".key", csr = base + ".csr", ext = base + ".ext"
-        try run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                 "-keyout", key, "-out", csr, "-subj", "/CN=\(name)"], what: "make the key of \(name)")
+        let certificate = base + ".pem", key = base + ".key"
         let san = Self.isIPv4(name) ? "IP:\(name)" : "DNS:\(name)"
-        do {
-            try "subjectAltName=\(san)\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
-                .write(toFile: ext, atomically: true, encoding: .utf8)
-        } catch {
-            throw TLSServerError(operation: "write", object: ext, cause: "\(error)")
-        }
         let serial = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 1...255)) }.joined()
-        try run(["x509", "-req", "-in", csr, "-CA", caCertificate, "-CAkey", caKey, "-set_serial", "0x" + serial,
-                 "-days", "2", "-out", certificate, "-extfile", ext], what: "sign the certificate of \(name) with \(caCertificate)")
+        try run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                 "-CA", caCertificate, "-CAkey", caKey, "-set_serial", "0x" + serial, "-days", "2", "-subj", "/CN=\(name)",
+                 "-addext", "subjectAltName=\(san)", "-addext", "basicConstraints=critical,CA:FALSE",
+                 "-addext", "keyUsage=critical,digitalSignature", "-addext", "extendedKeyUsage=serverAuth", "-out", certificate],
+                what: "issue the certificate of \(name) with \(caCertificate)")
         logLine("[tls] issued a certificate for \(name)")
         return (certificate, key)
     }

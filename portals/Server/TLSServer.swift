@@ -87,17 +87,29 @@ public final class TLSServerContext: @unchecked Sendable {
         context = ctx
     }
 
+    /// A context without a certificate of its own: every handshake takes the one `selectCertificate` chooses
+    /// (the lab internet issues them on first use, so nothing is issued before the server listens).
+    public init() throws {
+        ERR_clear_error()
+        guard let ctx = SSL_CTX_new(TLS_server_method()) else {
+            throw TLSServerError(operation: "create", object: "a TLS server context", cause: Self.errors())
+        }
+        _ = hsl_SSL_CTX_set_min_proto_version(ctx, hsl_TLS1_2_VERSION())
+        hsl_SSL_CTX_ignore_unexpected_eof(ctx)
+        context = ctx
+    }
+
     deinit {
         SSL_CTX_free(context)
         selector?.release()
     }
 
-    /// SNI: the client's server name picks the certificate. `choose` gives the context for a name (nil: refuse
-    /// the handshake with `unrecognized_name`); a client that sends no name gets this context's own certificate.
-    /// `choose` must keep the contexts it returns alive (a cache) while connections use them.
+    /// SNI: the client's server name picks the certificate. `choose` gives the context for a name (nil: a client
+    /// that sent none), or nil to refuse the handshake with `unrecognized_name`. `choose` must keep the contexts
+    /// it returns alive (a cache) while connections use them.
     private var selector: Unmanaged<ServerNameSelector>?
 
-    public func selectCertificate(byServerName choose: @escaping @Sendable (String) -> TLSServerContext?) {
+    public func selectCertificate(byServerName choose: @escaping @Sendable (String?) -> TLSServerContext?) {
         let box = Unmanaged.passRetained(ServerNameSelector(choose))
         selector?.release()
         selector = box
@@ -306,16 +318,15 @@ public final class TLSHTTPServer: @unchecked Sendable {
 }
 
 final class ServerNameSelector: @unchecked Sendable {
-    let choose: @Sendable (String) -> TLSServerContext?
-    init(_ choose: @escaping @Sendable (String) -> TLSServerContext?) { self.choose = choose }
+    let choose: @Sendable (String?) -> TLSServerContext?
+    init(_ choose: @escaping @Sendable (String?) -> TLSServerContext?) { self.choose = choose }
 }
 
 /// OpenSSL's servername callback (`SSL_CTX_set_tlsext_servername_callback`): switches the connection to the
 /// context chosen for the SNI name.
 private let serverNameCallback: @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?, UnsafeMutableRawPointer?) -> Int32 = { ssl, alert, arg in
     guard let ssl, let arg else { return SSL_TLSEXT_ERR_OK }
-    guard let raw = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else { return SSL_TLSEXT_ERR_OK }
-    let name = String(cString: raw)
+    let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
     let selector = Unmanaged<ServerNameSelector>.fromOpaque(arg).takeUnretainedValue()
     guard let chosen = selector.choose(name) else {
         alert?.pointee = SSL_AD_UNRECOGNIZED_NAME

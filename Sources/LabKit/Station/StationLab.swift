@@ -422,8 +422,9 @@ public final class RunningStation: @unchecked Sendable {
 
     /// The `probe` step's requests: each URL fetched once from the station by `hotspot-probe` (the SDK's client,
     /// marked as the system's own probe traffic; names resolved by the station's DNS; https:// verified against
-    /// the lab CA). No redirect is followed.
-    public func probe(_ urls: [String], timeoutSeconds: Int = 4) throws -> [ProbeObservation] {
+    /// the lab CA). No redirect is followed. 10 s per URL, as Android's probes allow (and a first HTTPS
+    /// handshake for a name waits for its certificate to be issued).
+    public func probe(_ urls: [String], timeoutSeconds: Int = 10) throws -> [ProbeObservation] {
         var environment = ProcessInfo.processInfo.environment
         environment["HOTSPOT_RESOLV_CONF"] = hotspotdRunDirectory + "/resolv.conf"
         environment["HOTSPOT_CA_FILE"] = PortalTLS.caFile(labLogDirectory: labLogDirectory)
