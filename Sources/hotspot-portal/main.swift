@@ -82,7 +82,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             guard !https.contains(where: { $0 == nil }) else {
                 throw ValidationError("--https-listen, --https-url, --tls-certificate and --tls-key go together (HTTPS only); some are missing")
             }
-            guard !internet else { throw ValidationError("--https-listen: the internet server is plain HTTP only") }
+            guard !internet else { throw ValidationError("--https-listen is the https-only portal's; the internet serves HTTPS with --internet-tls-port") }
             guard Self.parseIPv4Port(httpsListen!) != nil else { throw ValidationError("--https-listen: expected IPV4:PORT, found `\(httpsListen!)`") }
             guard httpsURL!.hasPrefix("https://") else { throw ValidationError("--https-url: expected an https:// URL, found `\(httpsURL!)`") }
         }
