@@ -151,6 +151,20 @@ import Portals
             .filter { $0.hasPrefix("--address=") } == ["--address=/captive.apple.com/10.0.0.1"])
     }
 
+    @Test("internet: hosts: maps names elsewhere; bad entries name file:line:col")
+    func hostsElsewhere() throws {
+        let yaml = TopologyParserTests.base.replacingOccurrences(of: "name: t\n", with: "name: t\ninternet:\n  hosts: {cdn.vendor.example: 198.18.0.9}\n")
+        let topology = try TopologyParser.parse(yaml, file: "t.yaml")
+        #expect(topology.internet.hosts == [HostAddress(name: "cdn.vendor.example", address: IPv4Address("198.18.0.9")!)])
+        let cafe = try #require(topology.hotspots.first)
+        #expect(DnsmasqConfig.arguments(cafe, internet: topology.internet, interface: "w", leaseFile: "/l", logFile: "/g")
+            .contains("--address=/cdn.vendor.example/198.18.0.9"))
+        let bad = #expect(throws: TopologyError.self) {
+            try TopologyParser.parse(yaml.replacingOccurrences(of: "198.18.0.9", with: "8.8.8.8"), file: "t.yaml")
+        }
+        #expect(bad?.description == "t.yaml:3:31: internet.hosts.cdn.vendor.example: address 8.8.8.8 is outside the lab ranges; expected one in 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 or 198.18.0.0/15")
+    }
+
     @Test("the internet's command line: HTTP, HTTPS with the lab CA, the routes' file")
     func internetService() throws {
         let dir = NSTemporaryDirectory() + "internet-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

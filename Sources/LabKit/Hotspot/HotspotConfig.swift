@@ -141,6 +141,9 @@ public enum DnsmasqConfig {
             for name in internet.names {
                 args.append("--address=/\(name)/\(internet.address)")
             }
+            for host in internet.hosts {
+                args.append("--address=/\(host.name)/\(host.address)")
+            }
             if gateway.portal != nil {
                 // The portal's name (its https-only certificate names it): the gateway.
                 args.append("--address=/\(PortalTLS.hostName(hotspot: hotspot.name))/\(gateway.address)")

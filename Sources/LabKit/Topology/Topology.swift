@@ -21,6 +21,16 @@ public struct Topology: Sendable, Equatable {
     }
 }
 
+/// A DNS name and the address the lab's DNS gives it (`internet: hosts:`).
+public struct HostAddress: Sendable, Equatable {
+    public var name: String
+    public var address: IPv4Address
+    public init(name: String, address: IPv4Address) {
+        self.name = name
+        self.address = address
+    }
+}
+
 /// The shared upstream namespace: probe endpoints and a plain web server.
 public struct Internet: Sendable, Equatable {
     /// Where the probe and web servers listen (inside 198.18.0.0/15).
@@ -32,6 +42,9 @@ public struct Internet: Sendable, Equatable {
     public var port: Int
     /// A vendor's backend: responses by host and path (`internet: services:`), checked before the probe endpoints.
     public var services: [InternetRoute]
+    /// Names the topology maps elsewhere than the internet (`internet: hosts:`), in file order: every hotspot's
+    /// DNS answers them with their address (every other name resolves to `address`).
+    public var hosts: [HostAddress]
 
     /// 198.18.0.1, the internet's address unless the topology says otherwise.
     public static let defaultAddress = IPv4Address(value: 0xC612_0001)
@@ -44,7 +57,9 @@ public struct Internet: Sendable, Equatable {
         "www.msftconnecttest.com", "example.com", "www.example.com",
     ]
 
-    public init(address: IPv4Address, uplinks: IPv4Subnet, names: [String], port: Int = 80, services: [InternetRoute] = []) {
+    public init(address: IPv4Address, uplinks: IPv4Subnet, names: [String], port: Int = 80, services: [InternetRoute] = [],
+                hosts: [HostAddress] = []) {
+        self.hosts = hosts
         self.address = address
         self.uplinks = uplinks
         self.names = names

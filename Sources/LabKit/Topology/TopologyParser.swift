@@ -99,7 +99,7 @@ final class Reader {
     }
 
     func internet(_ field: Field) throws -> Internet {
-        let keys = try field.keys(allowed: ["address", "uplinks", "names", "port", "services"])
+        let keys = try field.keys(allowed: ["address", "uplinks", "names", "port", "services", "hosts"])
         let address = try keys["address"]?.ipv4() ?? Internet.defaultAddress
         let uplinks = try keys["uplinks"]?.subnet(maxLength: 30) ?? Internet.defaultUplinks
         if let f = keys["uplinks"] { remember(f) }
@@ -110,7 +110,18 @@ final class Reader {
             throw (keys["address"] ?? field).error("the internet address \(address) lies inside the uplink range \(uplinks); expected an address outside it")
         }
         let services = try keys["services"].map(services) ?? []
-        return Internet(address: address, uplinks: uplinks, names: names, port: port, services: services)
+        var hosts: [HostAddress] = []
+        if let f = keys["hosts"] {
+            guard case .mapping(let mapping) = f.node else { throw f.error("expected a mapping of host names to IPv4 addresses, found \(f.kindName)") }
+            for (key, value) in mapping {
+                let keyField = Field(node: key, path: f.path, file: f.file)
+                guard let name = key.string?.lowercased(), !name.isEmpty, !name.hasPrefix("."), !name.contains(".."),
+                      name.unicodeScalars.allSatisfy({ ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "." })
+                else { throw keyField.error("expected a host name such as cdn.vendor.example, found `\(key.string ?? "")`") }
+                hosts.append(HostAddress(name: name, address: try f.child(name, value).ipv4()))
+            }
+        }
+        return Internet(address: address, uplinks: uplinks, names: names, port: port, services: services, hosts: hosts)
     }
 
     /// `services:`: a list of `{host, path, method, status, headers, body, delay-ms, fault}` (host and path required).
