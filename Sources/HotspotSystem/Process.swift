@@ -55,6 +55,18 @@ public struct ProcessConfiguration: Sendable {
         return copy
     }
 
+    /// The same command started through `hotspot-nsexec --die-with PID`, inside the named network namespace
+    /// (nil: this process's): the kernel kills it (SIGKILL, `PR_SET_PDEATHSIG`) when the thread that started it
+    /// ends, so start it with `ChildProcess.spawnTied`, whose thread lives as long as this process. A lab's
+    /// daemons then end with the lab's process even when that process is killed with SIGKILL.
+    public func tiedToThisProcess(inNetworkNamespace name: String?) throws -> ProcessConfiguration {
+        var copy = self
+        copy.executable = try NSExec.path()
+        let nsPath = name.map { $0.hasPrefix("/") ? $0 : "/run/netns/" + $0 } ?? "-"
+        copy.arguments = ["--die-with", String(getpid()), nsPath, "--", executable] + arguments
+        return copy
+    }
+
     /// `executable arg1 arg2` for messages.
     public var commandLine: String { ([executable] + arguments).joined(separator: " ") }
 }
@@ -110,6 +122,13 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts a child with posix_spawn. Errors name the command and the errno text.
     public static func spawn(_ configuration: ProcessConfiguration) throws -> ChildProcess {
         try Spawner(configuration).spawn()
+    }
+
+    /// Starts a child from the one thread that lives as long as this process (`LifelineThread`): a child
+    /// started through `ProcessConfiguration.tiedToThisProcess` is killed when its starting thread ends, and
+    /// the threads of Swift's pools come and go.
+    public static func spawnTied(_ configuration: ProcessConfiguration) throws -> ChildProcess {
+        try LifelineThread.shared.run { try Spawner(configuration).spawn() }
     }
 
     /// The exit status if the child has ended and was reaped.
@@ -471,4 +490,151 @@ private struct Spawner {
         ok = true
         return ChildProcess(pid: pid, configuration: configuration, stdoutFD: readEnds[0], stderrFD: readEnds[1])
     }
+}
+
+/// One thread that lives as long as the process and runs what it is given, one job at a time (the caller
+/// waits). `PR_SET_PDEATHSIG` fires when the *thread* that started a child ends, not the process: children
+/// that must die with this process, and only with it, are started here.
+final class LifelineThread: @unchecked Sendable {
+    static let shared = LifelineThread()
+
+    private final class Job: @unchecked Sendable {
+        let work: () -> Void
+        var finished = false
+        init(_ work: @escaping () -> Void) { self.work = work }
+    }
+
+    private let lock = Mutex()
+    private let wake = Condition()
+    private var queue: [Job] = []
+    private var thread: pthread_t?
+    private var startError: Int32 = 0
+
+    /// Runs `body` on the lifeline thread and returns its result.
+    func run<T>(_ body: @escaping () throws -> T) throws -> T {
+        let box = LifelineResult<T>()
+        let job = Job { box.result = Result { try body() } }
+        try lock.withLock {
+            try startIfNeeded()
+            queue.append(job)
+            wake.broadcast()
+            while !job.finished { wake.wait(lock, timeout: .seconds(1)) }
+        }
+        guard let result = box.result else {
+            throw SystemError("run on the lifeline thread", "job", reason: "finished without a result")
+        }
+        return try result.get()
+    }
+
+    /// Call with `lock` held.
+    private func startIfNeeded() throws {
+        if thread != nil { return }
+        var created = pthread_t()
+        let result = pthread_create(&created, nil, { argument in
+            guard let argument else { return nil }
+            Unmanaged<LifelineThread>.fromOpaque(argument).takeUnretainedValue().loop()
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        if result != 0 { throw SystemError("start", "the lifeline thread", errno: result) }
+        pthread_detach(created)
+        thread = created
+    }
+
+    private func loop() {
+        lock.lock()
+        while true {
+            guard let job = queue.first else {
+                wake.wait(lock, timeout: .seconds(60))
+                continue
+            }
+            queue.removeFirst()
+            lock.unlock()
+            job.work()
+            lock.lock()
+            job.finished = true
+            wake.broadcast()
+        }
+    }
+}
+
+private final class LifelineResult<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
+
+/// SIGINT, SIGTERM, SIGHUP and SIGPIPE as a request to stop, for commands that must clean up whatever the
+/// moment: `install` replaces the default actions (which end the process at once) by a handler that records
+/// the first signal and wakes `wait`. SIGPIPE is there because its usual cause, the reader of our output
+/// going away (`up … | head -1`), asks us to stop too; the write that raised it fails with EPIPE instead.
+/// Children started with `ChildProcess.spawn` get the default actions back.
+public enum StopSignals {
+    public static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGPIPE]
+
+    nonisolated(unsafe) static var first: Int32 = 0
+    nonisolated(unsafe) static var readFD: Int32 = -1
+    nonisolated(unsafe) static var writeFD: Int32 = -1
+    private static let installLock = Mutex()
+
+    /// Installs the handlers (once per process).
+    public static func install() throws {
+        try installLock.withLock {
+            if writeFD >= 0 { return }
+            var ends: [Int32] = [-1, -1]
+            if hsl_pipe_cloexec(&ends) != 0 { throw SystemError.current("create pipe for", "stop signals") }
+            for fd in ends { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+            first = 0
+            readFD = ends[0]
+            writeFD = ends[1]
+            for sig in handled {
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = stopSignalHandler
+                sigemptyset(&action.sa_mask)
+                action.sa_flags = SA_RESTART
+                if sigaction(sig, &action, nil) != 0 { throw SystemError.current("install handler for signal \(sig) in", "stop signals") }
+            }
+        }
+    }
+
+    /// The first stop signal received (or requested), nil if none.
+    public static var requested: Int32? {
+        let sig = first
+        return sig == 0 ? nil : sig
+    }
+
+    /// Records a stop request as if `signal` had arrived (e.g. EPIPE on stdout without SIGPIPE).
+    public static func request(_ signal: Int32) {
+        stopSignalHandler(signal)
+    }
+
+    /// Waits until a stop signal arrives or `timeout` passes (nil: forever); returns the signal, nil on timeout.
+    public static func wait(timeout: Duration? = nil) -> Int32? {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now + $0 }
+        while requested == nil {
+            var ms: Int32 = -1
+            if let deadline {
+                let left = deadline - clock.now
+                if left <= .zero { return nil }
+                ms = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            }
+            var pfd = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+            if readFD < 0 {
+                sleepFor(.milliseconds(50))
+                continue
+            }
+            if Glibc.poll(&pfd, 1, ms) > 0 {
+                var byte: UInt8 = 0
+                while read(readFD, &byte, 1) > 0 {}
+            }
+        }
+        return requested
+    }
+}
+
+/// Async-signal-safe: a store and a write to a non-blocking pipe.
+private func stopSignalHandler(_ sig: Int32) {
+    if StopSignals.first == 0 { StopSignals.first = sig }
+    var byte = UInt8(truncatingIfNeeded: sig)
+    let saved = errno
+    _ = write(StopSignals.writeFD, &byte, 1)
+    errno = saved
 }

@@ -10,6 +10,8 @@ import Netlink
 /// `process PID STARTTIME`).
 public enum LabState {
     public static let root = "/run/hotspot-lab"
+    /// `hotspot-lab up`'s markers: `<prefix>` holding "pid start-time topology" of the `up` that runs it.
+    public static let upMarkerDirectory = "/run/hotspot-lab-up"
 
     static func makeRoot() throws {
         for path in ["/run", root] where mkdir(path, 0o755) != 0 && Errno.current != EEXIST {
@@ -62,6 +64,8 @@ public struct CleanReport: Sendable, CustomStringConvertible {
     public var processes: [Int32] = []
     public var radios: [String] = []
     public var links: [String] = []
+    /// `/run/hotspot-lab-up/<prefix>` markers of `up` runs that are gone.
+    public var markers: [String] = []
     public var liveRuns: [String] = []
     public var errors: [String] = []
 
@@ -73,6 +77,7 @@ public struct CleanReport: Sendable, CustomStringConvertible {
             lines.append("removed \(runs.count) dead run(s): \(runs.joined(separator: ", "))")
             lines.append("  namespaces: \(namespaces.count)  processes: \(processes.count)  radios: \(radios.count)  links: \(links.count)")
         }
+        if !markers.isEmpty { lines.append("removed \(markers.count) marker(s) of ended `up` runs: \(markers.joined(separator: ", "))") }
         if !liveRuns.isEmpty { lines.append("left \(liveRuns.count) live run(s) alone: \(liveRuns.joined(separator: ", "))") }
         for error in errors { lines.append("error: \(error)") }
         return lines.joined(separator: "\n")
@@ -83,7 +88,7 @@ public struct CleanReport: Sendable, CustomStringConvertible {
 /// runs whose owner process is alive are left alone.
 public enum LabCleanup {
     @discardableResult
-    public static func cleanDeadRuns(stateRoot: String = LabState.root) -> CleanReport {
+    public static func cleanDeadRuns(stateRoot: String = LabState.root, markerDirectory: String = LabState.upMarkerDirectory) -> CleanReport {
         var report = CleanReport()
         // One cleaner at a time (every lab start cleans, and so does `hotspot-lab clean`).
         let lockFD = open(stateRoot + "/.clean.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
@@ -100,7 +105,26 @@ public enum LabCleanup {
             }
             clean(run: entry, directory: directory, into: &report)
         }
+        removeDeadUpMarkers(directory: markerDirectory, into: &report)
         return report
+    }
+
+    /// Removes the markers (`/run/hotspot-lab-up/<prefix>`: "pid start-time topology") whose `up` process
+    /// is gone (no process with that pid and start time, or a zombie). Unreadable markers are left alone.
+    static func removeDeadUpMarkers(directory: String, into report: inout CleanReport) {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        for name in names where !name.hasPrefix(".") {
+            let path = directory + "/" + name
+            guard let text = readSmallFile(path) else { continue }
+            let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+            guard fields.count >= 2, let pid = pid_t(fields[0]), let start = UInt64(fields[1]) else { continue }
+            if processStartTime(pid) == start && !isZombie(pid) { continue }
+            if unlink(path) == 0 {
+                report.markers.append(name)
+            } else if Errno.current != ENOENT {
+                report.errors.append("\(SystemError.current("remove up marker", path))")
+            }
+        }
     }
 
     static func clean(run prefix: String, directory: String, into report: inout CleanReport) {

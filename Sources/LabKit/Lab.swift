@@ -52,6 +52,7 @@ public final class Lab: @unchecked Sendable {
             if mkdir(directory, 0o755) == 0 {
                 let lab = Lab(runID: id, prefix: prefix, stateDirectory: directory)
                 try LabState.writeOwner(directory)
+                try lab.startGuardian()
                 return lab
             }
             let code = Errno.current
@@ -118,6 +119,7 @@ public final class Lab: @unchecked Sendable {
         for prefix in addressesA + addressesB { try LabAddressPolicy.check(prefix) }
         try checkOwned(a)
         try checkOwned(b)
+        try lock.withLock { try checkOpen() }
         // Links inside lab namespaces vanish with them; nothing to journal beyond the namespaces.
         try a.route.createVeth(linkA, peer: linkB, peerNamespace: b)
         for address in addressesA { try a.route.addAddress(address, to: linkA) }
@@ -180,23 +182,32 @@ public final class Lab: @unchecked Sendable {
 
     // MARK: processes
 
-    /// Starts a process (inside `namespace` through hotspot-nsexec when given) and records its pid and
-    /// start time so a later `clean` can stop it if this run dies.
+    /// Starts a process through hotspot-nsexec (inside `namespace` when given) and records its pid and
+    /// start time so a later `clean` can stop it if this run dies. The process is tied to this one
+    /// (`--die-with`, started from the lifeline thread): it is killed when this process ends, even by SIGKILL.
     @discardableResult
     public func spawn(_ configuration: ProcessConfiguration, in namespace: NetworkNamespace? = nil) throws -> ChildProcess {
-        var config = configuration
-        if let namespace {
-            try checkOwned(namespace)
-            config = try configuration.inNetworkNamespace(namespace.name)
-        }
+        if let namespace { try checkOwned(namespace) }
+        let config = try configuration.tiedToThisProcess(inNetworkNamespace: namespace?.name)
         return try lock.withLock {
             try checkOpen()
-            let child = try ChildProcess.spawn(config)
+            let child = try ChildProcess.spawnTied(config)
             let start = processStartTime(child.pid) ?? 0
             resources.append(.process(child))
             try journal("process \(child.pid) \(start)")
             return child
         }
+    }
+
+    /// The lab's guardian (`hotspot-nsexec --guard`): if this process ends without tearing down (SIGKILL), it
+    /// kills every journaled process, also those that dropped the parent-death signal (dnsmasq). It is the
+    /// first resource, so teardown stops it last (SIGTERM while this process lives: it exits quietly).
+    /// Namespaces and the state folder stay for `clean`.
+    private func startGuardian() throws {
+        let config = ProcessConfiguration(try NSExec.path(), ["--guard", String(getpid()), stateDirectory + "/journal"],
+                                          stdout: .discard)
+        let child = try ChildProcess.spawnTied(config)
+        lock.withLock { resources.append(.process(child)) }
     }
 
     // MARK: teardown
@@ -256,8 +267,13 @@ public final class Lab: @unchecked Sendable {
 
     // MARK: internals
 
+    /// Refuses to create more once torn down, or once this process was asked to stop (`StopSignals`: a
+    /// bring-up interrupted by a signal stops at its next step and tears down what it made).
     private func checkOpen() throws {
         if tornDown { throw SystemError("use lab", prefix, reason: "already torn down") }
+        if let signal = StopSignals.requested {
+            throw SystemError("build lab", prefix, reason: "interrupted by signal \(signal) (\(signalName(signal))); tearing down")
+        }
     }
 
     private func checkOwned(_ namespace: NetworkNamespace) throws {
@@ -315,6 +331,18 @@ enum LabKernelModules {
             guard !missing.isEmpty, let modprobe = Doctor.findExecutable("modprobe") else { return }
             _ = try? ProcessRunner.run(ProcessConfiguration(modprobe, ["-a", "-q"] + missing), timeout: .seconds(30))
         }
+    }
+}
+
+/// SIGINT, SIGTERM ... for messages.
+public func signalName(_ signal: Int32) -> String {
+    switch signal {
+    case SIGINT: return "SIGINT"
+    case SIGTERM: return "SIGTERM"
+    case SIGHUP: return "SIGHUP"
+    case SIGPIPE: return "SIGPIPE"
+    case SIGKILL: return "SIGKILL"
+    default: return "signal \(signal)"
     }
 }
 

@@ -29,10 +29,16 @@ struct UpCommand: AsyncParsableCommand {
     @Option(help: "The stations' hotspotd maintain interval in seconds.")
     var maintainInterval: Double = 300
 
+    @Option(help: "Use this run id (4 lowercase hex digits; the lab's names start with hsl + it) instead of a free random one.")
+    var runID: String?
+
     @OptionGroup var placement: Placement
 
     func validate() throws {
         guard ["radio", "veth"].contains(link) else { throw ValidationError("--link: expected radio or veth, found `\(link)`") }
+        if let runID, !LabState.isRunPrefix(Lab.namePrefix + runID) {
+            throw ValidationError("--run-id: expected 4 lowercase hex digits, found `\(runID)`")
+        }
     }
 
     func run() async throws {
@@ -41,34 +47,60 @@ struct UpCommand: AsyncParsableCommand {
         do {
             parsed = try TopologyParser.load(path: topology)
         } catch let error as TopologyError {
-            FileHandle.standardError.write(Data("hotspot-lab up: \(error)\n".utf8))
+            upDownWarn("hotspot-lab up: \(error)")
             throw ExitCode(2)
         }
         if link == "radio" { try await placement.relayIfNeeded() }
-        let mode: HotspotLinkMode = link == "radio" ? .radio : .veth
-        let start = ContinuousClock.now
-        let lab: HotspotLab
+        // From here on SIGINT, SIGTERM, SIGHUP and SIGPIPE ask for a stop: bring-up stops at its next step,
+        // what exists is torn down, the marker removed (docs/RELIABILITY.md).
         do {
-            let stationOptions = stations && mode == .radio && !parsed.stations.isEmpty ? StationLabOptions(maintainInterval: maintainInterval) : nil
-            lab = try HotspotLab.up(parsed, options: HotspotLabOptions(linkMode: mode, logRoot: logs, stations: stationOptions))
+            try StopSignals.install()
         } catch {
-            FileHandle.standardError.write(Data("hotspot-lab up: \(error)\n".utf8))
+            upDownWarn("hotspot-lab up: \(error)")
             throw ExitCode(1)
         }
-        let elapsed = ContinuousClock.now - start
-        let marker = UpMarker.write(prefix: lab.lab.prefix, topology: topology)
-        upDownSay(lab.summary())
-        upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
-        await UpMarker.waitForSignal(seconds: seconds)
+        let mode: HotspotLinkMode = link == "radio" ? .radio : .veth
+        let start = ContinuousClock.now
+        var lab: HotspotLab?
+        var marker: String?
+        defer { if let marker { unlink(marker) } }
+        let stationOptions = stations && mode == .radio && !parsed.stations.isEmpty ? StationLabOptions(maintainInterval: maintainInterval) : nil
+        for attempt in 0..<4 where lab == nil {
+            // The marker comes first, so that `hotspot-lab down` finds (and stops) a lab still being brought up.
+            let id = runID ?? UpMarker.freeRunID()
+            if let marker { unlink(marker) }
+            marker = UpMarker.write(prefix: Lab.namePrefix + id, topology: topology)
+            do {
+                lab = try HotspotLab.up(parsed, options: HotspotLabOptions(linkMode: mode, logRoot: logs, runID: id, stations: stationOptions))
+            } catch let error as SystemError where error.errno == EEXIST && runID == nil && attempt < 3 && StopSignals.requested == nil {
+                continue  // another lab took this run id meanwhile
+            } catch {
+                if let signal = StopSignals.requested {
+                    upDownWarn("hotspot-lab up: \(signalName(signal)) during bring-up; lab \(Lab.namePrefix + id) torn down")
+                    throw ExitCode(128 + signal)
+                }
+                upDownWarn("hotspot-lab up: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        guard let lab else {
+            upDownWarn("hotspot-lab up: no free run id after 4 tries")
+            throw ExitCode(1)
+        }
+        if StopSignals.requested == nil {
+            let elapsed = ContinuousClock.now - start
+            upDownSay(lab.summary())
+            upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
+            _ = StopSignals.wait(timeout: seconds.map { .milliseconds(Int64(max($0, 0) * 1000)) })
+        }
         let downStart = ContinuousClock.now
         let errors = lab.down()
         let downElapsed = ContinuousClock.now - downStart
-        if let marker { unlink(marker) }
         if errors.isEmpty {
             upDownSay(String(format: "lab %@ down in %.2f s; logs kept in %@", lab.lab.prefix,
                          Double(downElapsed.components.seconds) + Double(downElapsed.components.attoseconds) / 1e18, lab.logDirectory))
         } else {
-            for error in errors { FileHandle.standardError.write(Data("hotspot-lab down: \(error)\n".utf8)) }
+            for error in errors { upDownWarn("hotspot-lab down: \(error)") }
             throw ExitCode(1)
         }
     }
@@ -96,7 +128,7 @@ struct DownCommand: ParsableCommand {
                 let stillUp = { access(entry.path, F_OK) == 0 && running() }
                 while stillUp() && ContinuousClock.now < deadline { usleep(20_000) }
                 if stillUp() {
-                    FileHandle.standardError.write(Data("hotspot-lab down: lab \(entry.prefix) (pid \(entry.pid)) did not stop within 20 s\n".utf8))
+                    upDownWarn("hotspot-lab down: lab \(entry.prefix) (pid \(entry.pid)) did not stop within 20 s")
                     throw ExitCode(1)
                 }
                 upDownSay("lab \(entry.prefix) (\(entry.topology)) down")
@@ -113,7 +145,7 @@ struct DownCommand: ParsableCommand {
 
 /// `/run/hotspot-lab-up/<prefix>`: "pid start-time topology" of a running `up`.
 enum UpMarker {
-    static let directory = "/run/hotspot-lab-up"
+    static let directory = LabState.upMarkerDirectory
 
     struct Entry { var path: String; var prefix: String; var pid: Int32; var start: UInt64; var topology: String }
 
@@ -121,6 +153,18 @@ enum UpMarker {
     static func isZombie(_ pid: Int32) -> Bool {
         guard let stat = readSmallFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
         return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
+    /// A run id whose lab folder and marker do not exist yet.
+    static func freeRunID() -> String {
+        var id = ""
+        for _ in 0..<64 {
+            let text = String(UInt16.random(in: 0...UInt16.max), radix: 16)
+            id = String(repeating: "0", count: 4 - text.count) + text
+            let prefix = Lab.namePrefix + id
+            if access(LabState.root + "/" + prefix, F_OK) != 0 && access(directory + "/" + prefix, F_OK) != 0 { break }
+        }
+        return id
     }
 
     static func write(prefix: String, topology: String) -> String? {
@@ -141,52 +185,30 @@ enum UpMarker {
             return Entry(path: path, prefix: name, pid: pid, start: start, topology: parts[2])
         }
     }
-
-    /// Returns on SIGINT or SIGTERM, or after `seconds`.
-    static func waitForSignal(seconds: Double?) async {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let queue = DispatchQueue(label: "hotspot-lab.up.signals")
-        let once = Once()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            var sources: [any DispatchSourceProtocol] = []
-            for sig in [SIGINT, SIGTERM] {
-                let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-                source.setEventHandler { if once.fire() { continuation.resume() } }
-                source.resume()
-                sources.append(source)
-            }
-            if let seconds {
-                let timer = DispatchSource.makeTimerSource(queue: queue)
-                timer.schedule(deadline: .now() + seconds)
-                timer.setEventHandler { if once.fire() { continuation.resume() } }
-                timer.resume()
-                sources.append(timer)
-            }
-            once.keep(sources)
-        }
-    }
-
-    final class Once: @unchecked Sendable {
-        private let lock = HotspotSystem.Mutex()
-        private var fired = false
-        private var retained: [any DispatchSourceProtocol] = []
-        func fire() -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            if fired { return false }
-            fired = true
-            return true
-        }
-        func keep(_ sources: [any DispatchSourceProtocol]) {
-            lock.lock()
-            retained = sources
-            lock.unlock()
-        }
-    }
 }
 
-/// One line to stdout, unbuffered (stdout may be a file or a pipe that `up` never closes).
+/// One line to stdout, unbuffered (stdout may be a file or a pipe that `up` never closes). When the reader is
+/// gone (EPIPE) the line is dropped and a stop is requested, as SIGPIPE would.
 func upDownSay(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    if !writeAll(1, text + "\n") { StopSignals.request(SIGPIPE) }
+}
+
+/// One line to stderr; a broken stderr is ignored.
+func upDownWarn(_ text: String) {
+    _ = writeAll(2, text + "\n")
+}
+
+/// Writes every byte to `fd` (retrying on EINTR); false when the descriptor refuses (EPIPE, ...).
+private func writeAll(_ fd: Int32, _ text: String) -> Bool {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let count = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if count < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        offset += count
+    }
+    return true
 }
