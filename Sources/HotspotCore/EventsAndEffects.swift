@@ -172,6 +172,8 @@ public enum Effect: Sendable, Hashable {
     case enableAutoJoin(NetworkIdentity)
     case cache(NetworkIdentity, CacheEntry)
     case uncache(NetworkIdentity)
+    /// The cache held `limit` entries: the least recently used one was dropped (persist it like `uncache`).
+    case cacheEvicted(NetworkIdentity, limit: Int)
     case rejected(Rejection)
     case irregular(Irregularity)
     /// The answer to `logoffRequested`.

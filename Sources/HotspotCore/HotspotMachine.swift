@@ -15,6 +15,13 @@ public struct HotspotMachine: Sendable {
     public private(set) var excludeList: [HelperID] = []
     /// Per network: the helper last chosen, or "not captive". Persisted by the driver.
     public private(set) var cache: [NetworkIdentity: CacheEntry]
+    /// At most this many cache entries: storing one more drops the least recently used (stored or looked up
+    /// on ipUp) with a `cacheEvicted` effect (docs/RELIABILITY.md).
+    public var cacheLimit = HotspotMachine.defaultCacheLimit
+    public static let defaultCacheLimit = 1024
+    /// When each cache entry was last stored or used (a counter, not a clock: the core has none).
+    private var cacheUse: [NetworkIdentity: UInt64] = [:]
+    private var cacheUseCounter: UInt64 = 0
     /// Networks a failure disabled auto-join for. Persisted by the driver.
     public private(set) var autoJoinDisabled: Set<NetworkIdentity>
     /// Registered helpers in registration order, with their display names.
@@ -129,6 +136,7 @@ public struct HotspotMachine: Sendable {
     /// `.enableAutoJoin` effects for what it changed, so the driver persists it like any other change.
     public mutating func forget(_ network: NetworkIdentity, into effects: inout [Effect]) {
         if cache.removeValue(forKey: network) != nil { effects.append(.uncache(network)) }
+        cacheUse[network] = nil
         if autoJoinDisabled.remove(network) != nil { effects.append(.enableAutoJoin(network)) }
     }
 
@@ -169,6 +177,7 @@ public struct HotspotMachine: Sendable {
             hasIP = true
             guard state == .inactive else { return }
             if let helper = cache[network.identity]?.helper {
+                touchCache(network.identity)
                 bestHelper = helper
                 fire(.ipUpCached, &effects)
             } else {
@@ -353,6 +362,31 @@ public struct HotspotMachine: Sendable {
         }
     }
 
+    private mutating func touchCache(_ network: NetworkIdentity) {
+        cacheUseCounter += 1
+        cacheUse[network] = cacheUseCounter
+    }
+
+    /// Drops least recently used entries (never `kept`) while the cache holds more than `cacheLimit`.
+    /// Entries loaded from the state file and not used since count as the oldest.
+    private mutating func evictBeyondLimit(keeping kept: NetworkIdentity, _ effects: inout [Effect]) {
+        while cache.count > max(cacheLimit, 1) {
+            var victim: NetworkIdentity?
+            var oldest = UInt64.max
+            for network in cache.keys where network != kept {
+                let used = cacheUse[network] ?? 0
+                if used < oldest {
+                    oldest = used
+                    victim = network
+                }
+            }
+            guard let victim else { return }
+            cache[victim] = nil
+            cacheUse[victim] = nil
+            effects.append(.cacheEvicted(victim, limit: cacheLimit))
+        }
+    }
+
     private mutating func perform(_ action: TransitionAction, _ effects: inout [Effect]) {
         guard let network = association?.identity else {
             if action == .disassociate { disassociate(&effects) }
@@ -363,15 +397,20 @@ public struct HotspotMachine: Sendable {
             // One hash: updateValue tells whether the entry changed.
             if let best = bestHelper, cache.updateValue(.helper(best), forKey: network) != .helper(best) {
                 effects.append(.cache(network, .helper(best)))
+                touchCache(network)
+                evictBeyondLimit(keeping: network, &effects)
             }
         case .cacheNotCaptive:
             cache[network] = .notCaptive
             effects.append(.cache(network, .notCaptive))
+            touchCache(network)
+            evictBeyondLimit(keeping: network, &effects)
         case .excludeBestHelper:
             if let best = bestHelper, !excludeList.contains(best) { excludeList.append(best) }
         case .uncacheBestHelper:
             if let best = bestHelper, let i = cache.index(forKey: network), cache.values[i] == .helper(best) {
                 cache.remove(at: i)
+                cacheUse[network] = nil
                 effects.append(.uncache(network))
             }
         case .disableAutoJoin:

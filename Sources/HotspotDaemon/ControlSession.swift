@@ -20,6 +20,12 @@ extension DaemonCore {
         source["via"] = "control"
         switch request {
         case .associate(let n):
+            if let problem = Self.ssidProblem(n.ssid) {
+                let e = ProtocolError(.invalidField, "associate: network.ssid \(problem)")
+                record("error", ["message": .string(e.message), "via": "control"])
+                reply(ControlReply.error(e, requestID: rid))
+                return
+            }
             handle(.associated(n), source: source)
             reply(ControlReply.ok(requestID: rid))
         case .disassociate:
@@ -100,6 +106,23 @@ extension DaemonCore {
             record("labAction", f)
             reply(ControlReply.ok(requestID: rid))
         }
+    }
+
+    /// IEEE 802.11 SSIDs are 0-32 bytes. The SSIDs of this protocol are JSON strings (UTF-8) handed to
+    /// wpa_supplicant, hooks and the trace as text: a NUL byte would cut them short.
+    public static let maximumSSIDBytes = 32
+
+    /// The largest persisted state (cache and auto-join list, as JSON) the `start` record embeds whole; a
+    /// larger one is summarised (`persistedSummary`).
+    public static let maximumEmbeddedState = 16 * 1024
+
+    /// Why `ssid` cannot be associated with (nil: it can).
+    static func ssidProblem(_ ssid: String) -> String? {
+        if ssid.utf8.count > maximumSSIDBytes {
+            return "is \(ssid.utf8.count) bytes; IEEE 802.11 allows at most \(maximumSSIDBytes)"
+        }
+        if ssid.utf8.contains(0) { return "contains a NUL byte" }
+        return nil
     }
 
     /// Sends a control reply; one over `maximumControlReply` becomes an `error` reply (traced) instead.

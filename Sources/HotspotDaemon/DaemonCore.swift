@@ -153,7 +153,19 @@ public final class DaemonCore {
             emit(.log("hotspotd: \(message)"))
             record("warning", ["message": .string(message), "movedTo": movedTo.map(JSON.string) ?? .null])
         }
-        startFields["persisted"] = persistentState.json
+        // The loaded state, when small; a summary otherwise (a restart loop with a large cache wrote it whole
+        // into every start record: docs/RELIABILITY.md).
+        let persisted = persistentState.json
+        let persistedBytes = persisted.bytes.count
+        if persistedBytes <= Self.maximumEmbeddedState {
+            startFields["persisted"] = persisted
+        } else {
+            startFields["persistedSummary"] = .object([
+                "cacheEntries": .number(Double(machine.cache.count)),
+                "autoJoinDisabled": .number(Double(machine.autoJoinDisabled.count)),
+                "bytes": .number(Double(persistedBytes)), "limit": .number(Double(Self.maximumEmbeddedState)),
+            ])
+        }
         if let f = options.appsFile { startFields["appsFile"] = .string(f) }
         if !apps.isEmpty { startFields["apps"] = .array(options.apps.map(\.json)) }
         record("start", startFields)

@@ -105,6 +105,9 @@ extension DaemonCore {
         case .uncache(let n):
             persistDirty = true
             record("cache", ["action": "remove", "network": n.wire])
+        case .cacheEvicted(let n, let limit):
+            persistDirty = true
+            record("cache", ["action": "evict", "network": n.wire, "limit": .number(Double(limit)), "reason": "least recently used; the cache is full"])
         case .rejected(let r):
             record("rejected", r.traceFields.merging(["message": .string(r.description)]) { a, _ in a })
             // A provider's connection is not the app's helper connection: the error goes to the sender.

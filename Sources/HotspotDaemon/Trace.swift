@@ -7,17 +7,36 @@ import Glibc
 
 /// The trace file (docs/TRACE.md): one JSON object per line, append-only. `DaemonCore` numbers the records
 /// (`seq`, `t_ns`, `kind`) and sends them to subscribers; this writes them to the file and, with `echo`, stderr.
+///
+/// The file is rotated: a record that would take it past `maximumBytes` goes to a new file, the old ones
+/// shifting to `PATH.1` ... `PATH.<keep>` (the oldest dropped), so a trace never takes more than about
+/// `(keep + 1) * maximumBytes` (docs/RELIABILITY.md). A new file starts with a `traceRotated` record carrying
+/// the seq and t_ns of the last record before it, so each file replays on its own.
 public final class TraceWriter: @unchecked Sendable {
-    private let fd: Int32
+    /// Defaults: 8 MiB per file, 3 rotated files kept.
+    public static let defaultMaximumBytes = 8 << 20
+    public static let defaultKeep = 3
+
+    private var fd: Int32
     public let path: String?
     public var echo: Bool = false
+    public let maximumBytes: Int
+    public let keep: Int
+    /// Bytes in the current file.
+    public private(set) var size: Int = 0
+    /// Rotations since this writer opened the file.
+    public private(set) var rotations = 0
+    private var lastSeq: JSON = .null
+    private var lastTime: JSON = .null
 
-    public init(path: String?) throws(SystemError) {
+    public init(path: String?, maximumBytes: Int = TraceWriter.defaultMaximumBytes, keep: Int = TraceWriter.defaultKeep) throws(SystemError) {
         self.path = path
+        self.maximumBytes = max(maximumBytes, 1)
+        self.keep = max(keep, 1)
         if let path {
-            let f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-            guard f >= 0 else { throw SystemError.current("open trace file", path) }
-            fd = f
+            fd = try Self.open(path)
+            var info = stat()
+            if fstat(fd, &info) == 0 { size = Int(info.st_size) }
         } else {
             fd = -1
         }
@@ -25,14 +44,61 @@ public final class TraceWriter: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    /// Writes one complete record as a line.
+    private static func open(_ path: String) throws(SystemError) -> Int32 {
+        let f = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard f >= 0 else { throw SystemError.current("open trace file", path) }
+        return f
+    }
+
+    /// Writes one complete record as a line (after rotating, if the line would take the file past the limit).
     public func write(_ record: JSON) {
         var line = record.bytes
         line.append(0x0A)
-        if fd >= 0 {
-            line.withUnsafeBytes { p in _ = Glibc.write(fd, p.baseAddress, p.count) }
+        if fd >= 0, let path {
+            if size > 0 && size + line.count > maximumBytes { rotate(path, before: record) }
+            line.withUnsafeBytes { p in
+                let written = Glibc.write(fd, p.baseAddress, p.count)
+                if written > 0 { size += written }
+            }
         }
+        lastSeq = record["seq"] ?? .null
+        lastTime = record["t_ns"] ?? .null
         if echo { line.withUnsafeBytes { p in _ = Glibc.write(2, p.baseAddress, p.count) } }
+    }
+
+    /// PATH.k -> PATH.k+1 (the oldest dropped), PATH -> PATH.1, a new PATH headed by a `traceRotated` record.
+    /// A failure (a full disk) keeps writing to the file open now, and says so on stderr.
+    private func rotate(_ path: String, before record: JSON) {
+        unlink(path + ".\(keep)")
+        for k in stride(from: keep - 1, through: 1, by: -1) {
+            rename(path + ".\(k)", path + ".\(k + 1)")
+        }
+        if rename(path, path + ".1") != 0 {
+            logError("hotspotd: \(SystemError.current("rotate trace file", path)); writing on")
+            return
+        }
+        let reopened: Int32
+        do {
+            reopened = try Self.open(path)
+        } catch {
+            logError("hotspotd: \(error); writing on to \(path).1")
+            return
+        }
+        close(fd)
+        fd = reopened
+        size = 0
+        rotations += 1
+        let header: JSON = .object([
+            "kind": "traceRotated", "seq": lastSeq, "t_ns": lastTime == .null ? (record["t_ns"] ?? .null) : lastTime,
+            "previous": .string(path + ".1"), "maximumBytes": .number(Double(maximumBytes)), "keep": .number(Double(keep)),
+            "rotations": .number(Double(rotations)),
+        ])
+        var line = header.bytes
+        line.append(0x0A)
+        line.withUnsafeBytes { p in
+            let written = Glibc.write(fd, p.baseAddress, p.count)
+            if written > 0 { size += written }
+        }
     }
 }
 
