@@ -1,6 +1,7 @@
 import Foundation
 import HotspotCore
 import HotspotSystem
+import TestSupport
 import Testing
 @testable import HotspotHelper
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 #endif
 
 /// `command.http` on an `https://` URL: the command's deadline (cut to 80%) bounds the TLS handshake too.
-@Suite("command.http over TLS within the command's deadline", .serialized)
+@Suite("command.http over TLS within the command's deadline", .serialized, .tags(.timingSensitive))
 struct CommandTLSDeadlineTests {
     @Test func handshakeEndsAtEightyPercentOfTheDeadline() throws {
         let dir = NSTemporaryDirectory() + "hsl-cmd-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

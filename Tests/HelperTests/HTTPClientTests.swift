@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The SDK's command-traffic HTTP client against exact bytes from a local server (no root).
-@Suite("HotspotHTTPClient (loopback)")
+@Suite("HotspotHTTPClient (loopback)", .tags(.timingSensitive))
 struct HTTPClientTests {
     let client = HotspotHTTPClient(timeout: .seconds(5), resolver: HotspotResolver(nameservers: []))
 

@@ -87,7 +87,7 @@ final class LocalTLSServer: @unchecked Sendable {
     func stop() { server.stop() }
 }
 
-@Suite("HotspotHTTPClient https:// (loopback TLS, certificates from the openssl command)", .serialized)
+@Suite("HotspotHTTPClient https:// (loopback TLS, certificates from the openssl command)", .serialized, .tags(.timingSensitive))
 struct TLSClientTests {
     let fixture: TLSFixture
     init() throws { fixture = try TLSFixture.shared.get() }

@@ -6,7 +6,7 @@ import HotspotProtocol
 import HotspotSystem
 import Testing
 
-@Suite("hotspotd bad input")
+@Suite("hotspotd bad input", .tags(.timingSensitive))
 struct RobustnessTests {
     func registered(_ d: DaemonUnderTest, _ id: String) throws -> RawPeer {
         let p = try RawPeer(path: d.helperSocket)

@@ -32,7 +32,7 @@ final class FakeStation: StationDriver, @unchecked Sendable {
 }
 
 /// The socket/poll shell (`Daemon`) in this process: station requests, the sink, the trace file.
-@Suite("hotspotd shell in-process")
+@Suite("hotspotd shell in-process", .tags(.timingSensitive))
 struct ShellTests {
     @Test("the shell carries station requests out on the driver and answers them; the driver's events reach the machine")
     func stationThroughTheShell() throws {

@@ -26,6 +26,9 @@ extension Tag {
     /// Runs inside the hotspot-lab VM: `VMSuiteTests` boots one VM and runs every suite with this tag there
     /// (`InVM.suiteTag`; the suite's type name starts with `InVM` too, see docs/VM.md).
     @Tag public static var inVM: Self
+    /// Depends on timing (deadlines, timeouts, loopback servers): `ci/under-load.sh` runs every suite with
+    /// this tag again beside a CPU hog (docs/RELIABILITY.md). Targets without TestSupport declare the same name.
+    @Tag public static var timingSensitive: Self
 }
 
 /// A short unique prefix for this test process's objects: `hslt` + 4 hex digits of the pid + a letter.

@@ -360,7 +360,7 @@ public final class HotspotLab: @unchecked Sendable {
         lines.append("  CA bundle for station tools: \(PortalTLS.caBundle(labLogDirectory: logDirectory)) (SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE)")
         for running in hotspots {
             let h = running.hotspot
-            var line = "hotspot \(h.name) \"\(h.ssid)\" \(h.bssid) ch \(h.channel) \(h.security.kindName)"
+            var line = "hotspot \(h.name) \(SSIDText.printable(h.ssid)) \(h.bssid) ch \(h.channel) \(h.security.kindName)"
             if let portal = h.gateway.portal {
                 line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")"
                 if PortalTLS.isHTTPSOnly(portal.settings) { line += " (HTTPS only: \(PortalTLS.url(hotspot: h.name)), CA \(PortalTLS.caFile(labLogDirectory: logDirectory)))" }
@@ -383,7 +383,7 @@ public final class HotspotLab: @unchecked Sendable {
             lines.append("  ip netns exec \(station.namespace.name) bash    # interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
             lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock, trace \(station.traceFile), log \(station.hotspotdLog)")
             if let first = station.station.knownNetworks.first {
-                lines.append("  drive it: hotspot-lab ctl --station \(station.station.name) join \"\(first.ssid)\"   (status, trace, foreground, logoff, leave, auto-join)")
+                lines.append("  drive it: hotspot-lab ctl --station \(station.station.name) join \(SSIDText.printable(first.ssid))   (status, trace, foreground, logoff, leave, auto-join)")
             }
         }
         lines.append("timings: " + timings.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))
