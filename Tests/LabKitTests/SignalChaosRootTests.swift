@@ -139,6 +139,26 @@ struct SignalChaosRootTests {
         #expect(foreignLeft.values.allSatisfy { $0 }, "foreign objects: \(foreignLeft)")
     }
 
+    @Test("hotspot-lab down during bring-up stops that lab (its marker exists from the start)")
+    func rootDownDuringBringUp() throws {
+        let logs = NSTemporaryDirectory() + "hsl-chaos-down-\(getpid())"
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: logs) }
+        let runID = Self.freeRunID()
+        let prefix = Lab.namePrefix + runID
+        let child = try Self.startUp(runID: runID, logs: logs, stage: 4)
+        let hotspotLab = try BuildProducts.locate("hotspot-lab")
+        let down = try ProcessRunner.run(ProcessConfiguration(hotspotLab, ["down", prefix]), timeout: .seconds(60))
+        #expect(down.status == .exited(0), "down: \(down.stdout) \(down.stderr)")
+        #expect(down.stdout.contains("lab \(prefix) ("), "down: \(down.stdout)")
+        #expect(!down.stdout.contains("no lab was up"), "down: \(down.stdout)")
+        let status = try child.wait(timeout: .seconds(30))
+        #expect(status == .exited(128 + SIGTERM) || status == .exited(0), "up: \(String(describing: status))")
+        let left = try Self.leftovers(prefix: prefix, logs: logs)
+        #expect(left.isEmpty, "after down: \(left)")
+        if !left.isEmpty { _ = LabCleanup.cleanDeadRuns() }
+    }
+
     @Test("up killed with SIGKILL mid-bring-up: its daemons die with it; clean removes the rest and the marker")
     func rootSigkillLeavesOnlyWhatCleanSees() throws {
         let foreign = "xchaok" + String(getpid() & 0xffff, radix: 16)
