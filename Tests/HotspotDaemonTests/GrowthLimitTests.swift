@@ -27,6 +27,23 @@ struct GrowthLimitTests {
         #expect(!d.records.contains { $0["kind"]?.stringValue == "event" && $0["event"]?.stringValue == "associated"
                                       && $0["network"]?["ssid"]?.stringValue == long })
     }
+
+    @Test("the start record embeds a small persisted state and only summarises a large one")
+    func startRecordSummarisesLargeState() throws {
+        var small = PersistentState()
+        small.cache[NetworkIdentity(ssid: "Cafe", security: .open)] = .notCaptive
+        let embedded = EmbeddedDaemon(state: small)
+        let first = try #require(embedded.records.first { $0["kind"]?.stringValue == "start" })
+        #expect(first["persisted"] != nil && first["persistedSummary"] == nil)
+
+        var large = PersistentState()
+        for i in 0..<1000 { large.cache[NetworkIdentity(ssid: "Network \(i)", security: .open)] = .notCaptive }
+        let summarised = EmbeddedDaemon(state: large)
+        let start = try #require(summarised.records.first { $0["kind"]?.stringValue == "start" })
+        #expect(start["persisted"] == nil)
+        #expect(start["persistedSummary"]?["cacheEntries"]?.intValue == 1000)
+        #expect(start.bytes.count < 2048, "start record of \(start.bytes.count) bytes")
+    }
 }
 
 @Suite("trace rotation")
