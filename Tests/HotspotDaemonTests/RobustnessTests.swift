@@ -4,6 +4,7 @@ import HotspotClient
 import HotspotDaemon
 import HotspotProtocol
 import HotspotSystem
+import TestSupport
 import Testing
 
 @Suite("hotspotd bad input", .tags(.timingSensitive))

@@ -4,6 +4,7 @@ import HotspotCore
 import HotspotDaemon
 import HotspotProtocol
 import HotspotSystem
+import TestSupport
 import Testing
 
 /// A station driver that records what the daemon asks and reports an association through its sink.

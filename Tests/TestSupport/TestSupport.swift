@@ -27,7 +27,7 @@ extension Tag {
     /// (`InVM.suiteTag`; the suite's type name starts with `InVM` too, see docs/VM.md).
     @Tag public static var inVM: Self
     /// Depends on timing (deadlines, timeouts, loopback servers): `ci/under-load.sh` runs every suite with
-    /// this tag again beside a CPU hog (docs/RELIABILITY.md). Targets without TestSupport declare the same name.
+    /// this tag again beside a CPU hog (docs/RELIABILITY.md).
     @Tag public static var timingSensitive: Self
 }
 
