@@ -54,3 +54,19 @@ struct HelperReportTests {
         #expect(!d.records.contains { $0["kind"]?.stringValue == "helperReport" })
     }
 }
+
+@Suite("hotspotd helper reports (processes)")
+struct HelperReportProcessTests {
+    @Test("the Python helper refuses its own second delivery and reports it, as the SDK does", arguments: [HelperKind.python])
+    func pythonSecondDelivery(_ kind: HelperKind) throws {
+        let d = try DaemonUnderTest(name: "report-\(kind)")
+        let h = try d.helper(kind, id: "twice", ["deliver-twice": "yes"])
+        try d.join(cafe)
+        try d.waitForState(.authenticated)
+        try d.control.waitForStatus("the helper's report") { _ in
+            d.records("helperReport").contains { $0["helper"]?.stringValue == "twice" && $0["report"]?.stringValue == "secondDelivery" }
+        }
+        #expect(h.output.contains("second deliver() returned False"))
+        #expect(!d.records("rejected").contains { $0["reason"]?.stringValue == "duplicateResponse" }, "the second delivery sent no response")
+    }
+}

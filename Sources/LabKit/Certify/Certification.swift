@@ -48,6 +48,25 @@ public struct CheckResult: Sendable {
     public var reason: String
     /// Trace records (`[run] seq N: {...}`) and observations that prove it.
     public var evidence: [String]
+    /// The check failed because its conditions were never reached: an earlier answer (`cause`, owned by
+    /// another check) took the run off course. Still a failure of the certification.
+    public var notReached = false
+    /// The first deviation this check owns (it failed at its cause), or, when `notReached`, the one that
+    /// took its run off course.
+    public var cause: CertificationDeviation?
+
+    public init(check: CertificationCheck, passed: Bool, reason: String, evidence: [String], notReached: Bool = false,
+                cause: CertificationDeviation? = nil) {
+        self.check = check
+        self.passed = passed
+        self.reason = reason
+        self.evidence = evidence
+        self.notReached = notReached
+        self.cause = cause
+    }
+
+    /// `pass`, `FAIL` or `not reached`.
+    public var verdict: String { passed ? "pass" : notReached ? "not reached" : "FAIL" }
 }
 
 /// One lab run of the certification.
@@ -67,7 +86,16 @@ public struct CertificationReport: Sendable {
     public var helpers: [String]
     public var results: [CheckResult]
     public var runs: [CertificationRunRecord]
+    /// The first deviation of each run from the answers the lab's ground truth expects (cause first).
+    public var causes: [CertificationDeviation] = []
     public var passed: Bool { results.allSatisfy { $0.passed || !$0.check.required } }
+
+    public init(helpers: [String], results: [CheckResult], runs: [CertificationRunRecord], causes: [CertificationDeviation] = []) {
+        self.helpers = helpers
+        self.results = results
+        self.runs = runs
+        self.causes = causes
+    }
 }
 
 /// Runs the certification: one lab per run needed by the selected checks, then the checks over the traces.
@@ -111,7 +139,7 @@ public final class Certifier: @unchecked Sendable {
             records.append(record)
         }
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
-        return CertificationReport(helpers: helpers, results: checks.map(judge.judge), runs: records)
+        return judge.report(helpers: helpers, checks: checks)
     }
 
     // MARK: the runs
@@ -195,15 +223,34 @@ final class RunDriver {
         return nil
     }
 
+    /// Reads the café's gate (is the station in its authenticated set?) and marks it in hotspotd's trace, so the
+    /// judge sees the ground truth in order with the helper's answers.
     func observeGate(_ label: String) {
         do {
             let running = try homeHotspot()
             let mac = try station.macAddress().lowercased()
-            gate[label] = try GateInspector.authenticated(in: running).contains { $0.lowercased().hasPrefix(mac) }
+            let held = try GateInspector.authenticated(in: running).contains { $0.lowercased().hasPrefix(mac) }
+            gate[label] = held
+            mark(Self.gateMark, ["label": .string(label), "authenticated": .bool(held)])
         } catch {
             note("gate \(label): \(error)")
         }
     }
+
+    /// A lab action marked in hotspotd's trace (`labAction` {certify: what, ...}): the ground truth the judge reads.
+    func mark(_ what: String, _ fields: [String: JSON] = [:]) {
+        var action = fields
+        action["certify"] = .string(what)
+        do {
+            try station.request(.record(.object(action)))
+        } catch {
+            note("mark \(what) in the trace: \(error)")
+        }
+    }
+
+    static let gateMark = "gate"
+    static let sessionEndedMark = "the lab ended the portal session"
+    static let portalMark = "the café's portal changed"
 
     var helperID: String? { station.helpers.first?.identifier }
 
@@ -223,12 +270,23 @@ final class RunDriver {
             note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
             return false
         }
+        observeGate("afterSignIn")
         return true
+    }
+
+    /// The scan list as text the default fonts draw (no emoji): `SSID [security] (annotation)`.
+    static func render(scanList: [JSON]) -> [String] {
+        scanList.map { entry in
+            let security = entry["security"]?.stringValue ?? (entry["isSecure"]?.boolValue == true ? "wpa2-psk" : "open")
+            var line = (entry["ssid"]?.stringValue ?? "?") + (security == "open" ? "" : " [\(security)]")
+            if let annotation = entry["annotation"]?.stringValue { line += " (\(annotation))" }
+            return line
+        }
     }
 
     func scan() throws {
         let list = try station.showScanList()
-        note("scan list: " + RunningStation.render(scanList: list).joined(separator: " | "))
+        note("scan list: " + Self.render(scanList: list).joined(separator: " | "))
         try station.join(certifier.notCaptive)
         waitAny(["Authenticated", "Inactive"])
         try station.leave()
@@ -244,8 +302,10 @@ final class RunDriver {
             note("maintain did not return to Authenticated")
             return
         }
+        observeGate("afterMaintain")
         // The portal session ends: the next maintain must ask to log in again.
         try lab.expirePortalSessions(try homeHotspot())
+        mark(Self.sessionEndedMark)
         note("portal session expired (gate flushed)")
         guard waitAny(["Maintaining"]) != nil else { return }
         var state = waitAny(["Authenticated", "Evaluating", "Inactive"])
@@ -287,7 +347,10 @@ final class RunDriver {
             note("after the maintain under the hijack: \(state ?? "no final state")")
         }
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
+        mark(Self.dnsRestoredMark)
     }
+
+    static let dnsRestoredMark = "certify: DNS answers normally again"
 
     func changedPortal(kind: String, settings: [String: String]) throws {
         guard try signInAtHome() else { return }
@@ -295,7 +358,9 @@ final class RunDriver {
         waitAny(["Inactive"], timeout: .seconds(10))
         let home = try homeHotspot()
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
+        mark(Self.portalMark, ["kind": .string(kind), "settings": .object(settings.mapValues(JSON.string))])
         try lab.expirePortalSessions(home)
+        mark(Self.sessionEndedMark)
         note("the café's portal is now \(kind); the old session is gone")
         try station.autoJoin()
         waitAny(["Maintaining"])
@@ -307,6 +372,17 @@ final class RunDriver {
 
 /// Judges the checks from the runs' traces.
 struct Judge {
+    /// hotspotd's rejections that mean a second or stray response (one-response).
+    static let strayResponses: Set<String> = ["duplicateResponse", "unknownCommand", "notYourCommand"]
+    /// The SDK's reports that fail one-response. `withdrawnCommand` is shown, not failed: the cancel can cross
+    /// the answer on the wire, as hotspotd's own `rejected withdrawnCommand` is not failed either.
+    static let failingReports: Set<String> = ["secondDelivery", "invalidField", "deliverCalledByProvider"]
+
+    static func reportNames(_ evidence: [String]) -> String {
+        let names = failingReports.sorted().filter { name in evidence.contains { $0.contains("\"report\":\"\(name)\"") } }
+        return names.joined(separator: ", ")
+    }
+
     let runs: [CertificationRunRecord]
     let home: String
     let notCaptive: String
@@ -397,10 +473,18 @@ struct Judge {
             return bad.isEmpty ? pass(secureClaims == 0 ? "claimed no secure network" : "\(secureClaims) secure claim(s), each with a password", [])
                 : fail("claimed a secure network without a password", bad)
         case "one-response":
+            // hotspotd's rejections of a raw second or stray response, and what the SDK refused on the helper's
+            // side and reported (`helperReport`: a second deliver(), an invalid field, a provider's deliver()).
             var bad: [String] = []
+            var reported: [String] = []
             for run in check.runs {
-                bad += records(run).filter { kind($0, "rejected") && ["duplicateResponse", "unknownCommand", "notYourCommand"].contains($0["reason"]?.stringValue ?? "") }
+                bad += records(run).filter { kind($0, "rejected") && Self.strayResponses.contains($0["reason"]?.stringValue ?? "") }
                     .map { evidence(run, $0) }
+                reported += records(run).filter { kind($0, "helperReport") && Self.failingReports.contains($0["report"]?.stringValue ?? "") }
+                    .map { evidence(run, $0) }
+            }
+            if !reported.isEmpty {
+                return fail("the SDK refused \(reported.count) delivery(ies) on the helper's side (\(Self.reportNames(reported))): on iOS this is a bug", reported + bad)
             }
             return bad.isEmpty ? pass("no second or stray response", []) : fail("\(bad.count) response(s) rejected", bad)
         case "maintain":
