@@ -34,6 +34,9 @@ struct CertifyCommand: AsyncParsableCommand {
     @Option(help: "Log folder root (default $HOTSPOT_LAB_LOGS or /tmp/hotspot-lab).")
     var logs: String?
 
+    @Option(help: "How many runs' labs at once (each its own namespaces and radio medium, as run --jobs).")
+    var jobs: Int = 5
+
     @Flag(help: "List the checks and exit.")
     var list = false
 
@@ -45,6 +48,7 @@ struct CertifyCommand: AsyncParsableCommand {
         if !unknown.isEmpty {
             throw ValidationError("--check \(unknown.joined(separator: ", ")): unknown; expected some of: \(CertificationCheck.all.map(\.id).joined(separator: ", "))")
         }
+        guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
         if !list && helpers.isEmpty { throw ValidationError("--helper CMD is required: the helper to certify") }
     }
 
@@ -64,6 +68,7 @@ struct CertifyCommand: AsyncParsableCommand {
         var selected = checks.isEmpty ? CertificationCheck.all.map(\.id) : checks
         if let shard { selected = try Shard.parse(shard).select(selected) }
         let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected)
+        certifier.jobs = jobs
         let quiet = json
         certifier.onProgress = { line in if !quiet { FileHandle.standardError.write(Data("certify: \(line)\n".utf8)) } }
         let report = certifier.run()

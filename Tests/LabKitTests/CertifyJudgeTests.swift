@@ -225,6 +225,38 @@ struct CertifyJudgeTests {
         #expect(json["checks"]?.arrayValue?.contains { $0["verdict"]?.stringValue == "not reached" } == true)
     }
 
+    /// A scan run whose filterScanList and evaluate answers are given.
+    static func scan(claims: [JSON], library: Int, decoy: Int) -> Trace {
+        let t = Trace()
+        t.add("command", ["id": 100, "commandType": "filterScanList", "helper": "acme",
+                          "networkList": [["ssid": "Cafe Lumiere", "security": "open"], ["ssid": "Airport Lounge", "security": "open"],
+                                          ["ssid": "Bank Secure", "security": "wpa2-psk"]]])
+        t.add("response", ["command": 100, "commandType": "filterScanList", "helper": "acme", "result": "success", "networkList": .array(claims)])
+        for (id, ssid, confidence) in [(101, "Public Library", library), (102, "Airport Lounge", decoy)] {
+            t.add("command", ["id": .number(Double(id)), "commandType": "evaluate", "helper": "acme", "network": ["ssid": .string(ssid)]])
+            t.add("response", ["command": .number(Double(id)), "commandType": "evaluate", "helper": "acme", "result": "success",
+                               "network": ["ssid": .string(ssid), "confidence": .number(Double(confidence))]])
+        }
+        return t
+    }
+
+    static func failing(_ report: CertificationReport) -> [String] { report.results.filter { !$0.passed }.map(\.check.id) }
+
+    @Test("scan run: each defect fails exactly its own check (no-passwords, claim-decoys, high-everything)")
+    func scanDefectsFailOneCheck() throws {
+        let cafe: JSON = ["ssid": "Cafe Lumiere"]
+        // Secure networks claimed without a password: hotspotd ignores those claims, so it is not a decoy claim.
+        let bare = try Self.judge(Self.scan(claims: [cafe, ["ssid": "Bank Secure"]], library: 1, decoy: 0), run: .scan)
+        #expect(Self.failing(bare) == ["scan-list-passwords"], "\(bare.results.map { "\($0.check.id): \($0.reason)" })")
+        #expect(try Self.result(bare, "scan-list-passwords").reason.contains("Bank Secure"))
+        let decoys = try Self.judge(Self.scan(claims: [cafe, ["ssid": "Bank Secure", "password": "guessed"], ["ssid": "Airport Lounge"]], library: 1, decoy: 0), run: .scan)
+        #expect(Self.failing(decoys) == ["decoys"])
+        let high = try Self.judge(Self.scan(claims: [cafe], library: 2, decoy: 2), run: .scan)
+        #expect(Self.failing(high) == ["not-high-for-everything"], "\(high.results.map { "\($0.check.id): \($0.reason)" })")
+        let reference = try Self.judge(Self.scan(claims: [cafe], library: 1, decoy: 0), run: .scan)
+        #expect(Self.failing(reference).isEmpty)
+    }
+
     @Test("the scan list note is drawn without emoji")
     func scanListText() {
         let lines = RunDriver.render(scanList: [["ssid": "Bank Secure", "security": "wpa2-psk", "annotation": "Acme"], ["ssid": "Cafe"]])

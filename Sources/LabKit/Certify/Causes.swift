@@ -39,6 +39,7 @@ struct GroundTruthWalk {
         var portal = Portal.normal
         var portalMark: JSON?
         var hijack: JSON?
+        var highForNotCaptive: JSON?
         func add(_ check: String, _ record: JSON, _ reason: String, _ context: [JSON?]) {
             out.append(CertificationDeviation(check: check, run: run.run, seq: record["seq"]?.intValue ?? 0, reason: reason,
                                               evidence: ([record] + context.compactMap { $0 }).map { judge.evidence(run.run, $0) }))
@@ -93,24 +94,30 @@ struct GroundTruthWalk {
                 let ssid = command["network"]?["ssid"]?.stringValue
                 switch r["commandType"]?.stringValue {
                 case "filterScanList":
-                    let claimed = (r["networkList"]?.arrayValue ?? []).compactMap { $0["ssid"]?.stringValue }
-                    if let wrong = claimed.first(where: { judge.decoys.contains($0) || $0 == judge.notCaptive }) {
-                        add("decoys", r, "filterScanList claimed \(wrong), a network it cannot know", [command])
-                    }
                     let presented = command["networkList"]?.arrayValue ?? []
-                    for n in r["networkList"]?.arrayValue ?? [] {
-                        let secure = presented.first { $0["ssid"] == n["ssid"] }.map { $0["security"]?.stringValue != "open" } ?? false
-                        if secure, (n["password"]?.stringValue ?? "").isEmpty {
-                            add("scan-list-passwords", r, "filterScanList claimed the secure network \(n["ssid"]?.stringValue ?? "?") without a password", [command])
-                            break
-                        }
+                    let claims = r["networkList"]?.arrayValue ?? []
+                    if let bare = claims.first(where: { judge.secureWithoutPassword($0, presented: presented) }) {
+                        add("scan-list-passwords", r, "filterScanList claimed the secure network \(bare["ssid"]?.stringValue ?? "?") without a password", [command])
+                    }
+                    // A secure claim without a password is ignored by hotspotd: it claims nothing.
+                    if let wrong = claims.first(where: { n in
+                        let claimed = n["ssid"]?.stringValue ?? ""
+                        return (judge.decoys.contains(claimed) || claimed == judge.notCaptive) && !judge.secureWithoutPassword(n, presented: presented)
+                    }) {
+                        add("decoys", r, "filterScanList claimed \(wrong["ssid"]?.stringValue ?? "?"), a network it cannot know", [command])
                     }
                 case "evaluate":
                     let confidence = r["network"]?["confidence"]?.intValue ?? 0
-                    if let ssid, judge.decoys.contains(ssid), confidence > 0 {
-                        add("decoys", r, "evaluate of the decoy \(ssid) answered confidence \(confidence), not none", [command])
-                    } else if ssid == judge.notCaptive, confidence == 2 {
+                    if ssid == judge.notCaptive, confidence == 2 {
+                        highForNotCaptive = r
                         add("not-high-for-everything", r, "evaluate of \(judge.notCaptive), a network with the internet behind it, answered high", [command])
+                    } else if let ssid, judge.decoys.contains(ssid), confidence > 0 {
+                        if confidence == 2, let high = highForNotCaptive {
+                            // High for everything: the not-captive network's check owns it (its first answer is the cause).
+                            add("not-high-for-everything", r, "evaluate of the decoy \(ssid) answered high too: high for every network", [command, high])
+                        } else {
+                            add("decoys", r, "evaluate of the decoy \(ssid) answered confidence \(confidence), not none", [command])
+                        }
                     }
                 case "authenticate" where ssid == judge.home:
                     let expected: (check: String, result: String, why: String) = switch portal {
@@ -159,6 +166,12 @@ struct GroundTruthWalk {
 }
 
 extension Judge {
+    /// A claim of a secure network (as presented) without a password: hotspotd ignores it.
+    func secureWithoutPassword(_ claim: JSON, presented: [JSON]) -> Bool {
+        let secure = presented.first { $0["ssid"] == claim["ssid"] }.map { $0["security"]?.stringValue != "open" } ?? false
+        return secure && (claim["password"]?.stringValue ?? "").isEmpty
+    }
+
     /// Every deviation of every run, in run order then trace order.
     func deviations() -> [CertificationDeviation] {
         runs.flatMap { GroundTruthWalk(judge: self, run: $0).deviations().sorted { $0.seq < $1.seq } }

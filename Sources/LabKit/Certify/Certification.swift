@@ -112,6 +112,8 @@ public final class Certifier: @unchecked Sendable {
     /// hotspotd's time scale for the certification (deadlines 45 s × scale) and maintain interval (before scaling).
     public var timeScale = 0.25
     public var maintainInterval = 12.0
+    /// How many runs' labs at once (`certify --jobs`).
+    public var jobs = 1
 
     public init(topologyPath: String, helpers: [String], logRoot: String? = nil, only: [String]? = nil) throws {
         self.topologyPath = topologyPath
@@ -131,13 +133,25 @@ public final class Certifier: @unchecked Sendable {
 
     public func run() -> CertificationReport {
         let needed = CertificationRun.allCases.filter { run in checks.contains { $0.runs.contains(run) } }
-        var records: [CertificationRunRecord] = []
-        for run in needed {
-            onProgress?("run \(run.rawValue): starting a lab")
-            let record = perform(run)
-            onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
-            records.append(record)
+        // The runs are independent labs (each its own namespaces and radio medium, as `run --jobs`): up to
+        // `jobs` at a time, each on its own thread (a lab blocks); the records in run order.
+        let slots = Slots(needed.count)
+        let group = DispatchGroup()
+        let gate = DispatchSemaphore(value: max(1, jobs))
+        for (index, run) in needed.enumerated() {
+            group.enter()
+            gate.wait()
+            Thread.detachNewThread { [self] in
+                onProgress?("run \(run.rawValue): starting a lab")
+                let record = perform(run)
+                onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
+                slots.set(index, record)
+                gate.signal()
+                group.leave()
+            }
         }
+        group.wait()
+        let records = slots.values
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
         return judge.report(helpers: helpers, checks: checks)
     }
@@ -187,6 +201,15 @@ public final class Certifier: @unchecked Sendable {
     }
 }
 
+/// The runs' records, filled from several threads.
+final class Slots: @unchecked Sendable {
+    private let lock = Mutex()
+    private var slots: [CertificationRunRecord?]
+    init(_ count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ record: CertificationRunRecord) { lock.withLock { slots[index] = record } }
+    var values: [CertificationRunRecord] { lock.withLock { slots.compactMap { $0 } } }
+}
+
 /// Drives one run's lab, tolerating any helper behaviour (the judge decides afterwards).
 final class RunDriver {
     let lab: HotspotLab
@@ -207,11 +230,34 @@ final class RunDriver {
     /// Long enough for every deadline (a helper that never answers) plus the lab's own delays.
     var patience: Duration { .milliseconds(Int64(45_000 * certifier.timeScale * 2.5) + 15_000) }
 
-    /// Waits for hotspotd to enter one of `states` after the cursor; returns which (nil: none in time).
+    /// Where `checkDeadlines` has read the trace up to.
+    var deadlineCursor = 0
+
+    /// A helper missed a deadline: the `deadlines` verdict is certain, and the rest of the run would only wait for
+    /// answers that do not come (a helper that never answers would take minutes): the run stops here.
+    struct CutShort: Error, CustomStringConvertible {
+        var record: JSON
+        var description: String {
+            "cut short: the helper gave no answer to \(record["commandType"]?.stringValue ?? "a") command \(record["command"]?.intValue ?? 0) "
+                + "by its deadline (seq \(record["seq"]?.intValue ?? 0)); the deadlines check fails, the rest of the run is not reached"
+        }
+    }
+
+    func checkDeadlines() throws {
+        let records = station.readTrace(from: deadlineCursor)
+        if let missed = records.first(where: { $0["kind"]?.stringValue == "irregular" && $0["irregularity"]?.stringValue == "noAnswer" }) {
+            throw CutShort(record: missed)
+        }
+        deadlineCursor += records.count
+    }
+
+    /// Waits for hotspotd to enter one of `states` after the cursor; returns which (nil: none in time). Throws
+    /// `CutShort` as soon as a command goes unanswered by its deadline.
     @discardableResult
-    func waitAny(_ states: Set<String>, timeout: Duration? = nil) -> String? {
+    func waitAny(_ states: Set<String>, timeout: Duration? = nil) throws -> String? {
         let deadline = ContinuousClock.now + (timeout ?? patience)
         while ContinuousClock.now < deadline {
+            try checkDeadlines()
             let records = station.readTrace(from: cursor)
             if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && states.contains($0["to"]?.stringValue ?? "") }) {
                 cursor += index + 1
@@ -266,7 +312,7 @@ final class RunDriver {
     /// does not reach Authenticated.
     func signInAtHome() throws -> Bool {
         try station.join(certifier.home)
-        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
+        guard try waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
             note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
             return false
         }
@@ -288,18 +334,19 @@ final class RunDriver {
         let list = try station.showScanList()
         note("scan list: " + Self.render(scanList: list).joined(separator: " | "))
         try station.join(certifier.notCaptive)
-        waitAny(["Authenticated", "Inactive"])
+        try waitAny(["Authenticated", "Inactive"])
         try station.leave()
-        waitAny(["Inactive"], timeout: .seconds(10))
+        try waitAny(["Inactive"], timeout: .seconds(10))
         try station.join(certifier.decoys[0])
-        waitAny(["Authenticated", "Inactive"])
+        try waitAny(["Authenticated", "Inactive"])
     }
 
     func captive() throws {
         guard try signInAtHome() else { return }
         // The maintain timer (scaled) fires: maintain without didJustJoin.
-        guard waitAny(["Maintaining"]) != nil, waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
+        guard try waitAny(["Maintaining"]) != nil, try waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
             note("maintain did not return to Authenticated")
+            observeGate("afterMaintain")
             return
         }
         observeGate("afterMaintain")
@@ -307,9 +354,9 @@ final class RunDriver {
         try lab.expirePortalSessions(try homeHotspot())
         mark(Self.sessionEndedMark)
         note("portal session expired (gate flushed)")
-        guard waitAny(["Maintaining"]) != nil else { return }
-        var state = waitAny(["Authenticated", "Evaluating", "Inactive"])
-        if state == "Evaluating" { state = waitAny(["Authenticated", "Inactive"]) }
+        guard try waitAny(["Maintaining"]) != nil else { return }
+        var state = try waitAny(["Authenticated", "Evaluating", "Inactive"])
+        if state == "Evaluating" { state = try waitAny(["Authenticated", "Inactive"]) }
         guard state == "Authenticated" else {
             note("not Authenticated again after the session expired")
             return
@@ -321,14 +368,14 @@ final class RunDriver {
         let accepted = try station.logoff(helper: helperID)
         note("logoff(network) \(accepted ? "accepted" : "refused")")
         if accepted {
-            waitAny(["Inactive"])
+            try waitAny(["Inactive"])
             observeGate("afterLogoff")
         }
         try station.foreground(nil)
         // The cached re-join: maintain with didJustJoin.
         try station.autoJoin()
-        waitAny(["Maintaining"])
-        waitAny(["Authenticated", "Inactive"])
+        try waitAny(["Maintaining"])
+        try waitAny(["Authenticated", "Inactive"])
     }
 
     /// The label of the trace record marking the start of the hijack (the `dns-hijack` check reads it).
@@ -341,9 +388,9 @@ final class RunDriver {
         // Marked in hotspotd's trace after dnsmasq answers that way: maintains sent later face the hijack.
         try station.request(.record(["certify": .string(Self.hijackMark)]))
         // The maintain timer (scaled) fires; its answer decides the check.
-        if waitAny(["Maintaining"]) != nil {
-            var state = waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"])
-            if state == "Evaluating" || state == "Authenticating" { state = waitAny(["Authenticated", "Inactive"]) }
+        if try waitAny(["Maintaining"]) != nil {
+            var state = try waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"])
+            if state == "Evaluating" || state == "Authenticating" { state = try waitAny(["Authenticated", "Inactive"]) }
             note("after the maintain under the hijack: \(state ?? "no final state")")
         }
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
@@ -355,7 +402,7 @@ final class RunDriver {
     func changedPortal(kind: String, settings: [String: String]) throws {
         guard try signInAtHome() else { return }
         try station.leave()
-        waitAny(["Inactive"], timeout: .seconds(10))
+        try waitAny(["Inactive"], timeout: .seconds(10))
         let home = try homeHotspot()
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
         mark(Self.portalMark, ["kind": .string(kind), "settings": .object(settings.mapValues(JSON.string))])
@@ -363,9 +410,9 @@ final class RunDriver {
         mark(Self.sessionEndedMark)
         note("the café's portal is now \(kind); the old session is gone")
         try station.autoJoin()
-        waitAny(["Maintaining"])
-        var state = waitAny(["Authenticated", "Inactive", "Evaluating"])
-        if state == "Evaluating" { state = waitAny(["Authenticated", "Inactive"]) }
+        try waitAny(["Maintaining"])
+        var state = try waitAny(["Authenticated", "Inactive", "Evaluating"])
+        if state == "Evaluating" { state = try waitAny(["Authenticated", "Inactive"]) }
         note("ended in \(state ?? "no final state")")
     }
 }
@@ -437,13 +484,21 @@ struct Judge {
             return late.isEmpty ? pass("\(answered) answers, none after its deadline", [])
                 : fail("\(late.count) command(s) unanswered by the deadline", late)
         case "decoys":
+            // A secure claim without a password is ignored by hotspotd (scan-list-passwords judges it); an evaluate
+            // answering high for a decoy when it answered high for the not-captive network too is "high for
+            // everything" (not-high-for-everything judges it).
             var claims: [String] = []
             for r in responses(.scan, to: "filterScanList") {
-                let claimed = (r["networkList"]?.arrayValue ?? []).compactMap { $0["ssid"]?.stringValue }
+                let presented = command(.scan, r)?["networkList"]?.arrayValue ?? []
+                let claimed = (r["networkList"]?.arrayValue ?? []).filter { !secureWithoutPassword($0, presented: presented) }.compactMap { $0["ssid"]?.stringValue }
                 if claimed.contains(where: decoys.contains) || claimed.contains(notCaptive) { claims.append(evidence(.scan, r)) }
             }
+            let highForAll = responses(.scan, to: "evaluate").contains {
+                command(.scan, $0)?["network"]?["ssid"]?.stringValue == notCaptive && $0["network"]?["confidence"]?.intValue == 2
+            }
             for r in responses(.scan, to: "evaluate") where decoys.contains(command(.scan, r)?["network"]?["ssid"]?.stringValue ?? "") {
-                if (r["network"]?["confidence"]?.intValue ?? 0) > 0 { claims.append(evidence(.scan, r)) }
+                let confidence = r["network"]?["confidence"]?.intValue ?? 0
+                if confidence > 0 && !(confidence == 2 && highForAll) { claims.append(evidence(.scan, r)) }
             }
             let evaluated = responses(.scan, to: "evaluate").contains { decoys.contains(command(.scan, $0)?["network"]?["ssid"]?.stringValue ?? "") }
             if !evaluated { return fail("the helper was never asked to evaluate a decoy (the run did not get that far)", record(.scan)?.notes ?? []) }
