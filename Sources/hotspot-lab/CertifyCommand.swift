@@ -35,7 +35,7 @@ struct CertifyCommand: AsyncParsableCommand {
     var logs: String?
 
     @Option(help: "How many runs' labs at once (each its own namespaces and radio medium, as run --jobs).")
-    var jobs: Int = 5
+    var jobs: Int = 2
 
     @Flag(help: "List the checks and exit.")
     var list = false
