@@ -298,20 +298,26 @@ struct HTMLReportTests {
         let t = CertifyJudgeTests.goodCaptive(fromMemory: true)
         var report = try CertifyJudgeTests.judge(t, gate: CertifyJudgeTests.gate(t))
         let wide = "[scan] seq 3: " + JSON.object(["kind": "response", "networkList": .array((0..<40).map { i in
-            ["ssid": .string("Network-\(i)-with-a-long-name"), "bssid": .string("02:00:00:00:00:\(i)"), "password": .string(String(repeating: "x", count: 30))]
+            ["ssid": .string("Network\(i)WithALongName"), "bssid": .string("02:00:00:00:00:\(i)"), "password": .string(String(repeating: "x", count: 300))]
         })]).text
         if let index = report.results.firstIndex(where: { $0.check.id == "logoff" }) { report.results[index].evidence.append(wide) }
         return report
     }
 
     /// The page's layout as Chromium measured it at `width` × `height`: an inline script (added to a copy of the
-    /// page) writes the numbers into the DOM, read back with --dump-dom.
+    /// page) writes the numbers into the DOM, read back with --dump-dom. The cause is measured as the page opens,
+    /// the width with every disclosure open.
     static func layout(of html: String, width: Int, height: Int, in dir: String) throws -> [String: Double] {
         let probe = """
             <script>(function () {
               var cause = document.getElementById('cause').getBoundingClientRect();
               var reason = document.querySelector('#cause .reason').getBoundingClientRect();
-              document.body.setAttribute('data-layout', JSON.stringify({scrollWidth: document.documentElement.scrollWidth,
+              // Every disclosure open: the widest the page can get.
+              document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+              // The right edge of the widest element: content clipped by an overflow rule would hide from scrollWidth.
+              var right = 0;
+              document.querySelectorAll('body *').forEach(function (e) { var r = e.getBoundingClientRect(); if (r.width > 0) right = Math.max(right, r.right); });
+              document.body.setAttribute('data-layout', JSON.stringify({scrollWidth: document.documentElement.scrollWidth, right: right,
                 innerWidth: window.innerWidth, causeTop: cause.top, reasonBottom: reason.bottom, reasonRight: reason.right}));
             })();</script></body>
             """
@@ -336,6 +342,7 @@ struct HTMLReportTests {
         let inner = try #require(layout["innerWidth"])
         #expect(inner == 1280)
         #expect(scroll <= inner, "the page is \(scroll) px wide in a \(inner) px window: it scrolls sideways")
+        #expect((layout["right"] ?? .infinity) <= inner, "an element ends at \(layout["right"] ?? -1) px, past the \(inner) px window")
         #expect((layout["causeTop"] ?? .infinity) < 800 && (layout["reasonBottom"] ?? .infinity) < 800, "the cause is not on the first screen: \(layout)")
         #expect((layout["reasonRight"] ?? .infinity) <= inner)
         let file = dir + "/certify.html"

@@ -117,8 +117,6 @@ public enum CertifyReports {
     /// Certify's additions to the scenario report's style: a fixed table layout so long evidence wraps instead of
     /// widening the page; verdict colours for "not reached".
     static let css = """
-    html, body { overflow-x: hidden; }
-    header, main { max-width: 1200px; }
     table.checks { table-layout: fixed; width: 100%; }
     table.checks col.c-check { width: 24%; } table.checks col.c-verdict { width: 110px; } table.checks col.c-why { width: auto; }
     table.checks td { overflow-wrap: anywhere; word-break: break-word; }
