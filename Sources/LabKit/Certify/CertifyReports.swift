@@ -129,5 +129,6 @@ public enum CertifyReports {
     .callout p { margin: 2px 0; } .callout p.reason { font-size: 15px; font-weight: 600; color: var(--fail); }
     ul.runs li { margin: 4px 0; overflow-wrap: anywhere; }
     .error { color: var(--fail); }
+    header .meta { word-break: normal; overflow-wrap: anywhere; }
     """
 }
