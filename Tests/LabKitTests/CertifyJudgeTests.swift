@@ -171,6 +171,22 @@ struct CertifyJudgeTests {
         #expect(report.results.filter { !$0.passed }.map(\.check.id) == ["one-response"])
     }
 
+    @Test("the re-join's maintain answered failure after logoff fails maintain, naming didJustJoin and the ended session")
+    func failJustJoined() throws {
+        let t = Self.goodCaptive()
+        // The last maintain (didJustJoin) answered failure instead of authenticationRequired; no login follows.
+        let last = try #require(t.records.lastIndex { $0["kind"]?.stringValue == "response" && $0["commandType"]?.stringValue == "maintain" })
+        var o = t.records[last].objectValue ?? [:]
+        o["result"] = "failure"
+        t.records[last] = .object(o)
+        t.records.removeLast(2)
+        let report = try Self.judge(t, gate: Self.gate(t))
+        let maintain = try Self.result(report, "maintain")
+        #expect(!maintain.passed && !maintain.notReached)
+        #expect(maintain.reason.contains("maintain with didJustJoin answered failure") && maintain.reason.contains("session had ended"), "\(maintain.reason)")
+        #expect(Self.failing(report) == ["maintain"])
+    }
+
     @Test("a report of an answer to a withdrawn command is shown, not failed (the cancel can cross the answer)")
     func withdrawnIsNotFailed() throws {
         let t = Self.goodCaptive()

@@ -133,6 +133,7 @@ struct GroundTruthWalk {
                         signedIn = r
                     }
                 case "maintain" where ssid == judge.home:
+                    let maintain = command["network"]?["didJustJoin"]?.boolValue == true ? "maintain with didJustJoin" : "maintain"
                     if let hijack {
                         if result == "success" {
                             add("dns-hijack", r, "maintain answered success at seq \(seq) while every name resolved to the gateway (since seq \(hijack["seq"]?.intValue ?? 0)): a name that resolves is not the internet",
@@ -141,10 +142,10 @@ struct GroundTruthWalk {
                     } else if !sessionAlive, result != "authenticationRequired" {
                         let ended = "the portal session had ended" + (sessionEnded.map { " at seq \($0["seq"]?.intValue ?? 0)" } ?? "")
                         add("maintain", r, result == "success"
-                            ? "maintain answered success at seq \(seq), but \(ended): the helper answered from memory instead of probing (expected authenticationRequired)"
-                            : "maintain answered \(result) at seq \(seq) after \(ended) (expected authenticationRequired: log in again)", [command, sessionEnded])
+                            ? "\(maintain) answered success at seq \(seq), but \(ended): the helper answered from memory instead of probing (expected authenticationRequired)"
+                            : "\(maintain) answered \(result) at seq \(seq) after \(ended) (expected authenticationRequired: log in again)", [command, sessionEnded])
                     } else if sessionAlive, !["success", "authenticationRequired"].contains(result) {
-                        add("maintain", r, "maintain\(command["network"]?["didJustJoin"]?.boolValue == true ? " with didJustJoin" : "") answered \(result) at seq \(seq) while the portal session was up (expected success)",
+                        add("maintain", r, "\(maintain) answered \(result) at seq \(seq) while the portal session was up (expected success)",
                             [command, signedIn])
                     }
                 case "logoff":
