@@ -81,7 +81,22 @@ extension DaemonCore {
             notifications.append(.object(fields))
             if notifications.count > 16 { notifications.removeFirst() }
             record("notification", fields)
+        case .report(let kind, let command, let message):
+            helperReport(helper, app: conn.provider?.app, kind: kind, command: command, message: message)
         }
+    }
+
+    /// A `report` (what the SDK refused on the helper's side): traced as `helperReport`, answered with nothing,
+    /// changing nothing. The refusal's kind is the record's `report` field (every record's `kind` is its own),
+    /// with the command's type when the command is still outstanding, and the app when a provider reports.
+    private func helperReport(_ helper: String, app: String?, kind: HelperReportKind, command: CommandID?, message: String) {
+        var f: [String: JSON] = ["helper": .string(helper), "report": .string(kind.rawValue), "message": .string(message)]
+        if let app { f["app"] = .string(app) }
+        if let command {
+            f["command"] = .number(Double(command))
+            if let o = outstanding[command] { f["commandType"] = .string(o.command.type.description) }
+        }
+        record("helperReport", f)
     }
 
     private func register(_ conn: Connection, _ identifier: String, _ displayName: String, _ version: Int, _ payload: [UInt8]) {

@@ -70,7 +70,7 @@ public enum HotspotHelper {
 }
 
 /// The connection to hotspotd: a blocking socket, a reader thread, requests matched by id.
-final class HelperClient: @unchecked Sendable {
+public final class HelperClient: @unchecked Sendable {
     nonisolated(unsafe) static var shared: HelperClient?
     nonisolated(unsafe) static var registered = false
     nonisolated(unsafe) static var lastErrorValue: String?
@@ -222,6 +222,15 @@ final class HelperClient: @unchecked Sendable {
                 return false
             }
         }
+    }
+
+    /// Tells hotspotd what the SDK refused on this side (nothing else was sent for it): a `report` message,
+    /// traced as `helperReport` so that a certification sees it (docs/PROTOCOL.md, "report"). Also logged to
+    /// stderr and kept as `HotspotHelper.lastError`. False when it could not be sent.
+    @discardableResult
+    public func sendReport(kind: HelperReportKind, command: UInt64?, message: String) -> Bool {
+        report(HotspotHelperError(message))
+        return send(.report(kind: kind, command: command, message: message))
     }
 
     func respond(_ id: UInt64, result: HotspotHelperResult, network: HotspotCore.HotspotNetwork?, networkList: [HotspotCore.HotspotNetwork]?) -> Bool {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import HotspotCore
+import HotspotProtocol
 import HotspotSystem
 
 /// The commands hotspotd sends (`NEHotspotHelperCommandType`), with Apple's raw values.
@@ -162,8 +163,9 @@ public final class HotspotHelperResponse: @unchecked Sendable {
     /// The networks this helper handles, with passwords for secure ones (filterScanList).
     public func setNetworkList(_ networkList: [HotspotNetwork]) { lock.withLock { self.networkList = networkList } }
 
-    /// Sends the response. A second call is an error: it sends nothing, returns false and is reported
-    /// (stderr and `HotspotHelper.lastError`). Also false when the daemon connection is gone.
+    /// Sends the response. A second call, or a call after hotspotd withdrew the command (`isCancelled`), is an
+    /// error: it sends no response, returns false and is reported (a `report` message to hotspotd, which traces
+    /// it as `helperReport`; stderr; `HotspotHelper.lastError`). Also false when the daemon connection is gone.
     @discardableResult
     public func deliver() -> Bool { deliverOnce() }
 
@@ -176,7 +178,13 @@ public final class HotspotHelperResponse: @unchecked Sendable {
             return (first, network, networkList)
         }
         guard first else {
-            command.client.report(HotspotHelperError("deliver() called a second time for \(command.commandType) command \(command.identifier): ignored"))
+            command.client.sendReport(kind: .secondDelivery, command: command.identifier,
+                                      message: "deliver() called a second time for \(command.commandType) command \(command.identifier): ignored")
+            return false
+        }
+        guard !command.isCancelled else {
+            command.client.sendReport(kind: .withdrawnCommand, command: command.identifier,
+                                      message: "deliver() for \(command.commandType) command \(command.identifier), which hotspotd withdrew: not sent")
             return false
         }
         return command.client.respond(command.identifier, result: result, network: net?.snapshot, networkList: list?.map(\.snapshot))

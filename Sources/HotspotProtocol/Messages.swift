@@ -164,8 +164,11 @@ public enum HelperMessage: Sendable, Hashable {
     case logoff(requestID: Int?, network: HotspotNetwork)
     case supportedNetworkInterfaces(requestID: Int?)
     case notify(title: String, body: String)
+    /// What the SDK refused on the helper's side (a second `deliver()`, an answer to a withdrawn command, an
+    /// invalid field): nothing else was sent for it. hotspotd answers nothing and traces it as `helperReport`.
+    case report(kind: HelperReportKind, command: CommandID?, message: String)
 
-    public static let types = ["register", "response", "logoff", "supportedNetworkInterfaces", "notify"]
+    public static let types = ["register", "response", "logoff", "supportedNetworkInterfaces", "notify", "report"]
 
     public init(json: JSON) throws(ProtocolError) {
         let (type, f) = try messageType(json, side: "helper")
@@ -188,6 +191,12 @@ public enum HelperMessage: Sendable, Hashable {
             self = .supportedNetworkInterfaces(requestID: try f.optionalInt("requestID"))
         case "notify":
             self = .notify(title: try f.string("title"), body: try f.string("body"))
+        case "report":
+            let kind = try f.string("kind")
+            guard !kind.isEmpty else { throw ProtocolError(.invalidField, "kind: expected the name of what was refused, got an empty string") }
+            let command = try f.optionalInt("command")
+            if let command, command < 0 { throw ProtocolError(.invalidField, "command: expected a command id (a non-negative integer)") }
+            self = .report(kind: HelperReportKind(rawValue: kind), command: command.map { CommandID($0) }, message: try f.string("message"))
         default:
             throw ProtocolError(.unknownType, "unknown message type \"\(type)\" (expected one of \(HelperMessage.types.joined(separator: ", ")))")
         }
@@ -219,11 +228,33 @@ public enum HelperMessage: Sendable, Hashable {
             return .object(o)
         case .notify(let title, let body):
             return ["type": "notify", "title": .string(title), "body": .string(body)]
+        case .report(let kind, let command, let message):
+            var o: [String: JSON] = ["type": "report", "kind": .string(kind.rawValue), "message": .string(message)]
+            if let command { o["command"] = .number(Double(command)) }
+            return .object(o)
         }
     }
 
     /// The message as one frame (length prefix + JSON).
     public var framed: [UInt8] { frame(json.bytes) }
+}
+
+/// What the SDK refused on the helper's side (the `report` message's `kind`). An open set: hotspotd traces any
+/// non-empty name, so a newer SDK can report a new kind to an older daemon.
+public struct HelperReportKind: RawRepresentable, Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+
+    /// `deliver()` called a second time on the same response.
+    public static let secondDelivery: HelperReportKind = "secondDelivery"
+    /// `deliver()` of a response to a command hotspotd withdrew (`cancel`).
+    public static let withdrawnCommand: HelperReportKind = "withdrawnCommand"
+    /// A response the SDK would not send because a field is invalid (hotspotd would refuse the frame).
+    public static let invalidField: HelperReportKind = "invalidField"
+    /// A provider called `deliver()` itself (its response is the value `handleCommand` returns).
+    public static let deliverCalledByProvider: HelperReportKind = "deliverCalledByProvider"
 }
 
 // MARK: daemon -> helper

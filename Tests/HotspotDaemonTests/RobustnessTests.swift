@@ -107,6 +107,8 @@ struct RobustnessTests {
         try d.control.waitForStatus("helper log") { _ in h.output.contains("second deliver() returned false") }
         #expect(h.output.contains("deliver() called a second time"))
         #expect(!d.records("rejected").contains { $0["reason"]?.stringValue == "duplicateResponse" }, "the second deliver sent nothing")
+        #expect(d.records("helperReport").contains { $0["helper"]?.stringValue == "twice" && $0["report"]?.stringValue == "secondDelivery" },
+                "the refusal reached hotspotd's trace")
         let long = try Child(try Products.path("hotspot-test-helper"),
                              ["--socket", d.helperSocket, "--id", "long", "--name", "Sixteen chars!!!"], log: d.logDir + "/long.log")
         long.process.waitUntilExit()

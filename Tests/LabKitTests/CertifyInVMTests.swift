@@ -36,29 +36,42 @@ struct InVMCertifyTests {
         #expect(report.results.first { $0.check.id == "logoff" }?.evidence.first?.contains("\"commandType\":\"logoff\"") == true)
     }
 
-    /// Each broken mode, the check it must fail, and the checks of the same runs that must still pass.
-    static let broken: [(mode: String, fails: String)] = [
-        ("never-maintain", "deadlines"),
-        ("claim-everything", "decoys"),
-        ("claim-everything", "scan-list-passwords"),
-        ("high-everything", "not-high-for-everything"),
-        ("double", "one-response"),
-        ("fail-just-joined", "maintain"),
-        ("no-reauth", "reauthenticate"),
-        ("fail-unsupported", "unsupported-network"),
-        ("logoff-keeps-session", "logoff"),
-        ("temporary-as-failure", "temporary-failure"),
-        ("invalid-result", "valid-results"),
-        ("trust-dns", "dns-hijack"),
+    /// Each fixture defect, the check that owns its cause, and words its reason must contain (docs/CERTIFY.md,
+    /// "How the checks are tested": the same table).
+    static let broken: [(mode: String, fails: String, names: String)] = [
+        ("never-maintain", "deadlines", "no answer to maintain"),
+        ("claim-decoys", "decoys", "a network it cannot know"),
+        ("no-passwords", "scan-list-passwords", "without a password"),
+        ("high-everything", "not-high-for-everything", "answered high"),
+        ("double", "one-response", "duplicateResponse"),
+        ("sdk-double", "one-response", "secondDelivery"),
+        ("fail-just-joined", "maintain", "with didJustJoin answered failure"),
+        ("never-probe", "maintain", "from memory"),
+        ("no-reauth", "reauthenticate", "authenticate answered failure"),
+        ("fail-unsupported", "unsupported-network", "expected unsupportedNetwork"),
+        ("logoff-keeps-session", "logoff", "still up"),
+        ("sign-out-after-login", "logoff", "on its own"),
+        ("temporary-as-failure", "temporary-failure", "expected temporaryFailure"),
+        ("invalid-result", "valid-results", "not a valid result"),
+        ("trust-dns", "dns-hijack", "resolved to the gateway"),
     ]
 
-    @Test("root: a helper broken in one way fails the check that names it", arguments: Array(0..<broken.count))
+    @Test("root: a helper broken in one way fails exactly the check that owns the cause, naming it; the others of its runs pass or are not reached",
+          arguments: Array(0..<broken.count))
     func brokenHelperFailsItsCheck(_ index: Int) throws {
-        let (mode, check) = Self.broken[index]
+        let (mode, check, names) = Self.broken[index]
         let report = try Self.certify("hotspot-certify-fixture --break \(mode) -- \(Self.reference)", only: [check])
         let result = try #require(report.results.first { $0.check.id == check })
-        #expect(!result.passed, "--break \(mode) should fail \(check): \(result.reason)")
+        #expect(!result.passed && !result.notReached, "--break \(mode) should fail \(check): \(result.reason)")
+        #expect(result.reason.contains(names), "--break \(mode): the reason names the cause: \(result.reason)")
         #expect(!result.evidence.isEmpty, "a failed check shows its evidence")
         #expect(!report.passed)
+        // Every other check that reads only the runs performed: pass, or "not reached" naming this cause.
+        let performed = Set(report.runs.map(\.run))
+        let others = CertificationCheck.all.filter { $0.id != check && Set($0.runs).isSubset(of: performed) }
+        let judge = Judge(runs: report.runs, home: "Cafe Lumiere", notCaptive: "Public Library", decoys: ["Airport Lounge", "Bank Secure"], timeScale: 0.25)
+        for other in judge.report(helpers: report.helpers, checks: others).results {
+            #expect(other.passed || other.notReached, "--break \(mode): \(other.check.id) must pass or be not reached, found: \(other.reason)")
+        }
     }
 }

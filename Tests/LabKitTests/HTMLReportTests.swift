@@ -1,4 +1,5 @@
 import Foundation
+import HotspotProtocol
 import HotspotSystem
 import Testing
 @testable import LabKit
@@ -286,6 +287,76 @@ struct HTMLReportTests {
             try data.write(to: URL(fileURLWithPath: keep))
             try? FileManager.default.removeItem(atPath: keep + ".html")
             try FileManager.default.copyItem(atPath: file, toPath: keep + ".html")
+        }
+    }
+
+    // MARK: - The certify report
+
+    /// A certify report with a cause (maintain answered from memory), checks not reached, and evidence far wider
+    /// than a window (a 40-network scan list as one JSON line).
+    static func certifyReport() throws -> CertificationReport {
+        let t = CertifyJudgeTests.goodCaptive(fromMemory: true)
+        var report = try CertifyJudgeTests.judge(t, gate: CertifyJudgeTests.gate(t))
+        let wide = "[scan] seq 3: " + JSON.object(["kind": "response", "networkList": .array((0..<40).map { i in
+            ["ssid": .string("Network\(i)WithALongName"), "bssid": .string("02:00:00:00:00:\(i)"), "password": .string(String(repeating: "x", count: 300))]
+        })]).text
+        if let index = report.results.firstIndex(where: { $0.check.id == "logoff" }) { report.results[index].evidence.append(wide) }
+        return report
+    }
+
+    /// The page's layout as Chromium measured it at `width` × `height`: an inline script (added to a copy of the
+    /// page) writes the numbers into the DOM, read back with --dump-dom. The cause is measured as the page opens,
+    /// the width with every disclosure open.
+    static func layout(of html: String, width: Int, height: Int, in dir: String) throws -> [String: Double] {
+        let probe = """
+            <script>(function () {
+              var cause = document.getElementById('cause').getBoundingClientRect();
+              var reason = document.querySelector('#cause .reason').getBoundingClientRect();
+              // Every disclosure open: the widest the page can get.
+              document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+              // The right edge of the widest element: content clipped by an overflow rule would hide from scrollWidth.
+              var right = 0;
+              document.querySelectorAll('body *').forEach(function (e) { var r = e.getBoundingClientRect(); if (r.width > 0) right = Math.max(right, r.right); });
+              document.body.setAttribute('data-layout', JSON.stringify({scrollWidth: document.documentElement.scrollWidth, right: right,
+                innerWidth: window.innerWidth, causeTop: cause.top, reasonBottom: reason.bottom, reasonRight: reason.right}));
+            })();</script></body>
+            """
+        let file = dir + "/certify-probe.html"
+        try html.replacingOccurrences(of: "</body>", with: probe).write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try chromium(["--dump-dom", "--window-size=\(width),\(height)", "file://" + file], in: dir)
+        #expect(result.status.succeeded, "chromium: \(result.status): \(result.stderr.suffix(600))")
+        guard let start = result.stdout.range(of: "data-layout=\""),
+              let end = result.stdout[start.upperBound...].firstIndex(of: "\"") else { return [:] }
+        let text = String(result.stdout[start.upperBound..<end]).replacingOccurrences(of: "&quot;", with: "\"")
+        return (try JSON.parse(Array(text.utf8)).objectValue ?? [:]).compactMapValues(\.doubleValue)
+    }
+
+    @Test("certify: at 1280 × 800 the cause is on the first screen and nothing scrolls sideways; the screenshot is taken",
+          .enabled(if: chromium != nil, "chromium is not installed (ci/install-deps.sh installs it: apt-get install chromium)"))
+    func certifyReportFitsALaptop() throws {
+        let dir = try Self.makeLogFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let html = CertifyReports.html(try Self.certifyReport())
+        let layout = try Self.layout(of: html, width: 1280, height: 800, in: dir)
+        let scroll = try #require(layout["scrollWidth"], "no layout from chromium: \(layout)")
+        let inner = try #require(layout["innerWidth"])
+        #expect(inner == 1280)
+        #expect(scroll <= inner, "the page is \(scroll) px wide in a \(inner) px window: it scrolls sideways")
+        #expect((layout["right"] ?? .infinity) <= inner, "an element ends at \(layout["right"] ?? -1) px, past the \(inner) px window")
+        #expect((layout["causeTop"] ?? .infinity) < 800 && (layout["reasonBottom"] ?? .infinity) < 800, "the cause is not on the first screen: \(layout)")
+        #expect((layout["reasonRight"] ?? .infinity) <= inner)
+        let file = dir + "/certify.html"
+        try html.write(toFile: file, atomically: true, encoding: .utf8)
+        let png = dir + "/certify.png"
+        let shot = try Self.chromium(["--screenshot=\(png)", "--window-size=1280,800", "file://" + file], in: dir)
+        #expect(shot.status.succeeded, "chromium: \(shot.status): \(shot.stderr.suffix(600))")
+        let data = try #require(FileManager.default.contents(atPath: png), "no screenshot at \(png)")
+        #expect(data.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "not a PNG")
+        // IHDR: width and height, big-endian, at bytes 16 and 20.
+        let size = { (at: Int) in data[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        #expect(size(16) == 1280 && size(20) == 800)
+        if let keep = ProcessInfo.processInfo.environment["HOTSPOT_LAB_KEEP_SCREENSHOT"] {
+            try data.write(to: URL(fileURLWithPath: keep + ".certify.png"))
         }
     }
 }

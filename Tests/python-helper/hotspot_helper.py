@@ -10,6 +10,8 @@ Its behaviour is scripted by arguments, the same ones as the Swift `hotspot-test
   --filter claim|none   (claim: every listed network, password "secret" for secure ones)
   --delay-ms N          (wait before each answer)
   --logoff-after-auth-ms N  (N ms after answering authenticate with success, call logoff(network))
+  --deliver-twice yes   (deliver every response a second time: like the SDK, the second is refused here and
+                        reported to hotspotd with a `report` message of kind secondDelivery)
 Provider mode (issue 15, docs/PROTOCOL.md "Apps and providers"):
   --role helper|evaluationProvider|authenticationProvider  (default: $HOTSPOT_PROVIDER_ROLE, else helper)
   --app BUNDLE-ID       (default: $HOTSPOT_APP)
@@ -59,6 +61,32 @@ class Connection:
                 return None
             self.buf += chunk
 
+    def report(self, kind, command, message):
+        """Tells hotspotd what this side refused (nothing else was sent for it); traced as helperReport."""
+        obj = {"type": "report", "kind": kind, "message": message}
+        if command is not None:
+            obj["command"] = command
+        self.send(obj)
+        print("report", kind, message, file=sys.stderr, flush=True)
+
+
+class Delivery:
+    """One response, delivered at most once, as the SDK's deliver(): a second call sends nothing and is reported."""
+
+    def __init__(self, conn, response):
+        self.conn = conn
+        self.response = response
+        self.delivered = False
+
+    def deliver(self):
+        if self.delivered:
+            cid = self.response["command"]
+            self.conn.report("secondDelivery", cid, "deliver() called a second time for command %d: ignored" % cid)
+            return False
+        self.delivered = True
+        self.conn.send(self.response)
+        return True
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -77,9 +105,16 @@ def main():
     p.add_argument("--filter", default="claim")
     p.add_argument("--delay-ms", type=int, default=0)
     p.add_argument("--logoff-after-auth-ms", type=int, default=-1)
+    p.add_argument("--deliver-twice", default="no")
     a = p.parse_args()
     if not a.id:
         p.error("--id is required (or $HOTSPOT_HELPER_IDENTIFIER)")
+
+    def respond(response):
+        d = Delivery(conn, response)
+        d.deliver()
+        if a.deliver_twice == "yes":
+            print("second deliver() returned", d.deliver(), file=sys.stderr, flush=True)
 
     conn = Connection(a.socket)
     register = {"type": "register", "version": VERSION, "identifier": a.id, "displayName": a.name}
@@ -151,7 +186,7 @@ def main():
                         n["password"] = "secret"
                     claimed.append(n)
             time.sleep(a.delay_ms / 1000.0)
-            conn.send({"type": "response", "command": cid, "result": 0, "networkList": claimed})
+            respond({"type": "response", "command": cid, "result": 0, "networkList": claimed})
             continue
         if name == "evaluate":
             if a.evaluate == "crash":
@@ -161,7 +196,7 @@ def main():
             network = msg["network"]
             network["confidence"] = CONFIDENCE[a.evaluate]
             time.sleep(a.delay_ms / 1000.0)
-            conn.send({"type": "response", "command": cid, "result": 0, "network": network})
+            respond({"type": "response", "command": cid, "result": 0, "network": network})
             continue
         action = plan.get(name, "success")
         if action == "crash":
@@ -171,7 +206,7 @@ def main():
         if name == "authenticate" and action == "uiRequired":
             conn.send({"type": "notify", "title": a.name, "body": "Tap to sign in to " + msg["network"]["ssid"]})
         time.sleep(a.delay_ms / 1000.0)
-        conn.send({"type": "response", "command": cid, "result": RESULTS[action]})
+        respond({"type": "response", "command": cid, "result": RESULTS[action]})
         if name == "authenticate" and action == "success" and a.logoff_after_auth_ms >= 0:
             pending_logoff_at = time.monotonic() + a.logoff_after_auth_ms / 1000.0
 

@@ -48,6 +48,25 @@ public struct CheckResult: Sendable {
     public var reason: String
     /// Trace records (`[run] seq N: {...}`) and observations that prove it.
     public var evidence: [String]
+    /// The check failed because its conditions were never reached: an earlier answer (`cause`, owned by
+    /// another check) took the run off course. Still a failure of the certification.
+    public var notReached = false
+    /// The first deviation this check owns (it failed at its cause), or, when `notReached`, the one that
+    /// took its run off course.
+    public var cause: CertificationDeviation?
+
+    public init(check: CertificationCheck, passed: Bool, reason: String, evidence: [String], notReached: Bool = false,
+                cause: CertificationDeviation? = nil) {
+        self.check = check
+        self.passed = passed
+        self.reason = reason
+        self.evidence = evidence
+        self.notReached = notReached
+        self.cause = cause
+    }
+
+    /// `pass`, `FAIL` or `not reached`.
+    public var verdict: String { passed ? "pass" : notReached ? "not reached" : "FAIL" }
 }
 
 /// One lab run of the certification.
@@ -67,7 +86,16 @@ public struct CertificationReport: Sendable {
     public var helpers: [String]
     public var results: [CheckResult]
     public var runs: [CertificationRunRecord]
+    /// The first deviation of each run from the answers the lab's ground truth expects (cause first).
+    public var causes: [CertificationDeviation] = []
     public var passed: Bool { results.allSatisfy { $0.passed || !$0.check.required } }
+
+    public init(helpers: [String], results: [CheckResult], runs: [CertificationRunRecord], causes: [CertificationDeviation] = []) {
+        self.helpers = helpers
+        self.results = results
+        self.runs = runs
+        self.causes = causes
+    }
 }
 
 /// Runs the certification: one lab per run needed by the selected checks, then the checks over the traces.
@@ -84,6 +112,8 @@ public final class Certifier: @unchecked Sendable {
     /// hotspotd's time scale for the certification (deadlines 45 s × scale) and maintain interval (before scaling).
     public var timeScale = 0.25
     public var maintainInterval = 12.0
+    /// How many runs' labs at once (`certify --jobs`).
+    public var jobs = 1
 
     public init(topologyPath: String, helpers: [String], logRoot: String? = nil, only: [String]? = nil) throws {
         self.topologyPath = topologyPath
@@ -103,15 +133,27 @@ public final class Certifier: @unchecked Sendable {
 
     public func run() -> CertificationReport {
         let needed = CertificationRun.allCases.filter { run in checks.contains { $0.runs.contains(run) } }
-        var records: [CertificationRunRecord] = []
-        for run in needed {
-            onProgress?("run \(run.rawValue): starting a lab")
-            let record = perform(run)
-            onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
-            records.append(record)
+        // The runs are independent labs (each its own namespaces and radio medium, as `run --jobs`): up to
+        // `jobs` at a time, each on its own thread (a lab blocks); the records in run order.
+        let slots = Slots(needed.count)
+        let group = DispatchGroup()
+        let gate = DispatchSemaphore(value: max(1, jobs))
+        for (index, run) in needed.enumerated() {
+            group.enter()
+            gate.wait()
+            Thread.detachNewThread { [self] in
+                onProgress?("run \(run.rawValue): starting a lab")
+                let record = perform(run)
+                onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
+                slots.set(index, record)
+                gate.signal()
+                group.leave()
+            }
         }
+        group.wait()
+        let records = slots.values
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
-        return CertificationReport(helpers: helpers, results: checks.map(judge.judge), runs: records)
+        return judge.report(helpers: helpers, checks: checks)
     }
 
     // MARK: the runs
@@ -159,6 +201,15 @@ public final class Certifier: @unchecked Sendable {
     }
 }
 
+/// The runs' records, filled from several threads.
+final class Slots: @unchecked Sendable {
+    private let lock = Mutex()
+    private var slots: [CertificationRunRecord?]
+    init(_ count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ record: CertificationRunRecord) { lock.withLock { slots[index] = record } }
+    var values: [CertificationRunRecord] { lock.withLock { slots.compactMap { $0 } } }
+}
+
 /// Drives one run's lab, tolerating any helper behaviour (the judge decides afterwards).
 final class RunDriver {
     let lab: HotspotLab
@@ -179,11 +230,34 @@ final class RunDriver {
     /// Long enough for every deadline (a helper that never answers) plus the lab's own delays.
     var patience: Duration { .milliseconds(Int64(45_000 * certifier.timeScale * 2.5) + 15_000) }
 
-    /// Waits for hotspotd to enter one of `states` after the cursor; returns which (nil: none in time).
+    /// Where `checkDeadlines` has read the trace up to.
+    var deadlineCursor = 0
+
+    /// A helper missed a deadline: the `deadlines` verdict is certain, and the rest of the run would only wait for
+    /// answers that do not come (a helper that never answers would take minutes): the run stops here.
+    struct CutShort: Error, CustomStringConvertible {
+        var record: JSON
+        var description: String {
+            "cut short: the helper gave no answer to \(record["commandType"]?.stringValue ?? "a") command \(record["command"]?.intValue ?? 0) "
+                + "by its deadline (seq \(record["seq"]?.intValue ?? 0)); the deadlines check fails, the rest of the run is not reached"
+        }
+    }
+
+    func checkDeadlines() throws {
+        let records = station.readTrace(from: deadlineCursor)
+        if let missed = records.first(where: { $0["kind"]?.stringValue == "irregular" && $0["irregularity"]?.stringValue == "noAnswer" }) {
+            throw CutShort(record: missed)
+        }
+        deadlineCursor += records.count
+    }
+
+    /// Waits for hotspotd to enter one of `states` after the cursor; returns which (nil: none in time). Throws
+    /// `CutShort` as soon as a command goes unanswered by its deadline.
     @discardableResult
-    func waitAny(_ states: Set<String>, timeout: Duration? = nil) -> String? {
+    func waitAny(_ states: Set<String>, timeout: Duration? = nil) throws -> String? {
         let deadline = ContinuousClock.now + (timeout ?? patience)
         while ContinuousClock.now < deadline {
+            try checkDeadlines()
             let records = station.readTrace(from: cursor)
             if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && states.contains($0["to"]?.stringValue ?? "") }) {
                 cursor += index + 1
@@ -195,15 +269,34 @@ final class RunDriver {
         return nil
     }
 
+    /// Reads the café's gate (is the station in its authenticated set?) and marks it in hotspotd's trace, so the
+    /// judge sees the ground truth in order with the helper's answers.
     func observeGate(_ label: String) {
         do {
             let running = try homeHotspot()
             let mac = try station.macAddress().lowercased()
-            gate[label] = try GateInspector.authenticated(in: running).contains { $0.lowercased().hasPrefix(mac) }
+            let held = try GateInspector.authenticated(in: running).contains { $0.lowercased().hasPrefix(mac) }
+            gate[label] = held
+            mark(Self.gateMark, ["label": .string(label), "authenticated": .bool(held)])
         } catch {
             note("gate \(label): \(error)")
         }
     }
+
+    /// A lab action marked in hotspotd's trace (`labAction` {certify: what, ...}): the ground truth the judge reads.
+    func mark(_ what: String, _ fields: [String: JSON] = [:]) {
+        var action = fields
+        action["certify"] = .string(what)
+        do {
+            try station.request(.record(.object(action)))
+        } catch {
+            note("mark \(what) in the trace: \(error)")
+        }
+    }
+
+    static let gateMark = "gate"
+    static let sessionEndedMark = "the lab ended the portal session"
+    static let portalMark = "the café's portal changed"
 
     var helperID: String? { station.helpers.first?.identifier }
 
@@ -219,37 +312,51 @@ final class RunDriver {
     /// does not reach Authenticated.
     func signInAtHome() throws -> Bool {
         try station.join(certifier.home)
-        guard waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
+        guard try waitAny(["Authenticated", "Inactive"]) == "Authenticated" else {
             note("the helper did not authenticate on \(certifier.home); the rest of the run is skipped")
             return false
         }
+        observeGate("afterSignIn")
         return true
+    }
+
+    /// The scan list as text the default fonts draw (no emoji): `SSID [security] (annotation)`.
+    static func render(scanList: [JSON]) -> [String] {
+        scanList.map { entry in
+            let security = entry["security"]?.stringValue ?? (entry["isSecure"]?.boolValue == true ? "wpa2-psk" : "open")
+            var line = (entry["ssid"]?.stringValue ?? "?") + (security == "open" ? "" : " [\(security)]")
+            if let annotation = entry["annotation"]?.stringValue { line += " (\(annotation))" }
+            return line
+        }
     }
 
     func scan() throws {
         let list = try station.showScanList()
-        note("scan list: " + RunningStation.render(scanList: list).joined(separator: " | "))
+        note("scan list: " + Self.render(scanList: list).joined(separator: " | "))
         try station.join(certifier.notCaptive)
-        waitAny(["Authenticated", "Inactive"])
+        try waitAny(["Authenticated", "Inactive"])
         try station.leave()
-        waitAny(["Inactive"], timeout: .seconds(10))
+        try waitAny(["Inactive"], timeout: .seconds(10))
         try station.join(certifier.decoys[0])
-        waitAny(["Authenticated", "Inactive"])
+        try waitAny(["Authenticated", "Inactive"])
     }
 
     func captive() throws {
         guard try signInAtHome() else { return }
         // The maintain timer (scaled) fires: maintain without didJustJoin.
-        guard waitAny(["Maintaining"]) != nil, waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
+        guard try waitAny(["Maintaining"]) != nil, try waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
             note("maintain did not return to Authenticated")
+            observeGate("afterMaintain")
             return
         }
+        observeGate("afterMaintain")
         // The portal session ends: the next maintain must ask to log in again.
         try lab.expirePortalSessions(try homeHotspot())
+        mark(Self.sessionEndedMark)
         note("portal session expired (gate flushed)")
-        guard waitAny(["Maintaining"]) != nil else { return }
-        var state = waitAny(["Authenticated", "Evaluating", "Inactive"])
-        if state == "Evaluating" { state = waitAny(["Authenticated", "Inactive"]) }
+        guard try waitAny(["Maintaining"]) != nil else { return }
+        var state = try waitAny(["Authenticated", "Evaluating", "Inactive"])
+        if state == "Evaluating" { state = try waitAny(["Authenticated", "Inactive"]) }
         guard state == "Authenticated" else {
             note("not Authenticated again after the session expired")
             return
@@ -261,14 +368,14 @@ final class RunDriver {
         let accepted = try station.logoff(helper: helperID)
         note("logoff(network) \(accepted ? "accepted" : "refused")")
         if accepted {
-            waitAny(["Inactive"])
+            try waitAny(["Inactive"])
             observeGate("afterLogoff")
         }
         try station.foreground(nil)
         // The cached re-join: maintain with didJustJoin.
         try station.autoJoin()
-        waitAny(["Maintaining"])
-        waitAny(["Authenticated", "Inactive"])
+        try waitAny(["Maintaining"])
+        try waitAny(["Authenticated", "Inactive"])
     }
 
     /// The label of the trace record marking the start of the hijack (the `dns-hijack` check reads it).
@@ -281,32 +388,48 @@ final class RunDriver {
         // Marked in hotspotd's trace after dnsmasq answers that way: maintains sent later face the hijack.
         try station.request(.record(["certify": .string(Self.hijackMark)]))
         // The maintain timer (scaled) fires; its answer decides the check.
-        if waitAny(["Maintaining"]) != nil {
-            var state = waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"])
-            if state == "Evaluating" || state == "Authenticating" { state = waitAny(["Authenticated", "Inactive"]) }
+        if try waitAny(["Maintaining"]) != nil {
+            var state = try waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"])
+            if state == "Evaluating" || state == "Authenticating" { state = try waitAny(["Authenticated", "Inactive"]) }
             note("after the maintain under the hijack: \(state ?? "no final state")")
         }
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
+        mark(Self.dnsRestoredMark)
     }
+
+    static let dnsRestoredMark = "certify: DNS answers normally again"
 
     func changedPortal(kind: String, settings: [String: String]) throws {
         guard try signInAtHome() else { return }
         try station.leave()
-        waitAny(["Inactive"], timeout: .seconds(10))
+        try waitAny(["Inactive"], timeout: .seconds(10))
         let home = try homeHotspot()
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
+        mark(Self.portalMark, ["kind": .string(kind), "settings": .object(settings.mapValues(JSON.string))])
         try lab.expirePortalSessions(home)
+        mark(Self.sessionEndedMark)
         note("the café's portal is now \(kind); the old session is gone")
         try station.autoJoin()
-        waitAny(["Maintaining"])
-        var state = waitAny(["Authenticated", "Inactive", "Evaluating"])
-        if state == "Evaluating" { state = waitAny(["Authenticated", "Inactive"]) }
+        try waitAny(["Maintaining"])
+        var state = try waitAny(["Authenticated", "Inactive", "Evaluating"])
+        if state == "Evaluating" { state = try waitAny(["Authenticated", "Inactive"]) }
         note("ended in \(state ?? "no final state")")
     }
 }
 
 /// Judges the checks from the runs' traces.
 struct Judge {
+    /// hotspotd's rejections that mean a second or stray response (one-response).
+    static let strayResponses: Set<String> = ["duplicateResponse", "unknownCommand", "notYourCommand"]
+    /// The SDK's reports that fail one-response. `withdrawnCommand` is shown, not failed: the cancel can cross
+    /// the answer on the wire, as hotspotd's own `rejected withdrawnCommand` is not failed either.
+    static let failingReports: Set<String> = ["secondDelivery", "invalidField", "deliverCalledByProvider"]
+
+    static func reportNames(_ evidence: [String]) -> String {
+        let names = failingReports.sorted().filter { name in evidence.contains { $0.contains("\"report\":\"\(name)\"") } }
+        return names.joined(separator: ", ")
+    }
+
     let runs: [CertificationRunRecord]
     let home: String
     let notCaptive: String
@@ -361,13 +484,21 @@ struct Judge {
             return late.isEmpty ? pass("\(answered) answers, none after its deadline", [])
                 : fail("\(late.count) command(s) unanswered by the deadline", late)
         case "decoys":
+            // A secure claim without a password is ignored by hotspotd (scan-list-passwords judges it); an evaluate
+            // answering high for a decoy when it answered high for the not-captive network too is "high for
+            // everything" (not-high-for-everything judges it).
             var claims: [String] = []
             for r in responses(.scan, to: "filterScanList") {
-                let claimed = (r["networkList"]?.arrayValue ?? []).compactMap { $0["ssid"]?.stringValue }
+                let presented = command(.scan, r)?["networkList"]?.arrayValue ?? []
+                let claimed = (r["networkList"]?.arrayValue ?? []).filter { !secureWithoutPassword($0, presented: presented) }.compactMap { $0["ssid"]?.stringValue }
                 if claimed.contains(where: decoys.contains) || claimed.contains(notCaptive) { claims.append(evidence(.scan, r)) }
             }
+            let highForAll = responses(.scan, to: "evaluate").contains {
+                command(.scan, $0)?["network"]?["ssid"]?.stringValue == notCaptive && $0["network"]?["confidence"]?.intValue == 2
+            }
             for r in responses(.scan, to: "evaluate") where decoys.contains(command(.scan, r)?["network"]?["ssid"]?.stringValue ?? "") {
-                if (r["network"]?["confidence"]?.intValue ?? 0) > 0 { claims.append(evidence(.scan, r)) }
+                let confidence = r["network"]?["confidence"]?.intValue ?? 0
+                if confidence > 0 && !(confidence == 2 && highForAll) { claims.append(evidence(.scan, r)) }
             }
             let evaluated = responses(.scan, to: "evaluate").contains { decoys.contains(command(.scan, $0)?["network"]?["ssid"]?.stringValue ?? "") }
             if !evaluated { return fail("the helper was never asked to evaluate a decoy (the run did not get that far)", record(.scan)?.notes ?? []) }
@@ -397,10 +528,18 @@ struct Judge {
             return bad.isEmpty ? pass(secureClaims == 0 ? "claimed no secure network" : "\(secureClaims) secure claim(s), each with a password", [])
                 : fail("claimed a secure network without a password", bad)
         case "one-response":
+            // hotspotd's rejections of a raw second or stray response, and what the SDK refused on the helper's
+            // side and reported (`helperReport`: a second deliver(), an invalid field, a provider's deliver()).
             var bad: [String] = []
+            var reported: [String] = []
             for run in check.runs {
-                bad += records(run).filter { kind($0, "rejected") && ["duplicateResponse", "unknownCommand", "notYourCommand"].contains($0["reason"]?.stringValue ?? "") }
+                bad += records(run).filter { kind($0, "rejected") && Self.strayResponses.contains($0["reason"]?.stringValue ?? "") }
                     .map { evidence(run, $0) }
+                reported += records(run).filter { kind($0, "helperReport") && Self.failingReports.contains($0["report"]?.stringValue ?? "") }
+                    .map { evidence(run, $0) }
+            }
+            if !reported.isEmpty {
+                return fail("the SDK refused \(reported.count) delivery(ies) on the helper's side (\(Self.reportNames(reported))): on iOS this is a bug", reported + bad)
             }
             return bad.isEmpty ? pass("no second or stray response", []) : fail("\(bad.count) response(s) rejected", bad)
         case "maintain":

@@ -4,15 +4,17 @@
 //
 // It runs a real helper (normally the reference portal helper) and sits between it and hotspotd, relaying
 // protocol frames and breaking exactly one rule (MODE), so each certification check can be shown to fail
-// for the right reason. Modes: never-maintain, claim-everything, high-everything, double, fail-just-joined,
-// no-reauth, fail-unsupported, logoff-keeps-session, temporary-as-failure, invalid-result, trust-dns, none.
+// for the right reason. Modes: never-maintain, claim-everything, claim-decoys, no-passwords, high-everything,
+// double, sdk-double, fail-just-joined, no-reauth, fail-unsupported, logoff-keeps-session, never-probe,
+// sign-out-after-login, temporary-as-failure, invalid-result, trust-dns, none (docs/CERTIFY.md has the table).
 import Foundation
 import HotspotHelper
 import HotspotProtocol
 import HotspotSystem
 
-let modes = ["never-maintain", "claim-everything", "high-everything", "double", "fail-just-joined", "no-reauth",
-             "fail-unsupported", "logoff-keeps-session", "temporary-as-failure", "invalid-result", "trust-dns", "none"]
+let modes = ["never-maintain", "claim-everything", "claim-decoys", "no-passwords", "high-everything", "double", "sdk-double",
+             "fail-just-joined", "no-reauth", "fail-unsupported", "logoff-keeps-session", "never-probe", "sign-out-after-login",
+             "temporary-as-failure", "invalid-result", "trust-dns", "none"]
 
 func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-certify-fixture: \(s)\n".utf8)) }
 
@@ -82,9 +84,17 @@ func replaced(_ json: JSON, _ key: String, _ value: JSON) -> JSON {
     return .object(o)
 }
 
+/// sign-out-after-login: the logoff command to hand the helper after relaying its login.
+var pendingFakeLogoff: JSON?
+var fakeLogoffs = 0
+
 /// A helper's message on its way to hotspotd: returns what to send instead (empty: drop).
 @MainActor func fromHelper(_ message: JSON) -> [JSON] {
     guard message["type"]?.stringValue == "response", let id = message["command"]?.intValue, let command = commands[id] else { return [message] }
+    if id > 1_000_000 {
+        log("the helper answered the fake logoff \(id): not relayed")
+        return []
+    }
     let type = command["commandType"]?.intValue ?? 0   // 1 filterScanList 2 evaluate 3 authenticate 5 maintain
     let result = message["result"]?.intValue ?? 0
     var out = message
@@ -99,6 +109,36 @@ func replaced(_ json: JSON, _ key: String, _ value: JSON) -> JSON {
             return .object(o)
         }
         out = replaced(message, "networkList", .array(all))
+    case "claim-decoys" where type == 1:
+        // Every listed network, with a guessed password for the secure ones: the decoys are claimed for real.
+        let all = (command["networkList"]?.arrayValue ?? []).map { n -> JSON in
+            var o = n.objectValue ?? [:]
+            if n["security"]?.stringValue != "open" { o["password"] = "guessed" }
+            return .object(o)
+        }
+        out = replaced(message, "networkList", .array(all))
+    case "no-passwords" where type == 1:
+        // What the helper claims, plus every secure network, without passwords (hotspotd ignores those claims).
+        var list = message["networkList"]?.arrayValue ?? []
+        for n in command["networkList"]?.arrayValue ?? [] where n["security"]?.stringValue != "open" {
+            var o = n.objectValue ?? [:]
+            o["password"] = nil
+            list.append(.object(o))
+        }
+        out = replaced(message, "networkList", .array(list))
+    case "sdk-double":
+        // As the SDK does when a handler calls deliver() twice: the response once, then the refusal reported.
+        return [message, ["type": "report", "kind": "secondDelivery", "command": .number(Double(id)),
+                          "message": .string("deliver() called a second time for command \(id): ignored")]]
+    case "sign-out-after-login" where type == 3 && result == 0:
+        // The answer goes on; then the helper is told to log off (a command hotspotd never sent), so it signs out
+        // of the portal right after signing in, as a helper that calls its logout after its login does.
+        fakeLogoffs += 1
+        let fake = 1_000_000 + fakeLogoffs
+        pendingFakeLogoff = ["type": "command", "id": .number(Double(fake)), "commandType": 6, "commandName": "logoff",
+                             "helper": command["helper"] ?? "", "network": command["network"] ?? .null]
+        commands[fake] = pendingFakeLogoff
+        log("signing out right after the login of command \(id) (fake logoff \(fake))")
     case "high-everything" where type == 2:
         var network = command["network"]?.objectValue ?? [:]
         network["confidence"] = 2
@@ -143,6 +183,13 @@ func replaced(_ json: JSON, _ key: String, _ value: JSON) -> JSON {
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": .number(Double(result))])
             return []
         }
+        // never-probe: maintain answered from memory (success) without asking the helper, as a helper that
+        // never probes does: it keeps answering success after the portal session ended.
+        if mode == "never-probe", message["commandType"]?.intValue == 5 {
+            log("maintain \(id): answering success from memory")
+            send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
+            return []
+        }
         if mode == "logoff-keeps-session", message["commandType"]?.intValue == 6 {
             log("answering logoff \(id) myself without ending the portal session")
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
@@ -171,6 +218,10 @@ while true {
         }
         while let payload = try? decoders[index].nextFrame(), let json = try? JSON.parse(payload) {
             if index == 0 { for m in fromHelper(json) { send(daemon, m) } } else { for m in fromDaemon(json) { send(helper, m) } }
+            if let fake = pendingFakeLogoff {
+                pendingFakeLogoff = nil
+                send(helper, fake)
+            }
         }
     }
 }
