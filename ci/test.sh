@@ -8,6 +8,9 @@ swift build
 /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
 /usr/bin/python3 ci/check-architecture.py
+# Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers, 20 s per target (issue 17);
+# fails on a crash, a trap or a hang and keeps the input under Tests/Fuzz/crashes/. Builds into .build-fuzz.
+FUZZ_SECONDS=20 ci/fuzz.sh
 # One suite at a time: on 2 cores, suites that block Swift's cooperative threads starve the in-process portal
 # servers of the helper tests; the end-to-end suites run one at a time in the VM anyway.
 swift test --no-parallel

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under Tests/Fuzz/corpus/ from the project's own files: the topologies and scenarios in
+topologies/, and the protocol messages shown in docs/PROTOCOL.md (plus a few control requests). Run it again when
+those change; libFuzzer adds what it finds to a scratch copy, never here (ci/fuzz.sh)."""
+import json, pathlib, re, shutil, struct
+
+root = pathlib.Path(__file__).resolve().parents[2]
+out = root / "Tests/Fuzz/corpus"
+
+def fresh(name):
+    d = out / name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    return d
+
+# JSON: every complete JSON object of docs/PROTOCOL.md's ```json blocks (one per line, or continued lines).
+doc = (root / "docs/PROTOCOL.md").read_text()
+messages = []
+for block in re.findall(r"```json\n(.*?)```", doc, re.S):
+    pending = ""
+    for line in block.splitlines():
+        pending = (pending + " " + line.strip()) if pending else line.strip()
+        try:
+            messages.append(json.loads(pending))
+            pending = ""
+        except json.JSONDecodeError:
+            if not pending.startswith("{"):
+                pending = ""
+messages += [
+    {"type": "status"}, {"type": "subscribeTrace"}, {"type": "leave"}, {"type": "autoJoin"},
+    {"type": "associate", "network": {"ssid": "Cafe", "bssid": "02:00:00:00:00:01", "security": "open"}},
+    {"type": "showScanList", "networks": [{"ssid": "Cafe", "bssid": "02:00:00:00:00:01", "signalStrength": 0.5}]},
+    {"type": "join", "ssid": "Cafe", "password": "secret"}, {"type": "signal", "strength": 0.25},
+    {"type": "record", "note": {"step": "x", "list": [1, -2.5e-3, True, None, "\u00e9\n"]}},
+]
+texts = [json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode() for m in messages]
+
+d = fresh("json-parser")
+for k, t in enumerate(texts):
+    (d / f"message-{k:02}.json").write_bytes(t)
+
+# Frames: byte 0 = append size - 1, byte 1 = limit choice (low nibble, 0: the protocol's limit) and repeat flag (high
+# nibble 15: the rest 40 times), then framed messages.
+d = fresh("frame-decoder")
+def framed(ts):
+    return b"".join(struct.pack(">I", len(t)) + t for t in ts)
+for k, t in enumerate(texts):
+    (d / f"frame-{k:02}.bin").write_bytes(bytes([255, 0]) + framed([t]))
+(d / "frames-all-split-7.bin").write_bytes(bytes([6, 0]) + framed(texts))
+(d / "frame-over-limit.bin").write_bytes(bytes([0, 3]) + framed([texts[0]]))
+(d / "frames-repeated-past-64k.bin").write_bytes(bytes([200, 0xF0]) + framed(texts[:8]))
+(d / "frame-partial.bin").write_bytes(bytes([2, 0]) + framed([texts[0]])[:-5])
+
+for name, folder, pattern in [("topology", "topologies", "*.yaml"), ("scenario", "topologies/scenarios", "*.yaml")]:
+    d = fresh(name)
+    for f in sorted((root / folder).glob(pattern)):
+        shutil.copy(f, d / f.name)
+for name in sorted(p.name for p in out.iterdir()):
+    print(name, len(list((out / name).iterdir())), "files")

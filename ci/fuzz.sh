@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing (libFuzzer) of the parsers that read what users and peers send (issue 17):
+#   frame-decoder  HotspotProtocol's FrameDecoder, then JSON and every message decoder behind it
+#   json-parser    HotspotProtocol's JSON parser and writer (round trip)
+#   topology       the topology parser (LabYAML, Yams, reader, validator)
+#   scenario       the scenario parser (LabYAML, every step kind's parser)
+# Harnesses: Tests/Fuzz/<Target>/main.swift. Seed corpora: Tests/Fuzz/corpus/<target>/ (Tests/Fuzz/make-corpus.py).
+#
+# Usage: ci/fuzz.sh [SECONDS] [TARGET...]     (SECONDS per target, default $FUZZ_SECONDS or 25; all targets)
+#        ci/fuzz.sh --build-only
+# Fails when a target crashes, traps, leaks past the RSS limit or spends more than FUZZ_TIMEOUT (default 10) seconds
+# on one input. The input is kept as Tests/Fuzz/crashes/<target>-crash-<sha1> (or -timeout-, -oom-); reproduce
+# with `.build-fuzz/bin/fuzz-<target> FILE`. New inputs libFuzzer finds go to .build-fuzz/corpus/<target>/,
+# never into Tests/.
+#
+# How it builds (Swift 6.3.1 on Linux): SwiftPM compiles LabKit and its dependencies (Yams, libyaml included) in
+# release mode into the separate scratch path .build-fuzz with `-Xswiftc -sanitize=fuzzer` (coverage
+# instrumentation of the Swift code) and `-Xcc -fsanitize=fuzzer-no-link` (of the C code, libyaml's too); only the
+# library target is built, so nothing is linked there. Then each harness is compiled and linked by swiftc with
+# `-sanitize=fuzzer -parse-as-library` (libFuzzer supplies main) against those object files. The protocol targets
+# link only HotspotCore and HotspotProtocol, the parser targets LabKit's whole dependency closure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${FUZZ_SECONDS:-25}
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; shift
+elif [[ ${1:-} =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
+all_targets=(frame-decoder json-parser topology scenario)
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
+timeout=${FUZZ_TIMEOUT:-10}
+
+scratch=.build-fuzz
+# A fresh scratch path would clone the dependencies again; reuse the main build's checkouts when there are some.
+if [[ ! -d $scratch/checkouts && -d .build/checkouts ]]; then
+    mkdir -p "$scratch"
+    cp -r .build/checkouts .build/repositories "$scratch"/ 2>/dev/null || true
+    [[ -f .build/workspace-state.json ]] && cp .build/workspace-state.json "$scratch"/
+fi
+echo "fuzz: building LabKit and its dependencies with -sanitize=fuzzer into $scratch"
+swift build -c release --scratch-path "$scratch" --target LabKit \
+    -Xswiftc -sanitize=fuzzer -Xcc -fsanitize=fuzzer-no-link
+out=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
+mkdir -p "$scratch/bin"
+
+objects() { # the object files of the named SwiftPM targets
+    local t
+    for t in "$@"; do
+        local found
+        found=$(find "$out/$t.build" -name '*.o' | sort)
+        [[ -n $found ]] || { echo "fuzz: no object files for target $t in $out" >&2; exit 1; }
+        echo "$found"
+    done
+}
+protocol_modules=(HotspotCore HotspotProtocol)
+labkit_modules=(LabKit PortalKinds HotspotClient Netlink CNetlinkShim HotspotSystem CSystemShims HotspotProtocol HotspotCore Yams CYaml)
+
+harness() { # target -> harness folder
+    case $1 in
+        frame-decoder) echo FrameDecoder ;; json-parser) echo JSONParser ;;
+        topology) echo TopologyParser ;; scenario) echo ScenarioParser ;;
+        *) echo "fuzz: unknown target '$1' (expected one of: ${all_targets[*]})" >&2; exit 2 ;;
+    esac
+}
+
+for t in "${targets[@]}"; do
+    h=$(harness "$t")
+    case $t in
+        frame-decoder|json-parser) mapfile -t objs < <(objects "${protocol_modules[@]}"); flags=() ;;
+        *)
+            mapfile -t objs < <(objects "${labkit_modules[@]}")
+            # The C modules LabKit's interface imports: the module maps SwiftPM generated or found, their headers.
+            flags=()
+            for m in "$out/CSystemShims.build/module.modulemap" "$out/CNetlinkShim.build/module.modulemap" \
+                "$scratch/checkouts/Yams/Sources/CYaml/include/module.modulemap" \
+                Sources/CLibNL/module.modulemap Sources/CLibNLGenl/module.modulemap Sources/CLibMNL/module.modulemap; do
+                flags+=(-Xcc "-fmodule-map-file=$m")
+            done
+            for i in Sources/CSystemShims/include Sources/CNetlinkShim/include "$scratch/checkouts/Yams/Sources/CYaml/include" \
+                $(pkg-config --cflags-only-I libnl-3.0 libnl-genl-3.0 libmnl | sed 's/-I//g'); do
+                flags+=(-Xcc "-I$i")
+            done
+            flags+=(-lnl-genl-3 -lnl-3 -lmnl)
+            ;;
+    esac
+    echo "fuzz: linking $scratch/bin/fuzz-$t"
+    swiftc -O -sanitize=fuzzer -parse-as-library -module-name "Fuzz$h" -I "$out/Modules" "${flags[@]}" \
+        "Tests/Fuzz/$h/main.swift" "${objs[@]}" -o "$scratch/bin/fuzz-$t"
+done
+[[ $build_only == 1 ]] && exit 0
+
+mkdir -p Tests/Fuzz/crashes
+failed=()
+for t in "${targets[@]}"; do
+    corpus="$scratch/corpus/$t"
+    mkdir -p "$corpus"
+    echo "fuzz: running $t for ${seconds}s (seeds Tests/Fuzz/corpus/$t, found inputs $corpus)"
+    log="$scratch/fuzz-$t.log"
+    if "$scratch/bin/fuzz-$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="Tests/Fuzz/crashes/$t-" "$corpus" "Tests/Fuzz/corpus/$t" >"$log" 2>&1; then
+        # The last status line: executions, coverage (cov: edges, ft: features), corpus size, executions per second.
+        grep -E '^#[0-9]+' "$log" | tail -1 || true
+        grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' "$log" || true
+    else
+        tail -40 "$log"
+        echo "fuzz: $t FAILED; the input is kept under Tests/Fuzz/crashes/ (the log: $log)" >&2
+        failed+=("$t")
+    fi
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "fuzz: crashes in: ${failed[*]}" >&2
+    exit 1
+fi
+echo "fuzz: ${targets[*]}: no crash in ${seconds}s each"
