@@ -97,7 +97,10 @@ for t in "${targets[@]}"; do
     mkdir -p "$corpus"
     echo "fuzz: running $t for ${seconds}s (seeds Tests/Fuzz/corpus/$t, found inputs $corpus)"
     log="$scratch/fuzz-$t.log"
-    if "$scratch/bin/fuzz-$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 \
+    dict=()
+    [[ -f Tests/Fuzz/$t.dict ]] && dict=(-dict="Tests/Fuzz/$t.dict")
+    # The scratch folder comes first: libFuzzer writes what it finds into the first folder only.
+    if "$scratch/bin/fuzz-$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 "${dict[@]}" \
         -print_final_stats=1 -artifact_prefix="Tests/Fuzz/crashes/$t-" "$corpus" "Tests/Fuzz/corpus/$t" >"$log" 2>&1; then
         # The last status line: executions, coverage (cov: edges, ft: features), corpus size, executions per second.
         grep -E '^#[0-9]+' "$log" | tail -1 || true

@@ -55,5 +55,21 @@ for name, folder, pattern in [("topology", "topologies", "*.yaml"), ("scenario",
     d = fresh(name)
     for f in sorted((root / folder).glob(pattern)):
         shutil.copy(f, d / f.name)
+# Dictionaries (libFuzzer -dict): the keys and the values written after them in the lab's own files, so mutations
+# spell the schema's words instead of guessing them byte by byte.
+for name, folder in [("topology", "topologies"), ("scenario", "topologies/scenarios")]:
+    words = set()
+    for f in (root / folder).glob("*.yaml"):
+        for line in f.read_text().splitlines():
+            m = re.match(r"^\s*(?:-\s+)?([A-Za-z0-9_-]+):(?:\s+([A-Za-z0-9_.:/-]+))?\s*(?:#.*)?$", line)
+            if m:
+                words.add(m.group(1) + ":")
+                if m.group(2):
+                    words.add(m.group(2))
+    words |= {"- ", ": ", "{", "}", "[", "]", "&a", "*a", "<<: ", "!!str", "---", "...", "|", ">", "'", '"', "\t", "\n"}
+    lines = ["# Written by make-corpus.py from " + folder + "/*.yaml."]
+    for w in sorted(words):
+        lines.append('"' + w.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\x09").replace("\n", "\\x0A") + '"')
+    (root / "Tests/Fuzz" / (name + ".dict")).write_text("\n".join(lines) + "\n")
 for name in sorted(p.name for p in out.iterdir()):
     print(name, len(list((out / name).iterdir())), "files")
