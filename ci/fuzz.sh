@@ -100,7 +100,9 @@ for t in "${targets[@]}"; do
     dict=()
     [[ -f Tests/Fuzz/$t.dict ]] && dict=(-dict="Tests/Fuzz/$t.dict")
     # The scratch folder comes first: libFuzzer writes what it finds into the first folder only.
-    if "$scratch/bin/fuzz-$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 "${dict[@]}" \
+    # SWIFT_BACKTRACE=enable=no: Swift's own backtracer would catch the trap's signal first and exit, and libFuzzer
+    # would never write the crashing input.
+    if SWIFT_BACKTRACE=enable=no "$scratch/bin/fuzz-$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 "${dict[@]}" \
         -print_final_stats=1 -artifact_prefix="Tests/Fuzz/crashes/$t-" "$corpus" "Tests/Fuzz/corpus/$t" >"$log" 2>&1; then
         # The last status line: executions, coverage (cov: edges, ft: features), corpus size, executions per second.
         grep -E '^#[0-9]+' "$log" | tail -1 || true
