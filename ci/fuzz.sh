@@ -18,7 +18,8 @@
 # instrumentation of the Swift code) and `-Xcc -fsanitize=fuzzer-no-link` (of the C code, libyaml's too); only the
 # library target is built, so nothing is linked there. Then each harness is compiled and linked by swiftc with
 # `-sanitize=fuzzer -parse-as-library` (libFuzzer supplies main) against those object files. The protocol targets
-# link only HotspotCore and HotspotProtocol, the parser targets LabKit's whole dependency closure.
+# link only HotspotCore and HotspotProtocol, the parser targets LabKit's whole dependency closure (both from the build plan's
+# targetDependencyMap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,17 +45,24 @@ swift build -c release --scratch-path "$scratch" --target LabKit \
 out=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
 mkdir -p "$scratch/bin"
 
-objects() { # the object files of the named SwiftPM targets
-    local t
-    for t in "$@"; do
-        local found
-        found=$(find "$out/$t.build" -name '*.o' | sort)
-        [[ -n $found ]] || { echo "fuzz: no object files for target $t in $out" >&2; exit 1; }
-        echo "$found"
+objects() { # the object files of the named SwiftPM targets and of everything they depend on (SwiftPM's build plan)
+    local t dir
+    for t in $(python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))["targetDependencyMap"]
+names = []
+for target in sys.argv[2:]:
+    for name in [target] + plan[target]:
+        if name not in names:
+            names.append(name)
+print("\n".join(names))' "$out/description.json" "$@"); do
+        dir="$out/$t.build"
+        [[ -d $dir ]] || continue  # a system library target (CLibNL, ...): nothing compiled, linked with -l below
+        find "$dir" -name '*.o' | sort
     done
 }
-protocol_modules=(HotspotCore HotspotProtocol)
-labkit_modules=(LabKit PortalKinds HotspotClient Netlink CNetlinkShim HotspotSystem CSystemShims HotspotProtocol HotspotCore Yams CYaml)
+protocol_modules=(HotspotProtocol)
+labkit_modules=(LabKit)
 
 harness() { # target -> harness folder
     case $1 in
@@ -70,7 +78,8 @@ for t in "${targets[@]}"; do
         frame-decoder|json-parser) mapfile -t objs < <(objects "${protocol_modules[@]}"); flags=() ;;
         *)
             mapfile -t objs < <(objects "${labkit_modules[@]}")
-            # The C modules LabKit's interface imports: the module maps SwiftPM generated or found, their headers.
+            # The C modules LabKit's interface imports: the module maps SwiftPM generated or found, their headers (a new
+            # C module under LabKit shows as "missing required module" here: add its map and headers).
             flags=()
             for m in "$out/CSystemShims.build/module.modulemap" "$out/CNetlinkShim.build/module.modulemap" \
                 "$scratch/checkouts/Yams/Sources/CYaml/include/module.modulemap" \
@@ -84,6 +93,7 @@ for t in "${targets[@]}"; do
             flags+=(-lnl-genl-3 -lnl-3 -lmnl)
             ;;
     esac
+    [[ ${#objs[@]} -gt 0 ]] || { echo "fuzz: no object files for $t in $out (did the build above fail?)" >&2; exit 1; }
     echo "fuzz: linking $scratch/bin/fuzz-$t"
     swiftc -O -sanitize=fuzzer -parse-as-library -module-name "Fuzz$h" -I "$out/Modules" "${flags[@]}" \
         "Tests/Fuzz/$h/main.swift" "${objs[@]}" -o "$scratch/bin/fuzz-$t"
