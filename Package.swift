@@ -192,6 +192,11 @@ let package = Package(
         .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore", "HotspotProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
         .testTarget(
+            name: "ProviderTests",
+            dependencies: ["HotspotHelper", "NEHotspotHelperCompat", "HotspotCore", "HotspotProtocol", "HotspotSystem", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HelperTests",
             dependencies: [
                 "HotspotHelper", "Portals", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper",

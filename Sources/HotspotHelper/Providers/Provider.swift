@@ -84,7 +84,7 @@ public enum HotspotProviderStopReason: Int, Sendable, CaseIterable, CustomString
 /// waiting for the user does not hold up a maintain), then `stop(reason:)` once; after stop no command is
 /// handled and the process exits. `handleCommand` returns the response and the SDK delivers it: calling
 /// `deliver()` on it is refused and reported to hotspotd (`report` `deliverCalledByProvider`).
-public protocol HotspotProvider: AnyObject {
+public protocol HotspotProvider: AnyObject, SendableMetatype {
     /// The role this provider registers with.
     static var providerRole: HotspotProviderRole { get }
     init()
