@@ -131,6 +131,13 @@ public enum HotspotProviderRuntime {
             "type": "register", "identifier": .string(options.identifier), "displayName": .string(displayName),
             "version": .number(Double(protocolVersion)), "role": .string(role.rawValue), "app": .string(options.app),
         ]
+        // hotspotd's error codes for providers (unknownApp, undeclaredRole) may be newer than this SDK's
+        // ProtocolError.Code: keep the code as sent.
+        let rawError = ProviderRawBox()
+        client.messageInterceptor = { json in
+            if json["type"]?.stringValue == "error" { rawError.set(json) }
+            return false
+        }
         do {
             try socket.writeAll(frame(register.bytes))
             guard let first = try client.readMessage(timeout: options.registrationTimeout) else {
@@ -141,7 +148,9 @@ public enum HotspotProviderRuntime {
             case .registered: break
             case .error(let e, _):
                 socket.close()
-                return failed("refused: \(e.description)")
+                let raw = rawError.get()
+                let code = raw?["code"]?.stringValue ?? e.code.rawValue
+                return failed("refused: \(code): \(raw?["message"]?.stringValue ?? e.message)")
             default:
                 socket.close()
                 return failed("unexpected first message \(first.json.text)")
@@ -217,6 +226,13 @@ public enum HotspotProviderRuntime {
             }
         }
     }
+}
+
+final class ProviderRawBox: @unchecked Sendable {
+    private let lock = Mutex()
+    private var value: JSON?
+    func set(_ json: JSON) { lock.withLock { value = json } }
+    func get() -> JSON? { lock.withLock { value } }
 }
 
 enum ProviderEvent: Sendable {
