@@ -35,7 +35,9 @@ let package = Package(
         .executable(name: "hotspotd", targets: ["hotspotd"]),
         .executable(name: "hotspot-portal", targets: ["hotspot-portal"]),
         .executable(name: "hotspot-nsexec", targets: ["hotspot-nsexec"]),
-        .executable(name: "hotspot-helper-portal", targets: ["PortalHelper"]),
+        .executable(name: "hotspot-helper-portal", targets: ["PortalHelperMain"]),
+        .executable(name: "hotspot-provider-portal-evaluation", targets: ["PortalEvaluation"]),
+        .executable(name: "hotspot-provider-portal-authentication", targets: ["PortalAuthentication"]),
         .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelper"]),
         .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelper"]),
         .executable(name: "hotspot-replay-helper", targets: ["hotspot-replay-helper"]),
@@ -171,9 +173,20 @@ let package = Package(
         ),
 
         // MARK: reference helpers (templates for vendors)
-        .executableTarget(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper", swiftSettings: strict),
+        // The portal helper's logic is a library (PortalHelper.swift) its entry point (main.swift) and the portal
+        // provider pair share.
+        .target(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper",
+                exclude: ["main.swift"], swiftSettings: strict),
+        .executableTarget(name: "PortalHelperMain", dependencies: ["HotspotHelper", "PortalHelper"], path: "Sources/helpers/PortalHelper",
+                          sources: ["main.swift"], swiftSettings: strict),
         .executableTarget(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper", swiftSettings: strict),
         .executableTarget(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper", swiftSettings: strict),
+
+        // MARK: reference providers (iOS 26 app extensions: one file per extension, Apple's spellings)
+        .executableTarget(name: "PortalEvaluation", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
+                          path: "Sources/providers/PortalEvaluation", swiftSettings: strict),
+        .executableTarget(name: "PortalAuthentication", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
+                          path: "Sources/providers/PortalAuthentication", swiftSettings: strict),
 
         // MARK: tests
         // What the test targets share: the one root check, the `root` and `inVM` tags, unique name prefixes.
