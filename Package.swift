@@ -38,8 +38,12 @@ let package = Package(
         .executable(name: "hotspot-helper-portal", targets: ["PortalHelperMain"]),
         .executable(name: "hotspot-provider-portal-evaluation", targets: ["PortalEvaluation"]),
         .executable(name: "hotspot-provider-portal-authentication", targets: ["PortalAuthentication"]),
-        .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelper"]),
-        .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelper"]),
+        .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelperMain"]),
+        .executable(name: "hotspot-provider-voucher-evaluation", targets: ["VoucherEvaluation"]),
+        .executable(name: "hotspot-provider-voucher-authentication", targets: ["VoucherAuthentication"]),
+        .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelperMain"]),
+        .executable(name: "hotspot-provider-captive-api-evaluation", targets: ["CaptiveAPIEvaluation"]),
+        .executable(name: "hotspot-provider-captive-api-authentication", targets: ["CaptiveAPIAuthentication"]),
         .executable(name: "hotspot-replay-helper", targets: ["hotspot-replay-helper"]),
     ],
     dependencies: [
@@ -173,20 +177,34 @@ let package = Package(
         ),
 
         // MARK: reference helpers (templates for vendors)
-        // The portal helper's logic is a library (PortalHelper.swift) its entry point (main.swift) and the portal
+        // Each reference helper's logic is a library (<Name>Helper.swift) that its entry point (main.swift) and its
         // provider pair share.
         .target(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper",
                 exclude: ["main.swift"], swiftSettings: strict),
         .executableTarget(name: "PortalHelperMain", dependencies: ["HotspotHelper", "PortalHelper"], path: "Sources/helpers/PortalHelper",
-                          sources: ["main.swift"], swiftSettings: strict),
-        .executableTarget(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper", swiftSettings: strict),
-        .executableTarget(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper", swiftSettings: strict),
+                          exclude: ["PortalHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
+        .target(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper",
+                exclude: ["main.swift"], swiftSettings: strict),
+        .executableTarget(name: "VoucherHelperMain", dependencies: ["HotspotHelper", "VoucherHelper"], path: "Sources/helpers/VoucherHelper",
+                          exclude: ["VoucherHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
+        .target(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper",
+                exclude: ["main.swift"], swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIHelperMain", dependencies: ["HotspotHelper", "CaptiveAPIHelper"], path: "Sources/helpers/CaptiveAPIHelper",
+                          exclude: ["CaptiveAPIHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
 
         // MARK: reference providers (iOS 26 app extensions: one file per extension, Apple's spellings)
         .executableTarget(name: "PortalEvaluation", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
                           path: "Sources/providers/PortalEvaluation", swiftSettings: strict),
         .executableTarget(name: "PortalAuthentication", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
                           path: "Sources/providers/PortalAuthentication", swiftSettings: strict),
+        .executableTarget(name: "VoucherEvaluation", dependencies: ["NEHotspotHelperCompat", "VoucherHelper"],
+                          path: "Sources/providers/VoucherEvaluation", swiftSettings: strict),
+        .executableTarget(name: "VoucherAuthentication", dependencies: ["NEHotspotHelperCompat", "VoucherHelper"],
+                          path: "Sources/providers/VoucherAuthentication", swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIEvaluation", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper"],
+                          path: "Sources/providers/CaptiveAPIEvaluation", swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIAuthentication", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper"],
+                          path: "Sources/providers/CaptiveAPIAuthentication", swiftSettings: strict),
 
         // MARK: tests
         // What the test targets share: the one root check, the `root` and `inVM` tags, unique name prefixes.

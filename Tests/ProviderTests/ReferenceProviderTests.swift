@@ -27,13 +27,17 @@ struct ReferenceProviderTests {
         return process
     }
 
-    /// register, start, `command`, stop: what the provider sent.
-    func session(_ d: FakeDaemon, _ command: JSON, stop reason: String) throws -> [JSON] {
+    /// register, start, `before`, `command`, stop: what the provider sent.
+    func session(_ d: FakeDaemon, _ command: JSON, stop reason: String, before: [JSON] = []) throws -> [JSON] {
         try d.accept()
         var seen = [try d.read()]
         try d.send(["type": "registered", "identifier": seen[0]["identifier"] ?? "", "version": 1])
         try d.send(["type": "start"])
         seen += try d.read(until: "started")
+        for c in before {
+            try d.send(c)
+            seen += try d.read(until: "response")
+        }
         try d.send(command)
         seen += try d.read(until: "response")
         try d.send(["type": "stop", "reason": .string(reason)])
@@ -41,17 +45,26 @@ struct ReferenceProviderTests {
         return seen
     }
 
-    @Test("hotspot-provider-portal-evaluation: registers as the evaluation provider, claims its configured SSID, exits 0 after stop")
-    func evaluation() async throws {
-        let d = try FakeDaemon("ref-eval")
-        let p = try launch("hotspot-provider-portal-evaluation", ["--network", "Cafe Lumiere"], socket: d.path,
-                           role: "evaluationProvider", identifier: "com.hotspotlab.portal.evaluation")
-        let seen = try await d.run { d in try self.session(d, commandJSON(id: 1, type: 2, ssid: "Cafe Lumiere"), stop: "idleTimeout") }
+    @Test("each evaluation provider: registers as the evaluation provider of its app, claims its configured SSID and not another, exits 0 after stop",
+          arguments: ["portal", "voucher", "captive-api"])
+    func evaluation(vendor: String) async throws {
+        let d = try FakeDaemon("ref-eval-\(vendor)")
+        let app = "com.hotspotlab.\(vendor)"
+        let p = try launch("hotspot-provider-\(vendor)-evaluation", ["--network", "Cafe Lumiere"], socket: d.path,
+                           role: "evaluationProvider", identifier: app + ".evaluation", extra: ["HOTSPOT_APP": app])
+        let seen = try await d.run { d -> [JSON] in
+            var seen = try self.session(d, commandJSON(id: 1, type: 2, ssid: "Cafe Lumiere"), stop: "idleTimeout", before: [
+                commandJSON(id: 2, type: 2, ssid: "Airport"),
+            ])
+            seen.removeAll { $0["type"] == "started" }
+            return seen
+        }
         p.waitUntilExit()
         #expect(seen[0]["role"] == "evaluationProvider")
-        #expect(seen[0]["app"] == "com.hotspotlab.portal")
-        #expect(seen[0]["identifier"] == "com.hotspotlab.portal.evaluation")
-        #expect(seen[1] == ["type": "started", "ok": true])
+        #expect(seen[0]["app"] == .string(app))
+        #expect(seen[0]["identifier"] == .string(app + ".evaluation"))
+        #expect(seen[1]["command"]?.intValue == 2)
+        #expect(seen[1]["network"]?["confidence"]?.intValue == 0)
         #expect(seen[2]["command"]?.intValue == 1)
         #expect(seen[2]["network"]?["confidence"]?.intValue == 2)
         #expect(seen.last == ["type": "stopped"])
@@ -59,17 +72,20 @@ struct ReferenceProviderTests {
         #expect(p.terminationStatus == 0)
     }
 
-    @Test("hotspot-provider-portal-authentication: the portal helper's logic (maintain with the probe unreachable: failure), exits 0 after stop")
-    func authentication() async throws {
-        let d = try FakeDaemon("ref-auth")
-        let p = try launch("hotspot-provider-portal-authentication", ["--account", "guest:guest", "--http-timeout", "2"], socket: d.path,
-                           role: "authenticationProvider", identifier: "com.hotspotlab.portal.authentication",
-                           extra: ["HOTSPOT_PROBE_URL": "http://127.0.0.1:1/hotspot-detect.html"])
-        let seen = try await d.run { d in try self.session(d, commandJSON(id: 5, type: 5, ssid: "Cafe Lumiere"), stop: "configurationDisabled") }
+    @Test("each authentication provider runs its helper's logic (no portal reachable, no API announced), exits 0 after stop",
+          arguments: [("portal", 5, "failure"), ("voucher", 5, "failure"), ("captive-api", 3, "unsupportedNetwork")])
+    func authentication(vendor: String, commandType: Int, expected: String) async throws {
+        let d = try FakeDaemon("ref-auth-\(vendor)")
+        let app = "com.hotspotlab.\(vendor)"
+        let p = try launch("hotspot-provider-\(vendor)-authentication", ["--http-timeout", "2"], socket: d.path,
+                           role: "authenticationProvider", identifier: app + ".authentication",
+                           extra: ["HOTSPOT_APP": app, "HOTSPOT_PROBE_URL": "http://127.0.0.1:1/hotspot-detect.html",
+                                   "HOTSPOT_DHCP_LEASE": d.directory + "/no-lease"])
+        let seen = try await d.run { d in try self.session(d, commandJSON(id: 5, type: commandType, ssid: "Cafe Lumiere"), stop: "configurationDisabled") }
         p.waitUntilExit()
         #expect(seen[0]["role"] == "authenticationProvider")
         #expect(seen[2]["command"]?.intValue == 5)
-        #expect(seen[2]["resultName"] == "failure")
+        #expect(seen[2]["resultName"] == .string(expected))
         #expect(seen.last == ["type": "stopped"])
         #expect(p.terminationStatus == 0)
     }
