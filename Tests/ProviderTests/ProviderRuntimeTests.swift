@@ -15,6 +15,7 @@ final class Journal: @unchecked Sendable {
     private var entries: [String] = []
     var startResult = true
     let release = DispatchSemaphore(value: 0)
+    let entered = DispatchSemaphore(value: 0)
 
     func reset(startResult: Bool = true) { lock.withLock { entries = []; self.startResult = startResult } }
     func add(_ s: String) { lock.withLock { entries.append(s) } }
@@ -38,7 +39,14 @@ final class JournalEvaluation: HotspotEvaluationProvider {
             return response
         }
         let network = command.network
-        if network?.ssid == "Slow" { Journal.shared.release.wait() }
+        if network?.ssid == "Slow" {
+            Journal.shared.entered.signal()
+            await HotspotHelper.blocking { Journal.shared.release.wait() }
+        }
+        if network?.ssid == "Nosy" {
+            let outcome = Result { () throws(HotspotTrafficError) in try command.http(.get("http://127.0.0.1:1/probe")) }
+            Journal.shared.add("http: \((try? outcome.get()) == nil ? "failed" : "answered")")
+        }
         network?.setConfidence(network?.ssid == "Cafe" || network?.ssid == "Rogue" ? .high : .none)
         let response = command.createResponse(.success)
         if let network { response.setNetwork(network) }
@@ -111,6 +119,33 @@ struct ProviderRuntimeTests {
                                        "own deliver() returned false", "stop idleTimeout"])
     }
 
+    @Test("an evaluation provider's attempt at the network is reported (networkFromEvaluationProvider) and the command still answered")
+    func evaluationTrafficReported() async throws {
+        Journal.shared.reset()
+        let d = try FakeDaemon("nosy")
+        async let exit = HotspotProviderRuntime.run(JournalEvaluation.self, options: options(d), installAsShared: false)
+        let seen = try await d.run { d -> [JSON] in
+            try d.accept()
+            _ = try d.read()
+            try d.send(["type": "registered", "identifier": "com.example.portal.evaluation", "version": 1])
+            try d.send(["type": "start"])
+            _ = try d.read(until: "started")
+            try d.send(commandJSON(id: 4, type: 2, ssid: "Nosy"))
+            var seen = try d.read(until: "response")
+            try d.send(["type": "stop", "reason": "idleTimeout"])
+            seen += try d.read(until: "stopped")
+            return seen
+        }
+        #expect(await exit == .stopped(.idleTimeout))
+        try #require(seen.count == 3, "\(seen)")
+        #expect(seen[0]["type"] == "report")
+        #expect(seen[0]["kind"] == "networkFromEvaluationProvider")
+        #expect(seen[0]["command"]?.intValue == 4)
+        #expect(seen[0]["message"]?.stringValue?.contains("tried GET http://127.0.0.1:1/probe for evaluate command 4") == true)
+        #expect(seen[1]["type"] == "response")
+        #expect(Journal.shared.all.contains("http: failed"))
+    }
+
     @Test("no command is handled before start, after start() returned false, or after stop")
     func noHandlingOutsideStarted() async throws {
         Journal.shared.reset(startResult: false)
@@ -147,6 +182,7 @@ struct ProviderRuntimeTests {
             try d.send(["type": "start"])
             _ = try d.read(until: "started")
             try d.send(commandJSON(id: 7, type: 2, ssid: "Slow"))
+            guard Journal.shared.entered.wait(timeout: .now() + 10) == .success else { throw FakeDaemonError("the provider never got command 7") }
             try d.send(["type": "stop", "reason": "noNetworkAvailable"])
             _ = try d.read(until: "stopped")
         }
@@ -161,7 +197,7 @@ struct ProviderRuntimeTests {
         let socket = try UnixSocket.connect(path: d.path)
         try d.accept()
         let client = HelperClient(socket: socket, queue: DispatchQueue(label: "gate"), identifier: "com.example.portal.evaluation", handler: { _ in })
-        let gate = ProviderDeliveryGate(describe: "evaluationProvider com.example.portal.evaluation of com.example.portal", client: client)
+        let gate = ProviderDeliveryGate(describe: "evaluationProvider com.example.portal.evaluation of com.example.portal", role: .evaluationProvider, client: client)
         client.deliveryGate = gate
         let network = HotspotCore.HotspotNetwork(ssid: "Cafe", bssid: "02:00:00:00:01:00")
         let one = HotspotHelperCommand(Command(id: 1, type: .evaluate, helper: "app", network: network, deadline: nil), client: client)

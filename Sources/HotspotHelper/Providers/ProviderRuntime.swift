@@ -160,7 +160,7 @@ public enum HotspotProviderRuntime {
             return failed("\(error)")
         }
 
-        let gate = ProviderDeliveryGate(describe: name, client: client)
+        let gate = ProviderDeliveryGate(describe: name, role: role, client: client)
         client.deliveryGate = gate
         client.messageInterceptor = { json in
             switch json["type"]?.stringValue {
@@ -256,11 +256,27 @@ final class ProviderDeliveryGate: @unchecked Sendable {
     private var admitted: Set<ObjectIdentifier> = []
     private var stopped = false
     private let describe: String
+    private let role: HotspotProviderRole
     private weak var client: HelperClient?
 
-    init(describe: String, client: HelperClient) {
+    init(describe: String, role: HotspotProviderRole, client: HelperClient) {
         self.describe = describe
+        self.role = role
         self.client = client
+    }
+
+    /// The report kind for traffic an evaluation provider attempts through the SDK.
+    static let evaluationTrafficKind = "networkFromEvaluationProvider"
+
+    /// Called before every command socket the SDK opens for `command` (`command.http`, `createTCPConnection`, ...):
+    /// an evaluation provider has no network (hotspotd runs it in a namespace with only `lo`), so its attempt is
+    /// reported (`report` `networkFromEvaluationProvider`) and then fails on its own (no route).
+    func noteTraffic(_ command: HotspotHelperCommand, _ operation: String, _ target: String) {
+        guard role == .evaluationProvider else { return }
+        let text = "the \(describe) tried \(operation) \(target) for \(command.commandType) command \(command.identifier): "
+            + "an evaluation provider has no network (it decides from the network and the scan list)"
+        client?.report(HotspotHelperError(text))
+        client?.sendReport(kind: Self.evaluationTrafficKind, command: command.identifier, message: text)
     }
 
     var isStopped: Bool { lock.withLock { stopped } }
