@@ -176,6 +176,12 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // A provider pair in Apple's spellings only (`@main`, `import NEHotspotHelperCompat`) for ProviderTests.
+        .executableTarget(name: "hotspot-apple-evaluation-fixture", dependencies: ["NEHotspotHelperCompat"],
+                          path: "Tests/Fixtures/AppleProviderPair/Evaluation", swiftSettings: strict),
+        .executableTarget(name: "hotspot-apple-authentication-fixture", dependencies: ["NEHotspotHelperCompat"],
+                          path: "Tests/Fixtures/AppleProviderPair/Authentication", swiftSettings: strict),
+
         // MARK: reference helpers (templates for vendors)
         // Each reference helper's logic is a library (<Name>Helper.swift) that its entry point (main.swift) and its
         // provider pair share.

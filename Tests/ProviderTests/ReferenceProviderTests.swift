@@ -90,6 +90,23 @@ struct ReferenceProviderTests {
         #expect(p.terminationStatus == 0)
     }
 
+    @Test("a pair in Apple's spellings only, with @main (Tests/Fixtures/AppleProviderPair), runs as hotspotd launches it",
+          arguments: [("evaluation", "evaluationProvider", 2, "success"), ("authentication", "authenticationProvider", 3, "success")])
+    func appleFixture(kind: String, role: String, commandType: Int, expected: String) async throws {
+        let d = try FakeDaemon("apple-\(kind)")
+        let p = try launch("hotspot-apple-\(kind)-fixture", [], socket: d.path, role: role, identifier: "com.example.cafe.\(kind)",
+                           extra: ["HOTSPOT_APP": "com.example.cafe"])
+        let seen = try await d.run { d in try self.session(d, commandJSON(id: 9, type: commandType, ssid: "Cafe Lumiere"), stop: "userInitiated") }
+        p.waitUntilExit()
+        #expect(seen[0]["role"] == .string(role))
+        #expect(seen[0]["app"] == "com.example.cafe")
+        #expect(seen[2]["command"]?.intValue == 9)
+        #expect(seen[2]["resultName"] == .string(expected))
+        if kind == "evaluation" { #expect(seen[2]["network"]?["confidence"]?.intValue == 2) }
+        #expect(seen.last == ["type": "stopped"])
+        #expect(p.terminationStatus == 0)
+    }
+
     @Test("a role that is not the extension's: exit status 2 before connecting")
     func wrongRole() throws {
         let p = try launch("hotspot-provider-portal-evaluation", [], socket: "/nonexistent/helper.sock",
