@@ -183,9 +183,9 @@ public enum HotspotProviderRuntime {
         let provider = ProviderBox(P())
         var started = false
         var startAnswered = false
+        var iterator = events.makeAsyncIterator()
         while true {
             // The stream only ends when the sink is dropped, which is after this loop.
-            var iterator = events.makeAsyncIterator()
             guard let event = await iterator.next() else { return .disconnected("the event stream ended") }
             switch event {
             case .start:
