@@ -22,7 +22,7 @@ struct ReferenceProviderDaemonTests {
         return path
     }
 
-    @Test("launched on demand, started, the configured SSID claimed and authenticated, stopped when idle, exit status 0; another SSID unclaimed")
+    @Test("launched on demand, started, the configured SSID claimed and authenticated, stopped when idle, exit status 0")
     func referencePair() throws {
         let apps = try Self.appsFile(
             evaluation: [try Products.path("hotspot-provider-portal-evaluation"), "--network", "Cafe"],

@@ -300,6 +300,8 @@ struct ProviderRuntimeTests {
         #expect(HotspotProviderStopReason.appUpdate.rawValue == 16)
         for r in HotspotProviderStopReason.allCases { #expect(HotspotProviderStopReason(name: r.name) == r) }
         #expect(HotspotProviderStopReason(name: "bogus") == nil)
+        // The wire's names (HotspotProtocol) and Apple's cases are the same set.
+        #expect(Set(ProviderStopReason.allCases.map(\.rawValue)) == Set(HotspotProviderStopReason.allCases.map(\.name)))
         #expect(HotspotProviderRole.authenticationProvider.commandTypes == [.authenticate, .maintain, .presentUI, .logoff])
     }
 }

@@ -127,10 +127,9 @@ public enum HotspotProviderRuntime {
         let client = HelperClient(socket: socket, queue: queue, identifier: options.identifier) { command in
             sink.yield(.command(command))
         }
-        let register: JSON = [
-            "type": "register", "identifier": .string(options.identifier), "displayName": .string(displayName),
-            "version": .number(Double(protocolVersion)), "role": .string(role.rawValue), "app": .string(options.app),
-        ]
+        let wireRole: ProviderRole = role == .evaluationProvider ? .evaluationProvider : .authenticationProvider
+        let register = Registration(identifier: options.identifier, displayName: displayName, version: protocolVersion,
+                                    role: wireRole, app: options.app).json
         // hotspotd's error codes for providers (unknownApp, undeclaredRole) may be newer than this SDK's
         // ProtocolError.Code: keep the code as sent.
         let rawError = ProviderRawBox()
@@ -168,8 +167,13 @@ public enum HotspotProviderRuntime {
                 sink.yield(.start)
                 return true
             case "stop":
+                // A reason this SDK does not know is still a stop (as .none); the name is logged as sent.
                 let text = json["reason"]?.stringValue ?? "none"
-                sink.yield(.stop(HotspotProviderStopReason(name: text) ?? .none, text))
+                let known = (try? LifecycleMessage(json: json)).flatMap { m -> HotspotProviderStopReason? in
+                    if case .stop(let r) = m { return HotspotProviderStopReason(name: r.rawValue) }
+                    return nil
+                }
+                sink.yield(.stop(known ?? .none, text))
                 return true
             default:
                 return false
@@ -196,7 +200,7 @@ public enum HotspotProviderRuntime {
                 startAnswered = true
                 started = await provider.value.start()
                 logLine("HotspotHelper: \(name): start() returned \(started)")
-                client.send(json: ["type": "started", "ok": .bool(started)])
+                client.send(json: LifecycleMessage.started(ok: started).json)
             case .command(let command):
                 guard started, !gate.isStopped else {
                     let why = gate.isStopped ? "after stop" : startAnswered ? "start() returned false" : "before start"
@@ -216,7 +220,7 @@ public enum HotspotProviderRuntime {
                 gate.stop()
                 logLine("HotspotHelper: \(name): stop (\(text))")
                 await provider.value.stop(reason: reason)
-                client.send(json: ["type": "stopped"])
+                client.send(json: LifecycleMessage.stopped.json)
                 client.socket.shutdownWrite()
                 return .stopped(reason)
             case .disconnected:
