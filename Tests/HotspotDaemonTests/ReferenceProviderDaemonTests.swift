@@ -4,6 +4,7 @@ import HotspotCore
 import HotspotDaemon
 import HotspotProtocol
 import HotspotSystem
+import NEHotspotHelperCompat
 import Testing
 
 /// The real hotspotd launching the SDK's providers: the portal app's evaluation provider (its `@main`, the SDK
@@ -40,5 +41,42 @@ struct ReferenceProviderDaemonTests {
         try waitUntil(timeout: .seconds(20)) { d.records("providerExited").count == 2 }
         #expect(d.records("providerStopped").map { $0["reason"]?.stringValue } == ["idleTimeout", "idleTimeout"])
         #expect(d.records("providerExited").allSatisfy { $0["status"]?.intValue == 0 }, "\(d.records("providerExited"))")
+    }
+
+    @Test("NEHotspotManager against the real hotspotd: default not enabled, save after load, a third SSID and an unknown app refused naming the field")
+    func managerAgainstHotspotd() async throws {
+        let apps = try Self.appsFile(evaluation: ["/bin/false"], authentication: ["/bin/false"])
+        let d = try DaemonUnderTest(name: "sdk-manager", extra: ["--apps", apps, "--evaluation-sandbox", "none"])
+        defer { d.kill9() }
+        let manager = NEHotspotManager(app: "com.hotspotlab.portal", controlSocketPath: d.controlSocket)
+        try await manager.loadFromPreferences()
+        #expect(!manager.isEnabled, "a declared app never configured is not enabled")
+        manager.isEnabled = true
+        manager.evaluatedSSIDs = ["Cafe"]
+        manager.evaluationProviderBundleIdentifier = "com.hotspotlab.portal.evaluation"
+        try await manager.saveToPreferences()
+        let reloaded = NEHotspotManager(app: "com.hotspotlab.portal", controlSocketPath: d.controlSocket)
+        try await reloaded.loadFromPreferences()
+        #expect(reloaded.isEnabled)
+        #expect(reloaded.evaluatedSSIDs == ["Cafe"])
+        #expect(reloaded.evaluationProviderBundleIdentifier == "com.hotspotlab.portal.evaluation")
+
+        reloaded.evaluationProviderBundleIdentifier = "com.other.evaluation"
+        do {
+            try await reloaded.saveToPreferences()
+            Issue.record("hotspotd accepted another app's evaluation provider")
+        } catch let error as NEHotspotManager.Error {
+            #expect(error == .configurationInvalid, "\(error)")
+            #expect(error.message.contains("evaluationProviderBundleIdentifier"), "\(error)")
+        }
+        let unknown = NEHotspotManager(app: "com.unknown.app", controlSocketPath: d.controlSocket)
+        do {
+            try await unknown.loadFromPreferences()
+            try await unknown.saveToPreferences()
+            Issue.record("hotspotd accepted an unknown app")
+        } catch let error as NEHotspotManager.Error {
+            #expect(error == .configurationInvalid, "\(error)")
+            #expect(error.message.contains("com.unknown.app"), "\(error)")
+        }
     }
 }
