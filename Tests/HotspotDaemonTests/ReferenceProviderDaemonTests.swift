@@ -23,12 +23,15 @@ struct ReferenceProviderDaemonTests {
         return path
     }
 
-    @Test("launched on demand, started, the configured SSID claimed and authenticated, stopped when idle, exit status 0")
-    func referencePair() throws {
+    @Test("launched on demand, started, the configured SSID claimed and authenticated, stopped when idle, exit status 0",
+          arguments: ["none", "netns"])
+    func referencePair(sandbox: String) throws {
+        // netns: the evaluation provider in a namespace with only lo (unsharing it needs root).
+        guard sandbox == "none" || getuid() == 0 else { return }
         let apps = try Self.appsFile(
             evaluation: [try Products.path("hotspot-provider-portal-evaluation"), "--network", "Cafe"],
             authentication: [try Products.path("hotspot-apple-authentication-fixture")])
-        let d = try DaemonUnderTest(name: "sdk-providers", extra: ["--apps", apps, "--evaluation-sandbox", "none", "--provider-idle-timeout", "20"])
+        let d = try DaemonUnderTest(name: "sdk-providers-\(sandbox)", extra: ["--apps", apps, "--evaluation-sandbox", sandbox, "--provider-idle-timeout", "20"])
         defer { d.kill9() }
         try d.control.request(.setManager(app: "com.hotspotlab.portal", ManagerConfiguration(isEnabled: true)))
         try d.join(HotspotNetwork(ssid: "Cafe", bssid: "02:00:00:00:00:01"))
@@ -43,7 +46,7 @@ struct ReferenceProviderDaemonTests {
         #expect(d.records("providerExited").allSatisfy { $0["status"]?.intValue == 0 }, "\(d.records("providerExited"))")
     }
 
-    @Test("NEHotspotManager against the real hotspotd: default not enabled, save after load, a third SSID and an unknown app refused naming the field")
+    @Test("NEHotspotManager against the real hotspotd: default not enabled, save after load, another app's evaluation provider and an unknown app refused with hotspotd's message")
     func managerAgainstHotspotd() async throws {
         let apps = try Self.appsFile(evaluation: ["/bin/false"], authentication: ["/bin/false"])
         let d = try DaemonUnderTest(name: "sdk-manager", extra: ["--apps", apps, "--evaluation-sandbox", "none"])
