@@ -270,7 +270,7 @@ final class ProviderDeliveryGate: @unchecked Sendable {
     }
 
     /// The report kind for traffic an evaluation provider attempts through the SDK.
-    static let evaluationTrafficKind = "networkFromEvaluationProvider"
+    static let evaluationTrafficKind: HelperReportKind = "networkFromEvaluationProvider"
 
     /// Called before every command socket the SDK opens for `command` (`command.http`, `createTCPConnection`, ...):
     /// an evaluation provider has no network (hotspotd runs it in a namespace with only `lo`), so its attempt is
@@ -279,7 +279,6 @@ final class ProviderDeliveryGate: @unchecked Sendable {
         guard role == .evaluationProvider else { return }
         let text = "the \(describe) tried \(operation) \(target) for \(command.commandType) command \(command.identifier): "
             + "an evaluation provider has no network (it decides from the network and the scan list)"
-        client?.report(HotspotHelperError(text))
         client?.sendReport(kind: Self.evaluationTrafficKind, command: command.identifier, message: text)
     }
 
@@ -293,8 +292,7 @@ final class ProviderDeliveryGate: @unchecked Sendable {
         let command = response.command
         let text = "deliver() called by the \(describe) on its \(response.result) response to \(command.commandType) command "
             + "\(command.identifier): refused (a provider returns its response from handleCommand and the SDK delivers it)"
-        client?.report(HotspotHelperError(text))
-        client?.sendReport(kind: "deliverCalledByProvider", command: command.identifier, message: text)
+        client?.sendReport(kind: .deliverCalledByProvider, command: command.identifier, message: text)
         return false
     }
 
@@ -305,8 +303,7 @@ final class ProviderDeliveryGate: @unchecked Sendable {
         guard response.command === command else {
             let text = "handleCommand for \(label) of the \(describe) returned a response made for command "
                 + "\(response.command.identifier): not delivered"
-            client?.report(HotspotHelperError(text))
-            client?.sendReport(kind: "invalidField", command: command.identifier, message: text)
+            client?.sendReport(kind: .invalidField, command: command.identifier, message: text)
             return
         }
         let go = lock.withLock { () -> Bool in
@@ -326,16 +323,5 @@ final class ProviderDeliveryGate: @unchecked Sendable {
         if !response.deliver() {
             logLine("HotspotHelper: \(describe): the response to \(label) could not be delivered: \(HotspotHelper.lastError ?? "?")")
         }
-    }
-}
-
-extension HelperClient {
-    /// Tells hotspotd about a rule the SDK enforced on this side (docs/PROTOCOL.md, `report`): hotspotd answers
-    /// nothing and traces it as `helperReport`.
-    @discardableResult
-    func sendReport(kind: String, command: UInt64?, message: String) -> Bool {
-        var o: [String: JSON] = ["type": "report", "kind": .string(kind), "message": .string(message)]
-        if let command { o["command"] = .number(Double(command)) }
-        return send(json: .object(o))
     }
 }
