@@ -35,9 +35,15 @@ let package = Package(
         .executable(name: "hotspotd", targets: ["hotspotd"]),
         .executable(name: "hotspot-portal", targets: ["hotspot-portal"]),
         .executable(name: "hotspot-nsexec", targets: ["hotspot-nsexec"]),
-        .executable(name: "hotspot-helper-portal", targets: ["PortalHelper"]),
-        .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelper"]),
-        .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelper"]),
+        .executable(name: "hotspot-helper-portal", targets: ["PortalHelperMain"]),
+        .executable(name: "hotspot-provider-portal-evaluation", targets: ["PortalEvaluation"]),
+        .executable(name: "hotspot-provider-portal-authentication", targets: ["PortalAuthentication"]),
+        .executable(name: "hotspot-helper-voucher", targets: ["VoucherHelperMain"]),
+        .executable(name: "hotspot-provider-voucher-evaluation", targets: ["VoucherEvaluation"]),
+        .executable(name: "hotspot-provider-voucher-authentication", targets: ["VoucherAuthentication"]),
+        .executable(name: "hotspot-helper-captive-api", targets: ["CaptiveAPIHelperMain"]),
+        .executable(name: "hotspot-provider-captive-api-evaluation", targets: ["CaptiveAPIEvaluation"]),
+        .executable(name: "hotspot-provider-captive-api-authentication", targets: ["CaptiveAPIAuthentication"]),
         .executable(name: "hotspot-replay-helper", targets: ["hotspot-replay-helper"]),
     ],
     dependencies: [
@@ -170,10 +176,41 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // A provider pair in Apple's spellings only (`@main`, `import NEHotspotHelperCompat`) for ProviderTests.
+        .executableTarget(name: "hotspot-apple-evaluation-fixture", dependencies: ["NEHotspotHelperCompat"],
+                          path: "Tests/Fixtures/AppleProviderPair/Evaluation", swiftSettings: strict),
+        .executableTarget(name: "hotspot-apple-authentication-fixture", dependencies: ["NEHotspotHelperCompat"],
+                          path: "Tests/Fixtures/AppleProviderPair/Authentication", swiftSettings: strict),
+
         // MARK: reference helpers (templates for vendors)
-        .executableTarget(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper", swiftSettings: strict),
-        .executableTarget(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper", swiftSettings: strict),
-        .executableTarget(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper", swiftSettings: strict),
+        // Each reference helper's logic is a library (<Name>Helper.swift) that its entry point (main.swift) and its
+        // provider pair share.
+        .target(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper",
+                exclude: ["main.swift"], swiftSettings: strict),
+        .executableTarget(name: "PortalHelperMain", dependencies: ["HotspotHelper", "PortalHelper"], path: "Sources/helpers/PortalHelper",
+                          exclude: ["PortalHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
+        .target(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper",
+                exclude: ["main.swift"], swiftSettings: strict),
+        .executableTarget(name: "VoucherHelperMain", dependencies: ["HotspotHelper", "VoucherHelper"], path: "Sources/helpers/VoucherHelper",
+                          exclude: ["VoucherHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
+        .target(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper",
+                exclude: ["main.swift"], swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIHelperMain", dependencies: ["HotspotHelper", "CaptiveAPIHelper"], path: "Sources/helpers/CaptiveAPIHelper",
+                          exclude: ["CaptiveAPIHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
+
+        // MARK: reference providers (iOS 26 app extensions: one file per extension, Apple's spellings)
+        .executableTarget(name: "PortalEvaluation", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
+                          path: "Sources/providers/PortalEvaluation", swiftSettings: strict),
+        .executableTarget(name: "PortalAuthentication", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
+                          path: "Sources/providers/PortalAuthentication", swiftSettings: strict),
+        .executableTarget(name: "VoucherEvaluation", dependencies: ["NEHotspotHelperCompat", "VoucherHelper"],
+                          path: "Sources/providers/VoucherEvaluation", swiftSettings: strict),
+        .executableTarget(name: "VoucherAuthentication", dependencies: ["NEHotspotHelperCompat", "VoucherHelper"],
+                          path: "Sources/providers/VoucherAuthentication", swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIEvaluation", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper"],
+                          path: "Sources/providers/CaptiveAPIEvaluation", swiftSettings: strict),
+        .executableTarget(name: "CaptiveAPIAuthentication", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper"],
+                          path: "Sources/providers/CaptiveAPIAuthentication", swiftSettings: strict),
 
         // MARK: tests
         // What the test targets share: the one root check, the `root` and `inVM` tags, unique name prefixes.
@@ -191,6 +228,11 @@ let package = Package(
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore", "HotspotProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
+        .testTarget(
+            name: "ProviderTests",
+            dependencies: ["HotspotHelper", "NEHotspotHelperCompat", "HotspotCore", "HotspotProtocol", "HotspotSystem", "TestSupport"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "HelperTests",
             dependencies: [

@@ -38,7 +38,9 @@ LAYERS = [
     ("wire protocol", ["HotspotProtocol"]),
     ("system calls", ["HotspotSystem"]),
     ("kernel, SDK, hotspotd's client", ["Netlink", "HotspotHelper", "HotspotClient"]),
-    ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat"]),
+    # PortalHelper, VoucherHelper, CaptiveAPIHelper: the reference helpers' logic, shared by each helper's
+    # main.swift and its provider pair (Sources/providers); they use the SDK only.
+    ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper"]),
     # PortalKinds: the captive portal kinds as data and request handling (no HTTP server), read by LabKit and Portals.
     ("station, portal kinds", ["HotspotStation", "PortalKinds"]),
     ("lab", ["LabKit", "Portals"]),

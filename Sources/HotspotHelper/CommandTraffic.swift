@@ -297,6 +297,8 @@ extension HotspotHelperCommand {
     }
 
     func boundedTimeout(_ requested: Duration, _ operation: String, _ target: String) throws(HotspotTrafficError) -> Duration {
+        // An evaluation provider has no network: its attempt is reported to hotspotd (docs/PROVIDERS.md).
+        client.deliveryGate?.noteTraffic(self, operation, target)
         guard let left = timeLeft else { return requested }
         guard left > .milliseconds(1) else {
             throw HotspotTrafficError(operation, target, errno: ETIMEDOUT,

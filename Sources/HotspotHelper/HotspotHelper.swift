@@ -90,6 +90,12 @@ public final class HelperClient: @unchecked Sendable {
     private var cancelled: Set<UInt64> = []
     private(set) var connected = true
     var decoder = FrameDecoder()
+    /// The provider runtime (Providers/): sees every message first and takes the ones it handles (start, stop).
+    var messageInterceptor: (@Sendable (JSON) -> Bool)?
+    /// The provider runtime: told once when the connection to hotspotd ends.
+    var onDisconnect: (@Sendable () -> Void)?
+    /// Set for a provider (Providers/): `deliver()` is refused unless the runtime delivers (docs/PROVIDERS.md).
+    var deliveryGate: ProviderDeliveryGate?
 
     init(socket: UnixSocket, queue: DispatchQueue, identifier: String, handler: @escaping HotspotHelper.Handler) {
         self.socket = socket
@@ -155,7 +161,12 @@ public final class HelperClient: @unchecked Sendable {
     /// Blocking read of the next message (nil on timeout); throws on end of file or bad data.
     func readMessage(timeout: Duration?) throws -> DaemonMessage? {
         while true {
-            if let payload = try decoder.nextFrame() { return try DaemonMessage(bytes: payload) }
+            if let payload = try decoder.nextFrame() {
+                guard let intercept = messageInterceptor else { return try DaemonMessage(bytes: payload) }
+                let json = try JSON.parse(payload)
+                if intercept(json) { continue }
+                return try DaemonMessage(json: json)
+            }
             if let timeout {
                 guard socket.waitReadable(timeout: timeout) else { return nil }
             }
@@ -207,18 +218,25 @@ public final class HelperClient: @unchecked Sendable {
         connected = false
         cond.broadcast()
         condMutex.unlock()
+        onDisconnect?()
     }
 
     func isCancelled(_ id: UInt64) -> Bool { state.withLock { cancelled.contains(id) } }
 
     @discardableResult
     func send(_ message: HelperMessage) -> Bool {
+        send(json: message.json)
+    }
+
+    /// Sends one message as a frame (also the provider messages HelperMessage does not spell: started, stopped).
+    @discardableResult
+    func send(json: JSON) -> Bool {
         writeLock.withLock { () -> Bool in
             do {
-                try socket.writeAll(message.framed)
+                try socket.writeAll(frame(json.bytes))
                 return true
             } catch {
-                report(HotspotHelperError("send \(message.json["type"]?.stringValue ?? "?") to hotspotd: \(error)"))
+                report(HotspotHelperError("send \(json["type"]?.stringValue ?? "?") to hotspotd: \(error)"))
                 return false
             }
         }

@@ -172,6 +172,8 @@ public final class HotspotHelperResponse: @unchecked Sendable {
     /// `deliver()` under another name, for the compat module (whose `deliver()` is deprecated as Apple's is).
     @_spi(Compat) @discardableResult
     public func deliverOnce() -> Bool {
+        // A provider's response is delivered by the SDK's runtime; the provider's own call is refused and reported.
+        if let gate = command.client.deliveryGate, !gate.admits(self) { return false }
         let (first, net, list) = lock.withLock { () -> (Bool, HotspotNetwork?, [HotspotNetwork]?) in
             let first = !delivered
             delivered = true

@@ -1,0 +1,42 @@
+// com.hotspotlab.voucher.authentication: the authentication extension of the voucher app, a reference provider
+// and a template for vendors (copy this one file; written as for iOS 26 with `import NEHotspotHelperCompat` in
+// place of `import NetworkExtension`).
+//
+// It does what hotspot-helper-voucher does (the same `VoucherLogic`): authenticate finds the voucher page, posts a
+// notification and answers uiRequired; presentUI waits for the user's code ($HOTSPOT_HELPER_UI/input), posts it
+// and probes. Its traffic is bound to the command (`command.http`). It returns its response; the SDK delivers it.
+//
+//   hotspot-provider-voucher-authentication [--http-timeout SECONDS] [--ui DIRECTORY]   (launched by hotspotd)
+import NEHotspotHelperCompat
+import VoucherHelper
+
+@main
+final class VoucherAuthenticationProvider: NEHotspotAuthenticationProvider {
+    let logic: VoucherLogic
+
+    init() {
+        do {
+            logic = VoucherLogic(options: try VoucherHelperOptions.parse(Array(CommandLine.arguments.dropFirst())))
+        } catch {
+            log("authentication: \(error)")
+            exit(64)
+        }
+    }
+
+    func start() async -> Bool {
+        log("authentication: started; UI \(logic.options.uiDirectory ?? "none"); probe \(HotspotHelperEnvironment.probeURL)")
+        return true
+    }
+
+    func stop(reason: NEProviderStopReason) async {
+        log("authentication: stopped (\(reason))")
+    }
+
+    func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
+        // The portal and the user are waited for off Swift's cooperative threads.
+        let logic = self.logic
+        let response = await HotspotHelper.blocking { logic.response(to: command) }
+        // nil: hotspotd withdrew presentUI while the user was typing; the SDK does not deliver a withdrawn answer.
+        return response ?? command.createResponse(.failure)
+    }
+}
