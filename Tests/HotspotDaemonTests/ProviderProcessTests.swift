@@ -41,7 +41,7 @@ struct ProviderProcessTests {
         _ = try d.control.waitForStatus(timeout: .seconds(20), "both providers stopped and gone") { s in
             s["apps"]?.arrayValue?.first?["providers"]?.arrayValue?.allSatisfy { $0["state"]?.stringValue == "notRunning" } ?? false
         }
-        try waitUntil(timeout: .seconds(10)) { d.records("providerExited").count == 2 }
+        try waitUntil(d, timeout: .seconds(10)) { d.records("providerExited").count == 2 }
         #expect(d.records("providerStopped").map { $0["reason"]?.stringValue } == ["idleTimeout", "idleTimeout"])
         #expect(d.records("providerExited").allSatisfy { $0["status"]?.intValue == 0 })
         // The sandbox: the evaluation provider's connection attempt failed (no route), and it still reached hotspotd.
@@ -56,10 +56,10 @@ struct ProviderProcessTests {
         defer { d.kill9() }
         try d.control.request(.setManager(app: "com.example.py", ManagerConfiguration(isEnabled: true)))
         try d.join(HotspotNetwork(ssid: "Cafe", bssid: "02:00:00:00:00:01"))
-        try waitUntil(timeout: .seconds(30)) { !d.records("providerNoAnswer").isEmpty }
+        try waitUntil(d, timeout: .seconds(30)) { !d.records("providerNoAnswer").isEmpty }
         let r = try #require(d.records("providerNoAnswer").first)
         #expect(r["role"]?.stringValue == "authenticationProvider")
-        try waitUntil(timeout: .seconds(10)) { d.records("providerExited").contains { $0["role"]?.stringValue == "authenticationProvider" } }
+        try waitUntil(d, timeout: .seconds(10)) { d.records("providerExited").contains { $0["role"]?.stringValue == "authenticationProvider" } }
         #expect(d.records("providerExited").first { $0["role"]?.stringValue == "authenticationProvider" }?["status"]?.intValue == 9)
         #expect(d.records("command").filter { $0["commandType"]?.stringValue == "authenticate" }.count == 1)
         #expect(d.records("irregular").contains { $0["irregularity"]?.stringValue == "noAnswer" && $0["commandType"]?.stringValue == "authenticate" })
@@ -79,12 +79,16 @@ struct ProviderProcessTests {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes (then fails the test).
-func waitUntil(timeout: Duration, _ condition: () -> Bool) throws {
-    let clock = ContinuousClock()
-    let end = clock.now + timeout
+/// Waits until `condition` (a question about `d`'s trace) holds or `timeout` passes (then fails the test).
+/// Event-based: a subscription to `d`'s trace wakes the wait at each new record, and hotspotd writes a record
+/// to the trace file before sending it to subscribers, so every record the condition could see wakes it.
+func waitUntil(_ d: DaemonUnderTest, timeout: Duration, _ condition: () -> Bool) throws {
+    let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(5))
+    try watcher.request(.subscribeTrace)
+    let deadline = SystemMonotonicClock.read() + timeout
     while !condition() {
-        guard clock.now < end else { throw ClientError("condition not met within \(timeout)") }
-        usleep(20_000)
+        let left = deadline - SystemMonotonicClock.read()
+        guard left > .zero else { throw ClientError("condition not met within \(timeout)") }
+        _ = try watcher.nextTraceRecord(timeout: left)
     }
 }

@@ -41,7 +41,7 @@ struct ReferenceProviderDaemonTests {
         #expect(started.map { $0["role"]?.stringValue } == ["evaluationProvider", "authenticationProvider"])
         #expect(started.allSatisfy { $0["ok"]?.boolValue == true })
         // Idle (20 s x 0.05 = 1 s): both stopped, both exit 0 (the SDK answers stop, then exits).
-        try waitUntil(timeout: .seconds(20)) { d.records("providerExited").count == 2 }
+        try waitUntil(d, timeout: .seconds(20)) { d.records("providerExited").count == 2 }
         #expect(d.records("providerStopped").map { $0["reason"]?.stringValue } == ["idleTimeout", "idleTimeout"])
         #expect(d.records("providerExited").allSatisfy { $0["status"]?.intValue == 0 }, "\(d.records("providerExited"))")
     }
