@@ -149,6 +149,22 @@ func socketAddress(_ address: in_addr, port: UInt16) -> sockaddr_in {
     return sa
 }
 
+/// `host` as an IPv4 address: a literal skips DNS; a name is resolved by `resolver`, by default the one the
+/// environment names, over sockets marked with `mark`. Shared by the TCP and UDP sockets below.
+func resolveIPv4(_ host: String, deadline: TrafficDeadline, mark: UInt32?,
+                 resolver: HotspotResolver?) throws(HotspotTrafficError) -> in_addr
+{
+    if let literal = parseIPv4(host) { return literal }
+    let text = try (resolver ?? HotspotResolver.fromEnvironment(mark: mark)).resolve(host, deadline: deadline)
+    guard let parsed = parseIPv4(text) else { throw HotspotTrafficError("resolve", host, detail: "bad address \(text)") }
+    return parsed
+}
+
+/// `host:port` for messages, with the address when `host` is a name.
+func targetText(host: String, port: UInt16, address: String) -> String {
+    host == address ? "\(host):\(port)" : "\(host):\(port) (\(address))"
+}
+
 /// A connected TCP socket (IPv4), marked for command traffic when asked (`HotspotHelperCommand.createTCPConnection`).
 /// Nonblocking underneath; every read and write takes a timeout. Closed by `close()` or deinit.
 public final class HotspotTCPConnection: @unchecked Sendable {
@@ -170,7 +186,7 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     deinit { close() }
 
     /// `host:port` for messages (with the address when `host` is a name).
-    public var target: String { host == address ? "\(host):\(port)" : "\(host):\(port) (\(address))" }
+    public var target: String { targetText(host: host, port: port, address: address) }
 
     /// Resolves `host` (an IPv4 literal skips DNS; else `resolver`, by default the one the environment names),
     /// creates the socket, sets SO_MARK to `mark` (when given) BEFORE connecting, and connects within `timeout`.
@@ -184,17 +200,9 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     static func connect(host: String, port: UInt16, deadline: TrafficDeadline, mark: UInt32?,
                         resolver: HotspotResolver?) throws(HotspotTrafficError) -> HotspotTCPConnection
     {
-        let address: in_addr
-        if let literal = parseIPv4(host) {
-            address = literal
-        } else {
-            let r = resolver ?? HotspotResolver.fromEnvironment(mark: mark)
-            let text = try r.resolve(host, deadline: deadline)
-            guard let parsed = parseIPv4(text) else { throw HotspotTrafficError("resolve", host, detail: "bad address \(text)") }
-            address = parsed
-        }
+        let address = try resolveIPv4(host, deadline: deadline, mark: mark, resolver: resolver)
         let addressText = ipv4Text(address)
-        let target = host == addressText ? "\(host):\(port)" : "\(host):\(port) (\(addressText))"
+        let target = targetText(host: host, port: port, address: addressText)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw HotspotTrafficError("create a TCP socket for", target, errno: Errno.current) }
         let connection = HotspotTCPConnection(fd: fd, host: host, port: port, address: addressText)
@@ -327,7 +335,7 @@ public final class HotspotUDPSocket: @unchecked Sendable {
 
     deinit { close() }
 
-    public var target: String { host == address ? "\(host):\(port)" : "\(host):\(port) (\(address))" }
+    public var target: String { targetText(host: host, port: port, address: address) }
 
     /// Resolves `host` (over a socket marked like this one), creates the socket, sets SO_MARK to `mark` (when
     /// given) before connecting, and connects it (UDP: fixes the peer; nothing is sent).
@@ -335,17 +343,9 @@ public final class HotspotUDPSocket: @unchecked Sendable {
                                resolver: HotspotResolver? = nil) throws(HotspotTrafficError) -> HotspotUDPSocket
     {
         let deadline = TrafficDeadline(timeout)
-        let address: in_addr
-        if let literal = parseIPv4(host) {
-            address = literal
-        } else {
-            let r = resolver ?? HotspotResolver.fromEnvironment(mark: mark)
-            let text = try r.resolve(host, deadline: deadline)
-            guard let parsed = parseIPv4(text) else { throw HotspotTrafficError("resolve", host, detail: "bad address \(text)") }
-            address = parsed
-        }
+        let address = try resolveIPv4(host, deadline: deadline, mark: mark, resolver: resolver)
         let addressText = ipv4Text(address)
-        let target = host == addressText ? "\(host):\(port)" : "\(host):\(port) (\(addressText))"
+        let target = targetText(host: host, port: port, address: addressText)
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw HotspotTrafficError("create a UDP socket for", target, errno: Errno.current) }
         let udp = HotspotUDPSocket(fd: fd, host: host, port: port, address: addressText)
