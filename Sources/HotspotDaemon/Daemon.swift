@@ -140,21 +140,10 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
 
     /// Actions not carried out yet, in the order the core produced them (the trace file stays in `seq` order
     /// when carrying one out calls the core again: a failed write, the station driver's own records).
-    private var pending: [DaemonAction] = []
-    private var performing = false
+    private let queue = ActionQueue()
 
     private func perform(_ actions: [DaemonAction]) {
-        pending.append(contentsOf: actions)
-        guard !performing else { return }
-        performing = true
-        defer { performing = false }
-        var next = 0
-        while next < pending.count {
-            let action = pending[next]
-            next += 1
-            carryOut(action)
-        }
-        pending.removeAll(keepingCapacity: true)
+        queue.run(actions) { carryOut($0) }
     }
 
     private func carryOut(_ action: DaemonAction) {

@@ -171,3 +171,25 @@ public final class MemoryStateStorage: StateStorage {
 
     public func removeStaleTemporaries() -> [String] { [] }
 }
+
+/// Carries actions out in order, for the shell and the embedded harness alike. Actions produced while one is
+/// being carried out (a station request's outcome, re-entering `run`) are queued behind the current ones
+/// instead of running inside them.
+final class ActionQueue {
+    private var pending: [DaemonAction] = []
+    private var running = false
+
+    func run(_ actions: [DaemonAction], _ carryOut: (DaemonAction) -> Void) {
+        pending.append(contentsOf: actions)
+        guard !running else { return }
+        running = true
+        defer { running = false }
+        var next = 0
+        while next < pending.count {
+            let action = pending[next]
+            next += 1
+            carryOut(action)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+}

@@ -160,22 +160,11 @@ public final class EmbeddedDaemon {
 
     // MARK: carrying out actions
 
-    private var pending: [DaemonAction] = []
-    private var running = false
+    private let queue = ActionQueue()
 
     /// Carries actions out in order; actions produced meanwhile (a station request's outcome) come after.
     func run(_ actions: [DaemonAction]) {
-        pending.append(contentsOf: actions)
-        guard !running else { return }
-        running = true
-        defer { running = false }
-        var next = 0
-        while next < pending.count {
-            let action = pending[next]
-            next += 1
-            carryOut(action)
-        }
-        pending.removeAll(keepingCapacity: true)
+        queue.run(actions) { carryOut($0) }
     }
 
     private func carryOut(_ action: DaemonAction) {
