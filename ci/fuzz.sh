@@ -7,7 +7,11 @@
 # Harnesses: Tests/Fuzz/<Target>/main.swift. Seed corpora: Tests/Fuzz/corpus/<target>/ (Tests/Fuzz/make-corpus.py).
 #
 # Usage: ci/fuzz.sh [SECONDS] [TARGET...]     (SECONDS per target, default $FUZZ_SECONDS or 25; all targets)
+#        ci/fuzz.sh --runs N [TARGET...]        (N inputs per target with a fixed seed: what ci/test.sh runs)
 #        ci/fuzz.sh --build-only
+# --runs is the CI mode: the same commit explores the same inputs on every machine, however loaded, so CI's verdict
+# does not depend on luck or on how fast the machine is (a time-boxed run once failed CI on a bug that earlier
+# runs had not reached). Exploration for its own sake is the time-boxed mode; what it finds becomes a seed and a test.
 # Fails when a target crashes, traps, leaks past the RSS limit or spends more than FUZZ_TIMEOUT (default 10) seconds
 # on one input. The input is kept as Tests/Fuzz/crashes/<target>-crash-<sha1> (or -timeout-, -oom-); reproduce
 # with `.build-fuzz/bin/fuzz-<target> FILE`. New inputs libFuzzer finds go to .build-fuzz/corpus/<target>/,
@@ -24,8 +28,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-25}
+runs=""
 build_only=0
 if [[ ${1:-} == --build-only ]]; then build_only=1; shift
+elif [[ ${1:-} == --runs ]]; then
+    [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "fuzz: --runs needs a number of inputs, got '${2:-}'" >&2; exit 2; }
+    runs=$2; shift 2
 elif [[ ${1:-} =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
 all_targets=(frame-decoder json-parser topology scenario)
 targets=("$@")
@@ -105,14 +113,22 @@ failed=()
 for t in "${targets[@]}"; do
     corpus="$scratch/corpus/$t"
     mkdir -p "$corpus"
-    echo "fuzz: running $t for ${seconds}s (seeds Tests/Fuzz/corpus/$t, found inputs $corpus)"
+    if [[ -n $runs ]]; then
+        # A fresh folder for what this run finds: inputs kept from earlier runs would change where a fixed seed goes.
+        corpus="$scratch/corpus-runs/$t"; rm -rf "$corpus"; mkdir -p "$corpus"
+        budget=(-runs="$runs" -seed=1)
+        echo "fuzz: running $t for $runs inputs, seed 1 (seeds Tests/Fuzz/corpus/$t)"
+    else
+        budget=(-max_total_time="$seconds")
+        echo "fuzz: running $t for ${seconds}s (seeds Tests/Fuzz/corpus/$t, found inputs $corpus)"
+    fi
     log="$scratch/fuzz-$t.log"
     dict=()
     [[ -f Tests/Fuzz/$t.dict ]] && dict=(-dict="Tests/Fuzz/$t.dict")
     # The scratch folder comes first: libFuzzer writes what it finds into the first folder only.
     # SWIFT_BACKTRACE=enable=no: Swift's own backtracer would catch the trap's signal first and exit, and libFuzzer
     # would never write the crashing input.
-    if SWIFT_BACKTRACE=enable=no "$scratch/bin/fuzz-$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 "${dict[@]}" \
+    if SWIFT_BACKTRACE=enable=no "$scratch/bin/fuzz-$t" "${budget[@]}" -timeout="$timeout" -rss_limit_mb=2048 "${dict[@]}" \
         -print_final_stats=1 -artifact_prefix="Tests/Fuzz/crashes/$t-" "$corpus" "Tests/Fuzz/corpus/$t" >"$log" 2>&1; then
         # The last status line: executions, coverage (cov: edges, ft: features), corpus size, executions per second.
         grep -E '^#[0-9]+' "$log" | tail -1 || true
@@ -127,4 +143,5 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     echo "fuzz: crashes in: ${failed[*]}" >&2
     exit 1
 fi
-echo "fuzz: ${targets[*]}: no crash in ${seconds}s each"
+if [[ -n $runs ]]; then echo "fuzz: ${targets[*]}: no crash in $runs inputs each (seed 1)"
+else echo "fuzz: ${targets[*]}: no crash in ${seconds}s each"; fi

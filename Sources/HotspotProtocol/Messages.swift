@@ -281,7 +281,14 @@ public enum DaemonMessage: Sendable, Hashable {
                 throw ProtocolError(.invalidField, "commandType: \(raw) is not a command type (0 ... 6)")
             }
             var deadline: Duration?
-            if let ms = f.object["deadline_ms"]?.doubleValue { deadline = .microseconds(Int64(ms * 1000)) }
+            if let ms = f.object["deadline_ms"]?.doubleValue {
+                // Whole microseconds, rounded: the writer prints microseconds / 1000, and truncating its decimal text
+                // back (2.002 * 1000 = 2001.99...) lost one microsecond per round trip (found by ci/fuzz.sh).
+                guard ms.isFinite, ms >= 0, ms <= 1e12 else {
+                    throw ProtocolError(.invalidField, "deadline_ms: \(ms) is not a deadline in milliseconds (0 ... 1e12)")
+                }
+                deadline = .microseconds(Int64((ms * 1000).rounded()))
+            }
             self = .command(Command(
                 id: CommandID(max(0, id)), type: t, helper: try f.optionalString("helper") ?? "",
                 network: try f.optionalNetwork("network"), networkList: try f.optionalNetworks("networkList"),

@@ -8,9 +8,12 @@ root = pathlib.Path(__file__).resolve().parents[2]
 out = root / "Tests/Fuzz/corpus"
 
 def fresh(name):
+    """Empties the target's folder except the inputs fuzzing found (found-*): those stay as regression seeds."""
     d = out / name
-    shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
+    d.mkdir(parents=True, exist_ok=True)
+    for f in d.iterdir():
+        if not f.name.startswith("found-"):
+            f.unlink()
     return d
 
 # JSON: every complete JSON object of docs/PROTOCOL.md's ```json blocks (one per line, or continued lines).
