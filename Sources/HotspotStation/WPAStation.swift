@@ -374,6 +374,11 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     /// udhcpc's script: configures the interface and writes the lease and resolver files helpers read.
     private func writeDHCPScript() throws {
+        try AtomicFile.write(Array(Self.dhcpScript(options).utf8), to: options.dhcpScript, mode: 0o755)
+    }
+
+    /// The text of udhcpc's script for `options` (`options.dhcpScript` holds it; tests run it too).
+    public static func dhcpScript(_ options: StationOptions) -> String {
         let candidates: [String] = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
         let ip = candidates.first(where: { path in access(path, X_OK) == 0 }) ?? "\(options.busybox) ip"
         let script = """
@@ -392,13 +397,16 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                 mv \(options.leaseFile).tmp \(options.leaseFile)
                 : > \(options.resolvConf).tmp
                 for server in $dns; do echo "nameserver $server" >> \(options.resolvConf).tmp; done
-                mv \(options.resolvConf).tmp \(options.resolvConf)
+                # In place, not mv: the lab bind-mounts this file (its inode) as /etc/resolv.conf of every process
+                # in the station (hotspot-nsexec --resolv-conf); unchanged on a renewal, not rewritten at all.
+                cmp -s \(options.resolvConf).tmp \(options.resolvConf) 2>/dev/null || cat \(options.resolvConf).tmp > \(options.resolvConf)
+                rm -f \(options.resolvConf).tmp
                 ;;
             esac
             exit 0
 
             """
-        try AtomicFile.write(Array(script.utf8), to: options.dhcpScript, mode: 0o755)
+        return script
     }
 
     // MARK: wpa_supplicant helpers

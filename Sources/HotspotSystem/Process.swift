@@ -46,12 +46,13 @@ public struct ProcessConfiguration: Sendable {
     }
 
     /// The same command run inside the named network namespace (`/run/netns/NAME`) through
-    /// `hotspot-nsexec`, which `setns`es and then `exec`s (no Swift code runs in between).
-    public func inNetworkNamespace(_ name: String) throws -> ProcessConfiguration {
+    /// `hotspot-nsexec`, which `setns`es and then `exec`s (no Swift code runs in between). With `resolvConf`,
+    /// the command sees that file as /etc/resolv.conf (a private mount namespace; `hotspot-nsexec --resolv-conf`).
+    public func inNetworkNamespace(_ name: String, resolvConf: String? = nil) throws -> ProcessConfiguration {
         var copy = self
         copy.executable = try NSExec.path()
         let nsPath = name.hasPrefix("/") ? name : "/run/netns/" + name
-        copy.arguments = [nsPath, "--", executable] + arguments
+        copy.arguments = (resolvConf.map { ["--resolv-conf", $0] } ?? []) + [nsPath, "--", executable] + arguments
         return copy
     }
 
@@ -59,11 +60,13 @@ public struct ProcessConfiguration: Sendable {
     /// (nil: this process's): the kernel kills it (SIGKILL, `PR_SET_PDEATHSIG`) when the thread that started it
     /// ends, so start it with `ChildProcess.spawnTied`, whose thread lives as long as this process. A lab's
     /// daemons then end with the lab's process even when that process is killed with SIGKILL.
-    public func tiedToThisProcess(inNetworkNamespace name: String?) throws -> ProcessConfiguration {
+    /// `resolvConf`: as in `inNetworkNamespace(_:resolvConf:)`.
+    public func tiedToThisProcess(inNetworkNamespace name: String?, resolvConf: String? = nil) throws -> ProcessConfiguration {
         var copy = self
         copy.executable = try NSExec.path()
         let nsPath = name.map { $0.hasPrefix("/") ? $0 : "/run/netns/" + $0 } ?? "-"
-        copy.arguments = ["--die-with", String(getpid()), nsPath, "--", executable] + arguments
+        copy.arguments = ["--die-with", String(getpid())] + (resolvConf.map { ["--resolv-conf", $0] } ?? [])
+            + [nsPath, "--", executable] + arguments
         return copy
     }
 

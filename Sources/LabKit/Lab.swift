@@ -185,10 +185,11 @@ public final class Lab: @unchecked Sendable {
     /// Starts a process through hotspot-nsexec (inside `namespace` when given) and records its pid and
     /// start time so a later `clean` can stop it if this run dies. The process is tied to this one
     /// (`--die-with`, started from the lifeline thread): it is killed when this process ends, even by SIGKILL.
+    /// `resolvConf`: the file the process sees as /etc/resolv.conf (a station's DNS, `StationResolver`).
     @discardableResult
-    public func spawn(_ configuration: ProcessConfiguration, in namespace: NetworkNamespace? = nil) throws -> ChildProcess {
+    public func spawn(_ configuration: ProcessConfiguration, in namespace: NetworkNamespace? = nil, resolvConf: String? = nil) throws -> ChildProcess {
         if let namespace { try checkOwned(namespace) }
-        let config = try configuration.tiedToThisProcess(inNetworkNamespace: namespace?.name)
+        let config = try configuration.tiedToThisProcess(inNetworkNamespace: namespace?.name, resolvConf: resolvConf)
         return try lock.withLock {
             try checkOpen()
             let child = try ChildProcess.spawnTied(config)

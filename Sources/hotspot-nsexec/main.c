@@ -1,5 +1,5 @@
 // hotspot-nsexec: enter a network namespace and exec a command (same pid).
-//   hotspot-nsexec [--die-with PID] NETNS-PATH|-|--new-netns -- command [args...]
+//   hotspot-nsexec [--die-with PID] [--resolv-conf FILE] NETNS-PATH|-|--new-netns -- command [args...]
 // `--new-netns`: a fresh network namespace with only `lo`, up (the evaluation provider's sandbox).
 //   hotspot-nsexec --guard PID JOURNAL
 // `--guard`: a lab's guardian. It waits for its parent PID to end; if the parent ends first (even by SIGKILL),
@@ -10,6 +10,13 @@
 // thread that started us ends (PR_SET_PDEATHSIG, kept across exec), and exits at once when our parent is
 // no longer PID (it died before the request took hold): a lab's daemons end with the lab's process, even
 // when that process is killed with SIGKILL.
+// `--resolv-conf FILE`: the command sees FILE as /etc/resolv.conf. hotspot-nsexec unshares a private mount
+// namespace (slave of the current one, so later host mounts still propagate in) and bind-mounts FILE over
+// /etc/resolv.conf there; the command and everything it starts resolve names with FILE's servers (glibc,
+// curl, Python, busybox), and nothing outside changes. A lab station's FILE is its DHCP client's resolv.conf,
+// rewritten in place on each lease (the bind holds the inode), so processes started before the lease see it.
+// `ip netns exec` does the same with /etc/netns/NAME/resolv.conf, but only for `ip netns` names and a
+// writable /etc (the VM's root is the host's, read-only over 9p).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -110,8 +118,35 @@ static int new_netns(void) {
     return 0;
 }
 
+// A private mount namespace in which `file` is /etc/resolv.conf. Returns 0, or 127 after printing why.
+static int bind_resolv_conf(const char *file) {
+    static const char target[] = "/etc/resolv.conf";
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "hotspot-nsexec: --resolv-conf %s: %s\n", file, strerror(errno));
+        return 127;
+    }
+    close(fd);
+    if (unshare(CLONE_NEWNS) != 0) {
+        fprintf(stderr, "hotspot-nsexec: unshare(CLONE_NEWNS) for --resolv-conf %s: %s\n", file, strerror(errno));
+        return 127;
+    }
+    // Slave, not private: mounts made outside later (a new lab namespace under /run/netns) still appear here,
+    // and the bind below never propagates out.
+    if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) {
+        fprintf(stderr, "hotspot-nsexec: make / a slave mount for --resolv-conf %s: %s\n", file, strerror(errno));
+        return 127;
+    }
+    if (mount(file, target, NULL, MS_BIND, NULL) != 0) {
+        fprintf(stderr, "hotspot-nsexec: bind-mount %s over %s: %s%s\n", file, target, strerror(errno),
+                errno == ENOENT ? " (/etc/resolv.conf must exist: a dangling symlink cannot be mounted over)" : "");
+        return 127;
+    }
+    return 0;
+}
+
 static int usage(void) {
-    fprintf(stderr, "usage: hotspot-nsexec [--die-with PID] NETNS-PATH|-|--new-netns -- COMMAND [ARG...]\n"
+    fprintf(stderr, "usage: hotspot-nsexec [--die-with PID] [--resolv-conf FILE] NETNS-PATH|-|--new-netns -- COMMAND [ARG...]\n"
                     "       hotspot-nsexec --guard PID JOURNAL\n");
     return 2;
 }
@@ -145,6 +180,11 @@ int main(int argc, char **argv) {
         }
         first = 3;
     }
+    const char *resolv_conf = NULL;
+    if (argc - first > 1 && strcmp(argv[first], "--resolv-conf") == 0) {
+        resolv_conf = argv[first + 1];
+        first += 2;
+    }
     if (argc - first < 3 || strcmp(argv[first + 1], "--") != 0) return usage();
     const char *netns = argv[first];
     char **command = &argv[first + 2];
@@ -162,6 +202,10 @@ int main(int argc, char **argv) {
             return 127;
         }
         close(fd);
+    }
+    if (resolv_conf) {
+        int rc = bind_resolv_conf(resolv_conf);
+        if (rc != 0) return rc;
     }
     execvp(command[0], command);
     fprintf(stderr, "hotspot-nsexec: exec %s: %s\n", command[0], strerror(errno));

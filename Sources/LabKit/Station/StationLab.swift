@@ -26,6 +26,46 @@ public struct StationLabOptions: Sendable {
     }
 }
 
+/// The station's DNS as every process in its namespace sees it. The DHCP client's script (hotspotd's
+/// `WPAStation`) writes the lease's servers to `<hotspotd run folder>/resolv.conf`, in place; each process the lab
+/// starts in the station's namespace (wpa_supplicant, hotspotd and the DHCP client it runs, the helpers, the
+/// `application` step's curl, `hotspot-probe`) goes through `hotspot-nsexec --resolv-conf` with that file, so its
+/// /etc/resolv.conf is the station's (a private mount namespace per process). The file exists, empty (no
+/// servers), before the first lease: names do not resolve before DHCP, and never through the machine's own DNS
+/// (in the VM the host's resolv.conf points nowhere). docs/TOPOLOGY.md, "The station's DNS".
+public enum StationResolver {
+    /// The station's resolv.conf: the DHCP script's file in hotspotd's run folder (`HOTSPOT_RESOLV_CONF`).
+    public static func file(runDirectory: String) -> String { runDirectory + "/resolv.conf" }
+
+    /// Creates the run folder and an empty resolv.conf when there is none (a lease's file is kept); returns its path.
+    @discardableResult
+    public static func prepare(runDirectory: String) throws -> String {
+        let path = file(runDirectory: runDirectory)
+        do {
+            try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw SystemError("create the station's run folder", runDirectory, reason: "\(error)")
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError.current("create the station's resolv.conf", path) }
+        close(fd)
+        return path
+    }
+
+    /// An application's HTTP GET from the station's namespace with the station's DNS (general traffic: no helper
+    /// mark). Returns the HTTP status, or nil when the request failed (with curl's error). https:// trusts
+    /// `caBundle` when given.
+    public static func application(_ url: String, namespace: String, resolvConf: String, caBundle: String?,
+                                   maxTime: Int = 4) throws -> (status: Int?, error: String) {
+        let trust = caBundle.map { ["--cacert", $0] } ?? []
+        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("curl"), [
+            "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*",
+        ] + trust + [url]).inNetworkNamespace(namespace, resolvConf: resolvConf), timeout: .seconds(Int64(maxTime + 5)))
+        let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        return (result.status.succeeded && code > 0 ? code : nil, result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
+
 /// A helper process a station runs.
 public struct RunningHelper: @unchecked Sendable {
     /// The command as the topology gives it (`hotspot-helper-portal --account guest:croissant`).
@@ -52,6 +92,8 @@ public final class RunningStation: @unchecked Sendable {
     public var hotspotdLog: String { directory + "/hotspotd.log" }
     public var wpaLog: String { directory + "/wpa_supplicant.log" }
     public var traceFile: String { hotspotdRunDirectory + "/trace.jsonl" }
+    /// The station's resolv.conf: /etc/resolv.conf for every process the lab starts in its namespace (`StationResolver`).
+    public var resolvConf: String { StationResolver.file(runDirectory: hotspotdRunDirectory) }
     public private(set) var hotspotd: ChildProcess
     public private(set) var helpers: [RunningHelper]
     let lab: Lab
@@ -83,6 +125,7 @@ public final class RunningStation: @unchecked Sendable {
                       options: StationLabOptions) throws -> RunningStation {
         let dir = logDirectory + "/stations/" + station.name
         try FileManager.default.createDirectory(atPath: dir + "/ui", withIntermediateDirectories: true)
+        let resolvConf = try StationResolver.prepare(runDirectory: dir + "/hotspotd")
         let ns = try lab.createNamespace("s\(index)")
         try ns.route.setUp("lo")
         let (_, interfaces) = try lab.createRadio("s\(index)r", in: ns)
@@ -96,7 +139,7 @@ public final class RunningStation: @unchecked Sendable {
         let wpaLog = dir + "/wpa_supplicant.log"
         let wpaChild = try lab.spawn(ProcessConfiguration(try HotspotLab.findTool("wpa_supplicant"),
                                                           ["-i", interface, "-c", conf, "-D", "nl80211", "-t"],
-                                                          stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns)
+                                                          stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns, resolvConf: resolvConf)
         let wpaPath = dir + "/wpa-ctrl/" + interface
         do {
             try WPACtrlSocket.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
@@ -116,10 +159,11 @@ public final class RunningStation: @unchecked Sendable {
                               options: StationLabOptions) throws -> ChildProcess {
         let binary = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         let log = directory + "/hotspotd.log"
+        let resolvConf = try StationResolver.prepare(runDirectory: directory + "/hotspotd")
         return try lab.spawn(ProcessConfiguration(binary, [
             "--run-dir", directory + "/hotspotd", "--interface", interface, "--wpa-supplicant", directory + "/wpa-ctrl/" + interface,
             "--time-scale", "\(options.timeScale)", "--maintain-interval", "\(options.maintainInterval)",
-        ], stdout: .file(log), stderr: .file(log)), in: namespace)
+        ], stdout: .file(log), stderr: .file(log)), in: namespace, resolvConf: resolvConf)
     }
 
     func connectControl() throws {
@@ -165,7 +209,7 @@ public final class RunningStation: @unchecked Sendable {
         let log = directory + "/helper-\(number)-\(name).log"
         var environment = ProcessInfo.processInfo.environment
         environment["HOTSPOT_HELPER_SOCKET"] = hotspotdRunDirectory + "/helper.sock"
-        environment["HOTSPOT_RESOLV_CONF"] = hotspotdRunDirectory + "/resolv.conf"
+        environment["HOTSPOT_RESOLV_CONF"] = resolvConf
         environment["HOTSPOT_DHCP_LEASE"] = hotspotdRunDirectory + "/lease.env"
         environment["HOTSPOT_HELPER_UI"] = ui
         // The lab CA (https-only portals); the station's folder is <lab logs>/stations/<name>.
@@ -179,7 +223,7 @@ public final class RunningStation: @unchecked Sendable {
         // `NAME=value` words before the executable set (or override) the helper's environment, as in a shell.
         for (name, value) in assignments { environment[name] = value }
         let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
-                                  in: namespace)
+                                  in: namespace, resolvConf: resolvConf)
         return RunningHelper(command: command, process: child, log: log, uiDirectory: ui, identifier: nil)
     }
 
@@ -404,17 +448,13 @@ public final class RunningStation: @unchecked Sendable {
 
     // MARK: general traffic
 
-    /// An application's HTTP GET from the station (general traffic: no helper mark). Returns the HTTP
-    /// status, or nil when the request failed (with curl's error).
+    /// An application's HTTP GET from the station (general traffic: no helper mark; names resolved by the
+    /// station's DNS). Returns the HTTP status, or nil when the request failed (with curl's error).
     public func application(_ url: String, maxTime: Int = 4) throws -> (status: Int?, error: String) {
         // https:// trusts the lab CA bundle (the lab's internet issues its certificates), as the station's tools do.
         let bundle = PortalTLS.caBundle(labLogDirectory: labLogDirectory)
-        let trust = FileManager.default.fileExists(atPath: bundle) ? ["--cacert", bundle] : []
-        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("curl"), [
-            "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*",
-        ] + trust + [url]).inNetworkNamespace(namespace.name), timeout: .seconds(Int64(maxTime + 5)))
-        let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        return (result.status.succeeded && code > 0 ? code : nil, result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+        return try StationResolver.application(url, namespace: namespace.name, resolvConf: resolvConf,
+                                               caBundle: FileManager.default.fileExists(atPath: bundle) ? bundle : nil, maxTime: maxTime)
     }
 
     /// The lab's log folder (the station's folder is `<lab logs>/stations/<name>`).
@@ -426,11 +466,11 @@ public final class RunningStation: @unchecked Sendable {
     /// handshake for a name waits for its certificate to be issued).
     public func probe(_ urls: [String], timeoutSeconds: Int = 10) throws -> [ProbeObservation] {
         var environment = ProcessInfo.processInfo.environment
-        environment["HOTSPOT_RESOLV_CONF"] = hotspotdRunDirectory + "/resolv.conf"
+        environment["HOTSPOT_RESOLV_CONF"] = resolvConf
         environment["HOTSPOT_CA_FILE"] = PortalTLS.caFile(labLogDirectory: labLogDirectory)
         let binary = try BuildProducts.locate("hotspot-probe", environmentKey: "HOTSPOT_PROBE")
         let result = try ProcessRunner.run(ProcessConfiguration(binary, ["--timeout", "\(timeoutSeconds)"] + urls, environment: environment)
-            .inNetworkNamespace(namespace.name), timeout: .seconds(Int64(urls.count * (timeoutSeconds + 1) + 10)))
+            .inNetworkNamespace(namespace.name, resolvConf: resolvConf), timeout: .seconds(Int64(urls.count * (timeoutSeconds + 1) + 10)))
         let lines = result.stdout.split(separator: "\n").map(String.init)
         guard result.status.succeeded, lines.count == urls.count else {
             throw SystemError("probe", urls.joined(separator: " ") + " from station \(station.name)",
