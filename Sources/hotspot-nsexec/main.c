@@ -30,6 +30,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t guard_signal = 0;
@@ -127,6 +128,14 @@ static int bind_resolv_conf(const char *file) {
         return 127;
     }
     close(fd);
+    struct stat target_stat;
+    if (stat(target, &target_stat) != 0 && errno == ENOENT) {
+        // Nothing to mount over (no /etc/resolv.conf, or a dangling symlink such as systemd-resolved's stub when
+        // it is not running): names resolve as they would outside, which without the file is not at all.
+        fprintf(stderr, "hotspot-nsexec: warning: %s does not exist (or is a dangling symlink); --resolv-conf %s not bound\n",
+                target, file);
+        return 0;
+    }
     if (unshare(CLONE_NEWNS) != 0) {
         fprintf(stderr, "hotspot-nsexec: unshare(CLONE_NEWNS) for --resolv-conf %s: %s\n", file, strerror(errno));
         return 127;
@@ -138,8 +147,7 @@ static int bind_resolv_conf(const char *file) {
         return 127;
     }
     if (mount(file, target, NULL, MS_BIND, NULL) != 0) {
-        fprintf(stderr, "hotspot-nsexec: bind-mount %s over %s: %s%s\n", file, target, strerror(errno),
-                errno == ENOENT ? " (/etc/resolv.conf must exist: a dangling symlink cannot be mounted over)" : "");
+        fprintf(stderr, "hotspot-nsexec: bind-mount %s over %s: %s\n", file, target, strerror(errno));
         return 127;
     }
     return 0;
@@ -175,7 +183,11 @@ int main(int argc, char **argv) {
             return 127;
         }
         if (getppid() != (pid_t)parent) {
-            fprintf(stderr, "hotspot-nsexec: parent %ld already gone; not starting %s\n", parent, argc > 5 ? argv[5] : "");
+            const char *name = "";
+            for (int i = 3; i + 1 < argc; i++) {
+                if (strcmp(argv[i], "--") == 0) { name = argv[i + 1]; break; }
+            }
+            fprintf(stderr, "hotspot-nsexec: parent %ld already gone; not starting %s\n", parent, name);
             return 127;
         }
         first = 3;

@@ -380,7 +380,8 @@ public final class HotspotLab: @unchecked Sendable {
         }
         for station in stations {
             lines.append("station \(station.station.name): helpers \(station.helpers.map { $0.identifier ?? $0.command }.joined(separator: ", "))")
-            lines.append("  ip netns exec \(station.namespace.name) bash    # interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
+            lines.append("  \((try? NSExec.path()) ?? "hotspot-nsexec") --resolv-conf \(station.resolvConf) /run/netns/\(station.namespace.name) -- bash"
+                         + "    # the station's DNS as /etc/resolv.conf; interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
             lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock, trace \(station.traceFile), log \(station.hotspotdLog)")
             if let first = station.station.knownNetworks.first {
                 lines.append("  drive it: hotspot-lab ctl --station \(station.station.name) join \(SSIDText.printable(first.ssid))   (status, trace, foreground, logoff, leave, auto-join)")
