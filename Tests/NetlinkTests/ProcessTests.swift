@@ -90,6 +90,15 @@ struct ProcessTests {
         #expect(config.stdout == .pipe)
     }
 
+    @Test func namespaceWrapperPassesAResolvConfBeforeTheNamespace() throws {
+        let run = try ProcessConfiguration("curl", ["-sS"]).inNetworkNamespace("hsl0001s0", resolvConf: "/tmp/s/resolv.conf")
+        #expect(run.arguments == ["--resolv-conf", "/tmp/s/resolv.conf", "/run/netns/hsl0001s0", "--", "curl", "-sS"])
+        let tied = try ProcessConfiguration("hotspotd", ["--run-dir", "/tmp/s"]).tiedToThisProcess(inNetworkNamespace: "hsl0001s0", resolvConf: "/tmp/s/resolv.conf")
+        #expect(tied.arguments == ["--die-with", String(getpid()), "--resolv-conf", "/tmp/s/resolv.conf", "/run/netns/hsl0001s0", "--", "hotspotd", "--run-dir", "/tmp/s"])
+        let plain = try ProcessConfiguration("hotspotd").tiedToThisProcess(inNetworkNamespace: nil)
+        #expect(plain.arguments == ["--die-with", String(getpid()), "-", "--", "hotspotd"])
+    }
+
     @Test func startTimeOfSelfIsKnown() {
         #expect(processStartTime(getpid()) != nil)
         #expect(processStartTime(0x3fff_fff0) == nil)
