@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import LabKit
 import HotspotBench
 
 /// `hotspot-lab bench <area>`: speed and memory targets live here, not in timed tests.
@@ -17,6 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchSequence.self,
             BenchDemo.self,
             BenchReplay.self,
+            BenchProfile.self,
         ]
     )
 }
@@ -156,5 +159,43 @@ struct BenchReplay: AsyncParsableCommand {
         let bench = try ReplayBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario))
         try await placement.relayIfNeeded()
         try bench.run()
+    }
+}
+
+/// `hotspot-lab bench profile` (`ProfileBenchmark`).
+struct BenchProfile: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile",
+        abstract: "Where the emulated machine's time goes in one scenario: processes per binary (BSD accounting) and CPU samples per binary and library (perf).",
+        discussion: "Records in the VM, reports on the host. Needs perf (linux-perf). Raw files: acct, perf.data, kallsyms in the output folder.")
+
+    @Option(help: "The scenario to profile.")
+    var scenario: String = "topologies/scenarios/captive.yaml"
+
+    @Option(help: "CPU samples per second per CPU.")
+    var frequency: Int = 199
+
+    @Option(help: "Only print the tables of an earlier profile folder (acct, perf.data, kallsyms).")
+    var report: String?
+
+    @OptionGroup var placement: Placement
+
+    func run() async throws {
+        if let report { return try ProfileBenchmark.report(folder: report) }
+        let bench = try ProfileBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario), frequency: frequency)
+        if InVM.isActive, let share = InVM.resultsDirectory {
+            return try bench.record(into: share + "/profile")
+        }
+        var folder: String?
+        do {
+            try await placement.relayIfNeeded { folder = $0 }
+        } catch let exit as ExitCode {
+            guard exit.rawValue == 0, let folder else { throw exit }
+            return try ProfileBenchmark.report(folder: folder + "/profile")
+        }
+        // On a host kernel with mac80211_hwsim: record and report here.
+        let here = (ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab") + "/profile-\(getpid())"
+        try bench.record(into: here)
+        try ProfileBenchmark.report(folder: here)
     }
 }

@@ -22,24 +22,33 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Write a self-contained HTML report.")
     var html: String?
 
+    @Option(help: "Sequences at a time, each in its own lab with its own radio medium (1: one after another, each step printed as it happens).")
+    var jobs: Int = 2
+
     @OptionGroup var placement: Placement
 
     static let sequences = ["captive", "not-captive", "cached", "ui-required"]
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
+    }
 
     func run() async throws {
         let folder = ScenarioFiles.resolveFolder(scenarios)
         let loaded = try ScenarioFiles.load(Self.sequences.map { "\(folder)/\($0).yaml" })
         try await placement.relayIfNeeded()
         let reporter = ProgressReporter()
+        // Labs in parallel (issue 19): each lab has its own air namespace and radios, so they do not hear each
+        // other; step lines carry the scenario's name and each timeline is printed whole when its sequence ends.
+        reporter.named = jobs > 1
         let runner = ScenarioRunner(logRoot: logs)
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
-        var results: [ScenarioResult] = []
         let start = ContinuousClock.now
-        for scenario in loaded {
+        let results = ParallelRuns.map(loaded, jobs: jobs) { scenario in
             reporter.say("\n━━ \(scenario.name): \(scenario.description)")
             let result = runner.run(scenario)
-            results.append(result)
             reporter.finish(result, timeline: true)
+            return result
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
         if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab demo"), to: junit) }
@@ -232,13 +241,17 @@ final class ProgressReporter: @unchecked Sendable {
             say("  ✗ \(result.scenario.name): the lab could not be built: \(setup)")
             return
         }
+        // One block, written at once: with labs in parallel another scenario's step lines must not cut into it.
+        var block: [String] = []
         if timeline {
-            say("  timeline (hotspotd's trace, \(result.traceFile ?? "?")):")
-            for line in Timeline.render(result.timeline) { say("    " + line) }
+            block.append("  timeline\(named ? " of " + result.scenario.name : "") (hotspotd's trace, \(result.traceFile ?? "?")):")
+            for line in Timeline.render(result.timeline) { block.append("    " + line) }
         }
         let verdict = result.passed ? (result.flaky ? "PASSED (flaky: failed once, passed on retry)" : "PASSED") : "FAILED"
-        say(String(format: "  %@ %@ in %.1f s (lab up %.1f s); states: %@; logs %@", result.passed ? "✓" : "✗", verdict as NSString,
-                   result.duration, result.labUpSeconds, result.path.joined(separator: " → ") as NSString, result.logDirectory as NSString))
+        block.append(String(format: "  %@ %@%@ in %.1f s (lab up %.1f s); states: %@; logs %@", result.passed ? "✓" : "✗",
+                            (named ? result.scenario.name + " " : "") as NSString, verdict as NSString,
+                            result.duration, result.labUpSeconds, result.path.joined(separator: " → ") as NSString, result.logDirectory as NSString))
+        say(block.joined(separator: "\n"))
     }
 
     func summary(_ results: [ScenarioResult], wall: Duration) {

@@ -89,7 +89,9 @@ struct Placement: ParsableArguments {
 
     /// `inputs`: files an argument names that the VM must read (a trace under /tmp, which is fresh in the VM):
     /// copied into the results share and the argument rewritten to the share's path inside.
-    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true), inputs: [String] = []) async throws {
+    /// `logs`: called with the host folder of the VM run's logs and results share, before the exit code is thrown.
+    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true), inputs: [String] = [],
+                       logs: ((String) -> Void)? = nil) async throws {
         let (placement, reason) = resolve()
         guard placement == .vm else {
             VMLogs.adoptInsideVM()
@@ -119,6 +121,7 @@ struct Placement: ParsableArguments {
         if let folder = environment[VMLogs.environmentKey] {
             for report in ReportFile.deliver(from: folder) { FileHandle.standardError.write(Data("hotspot-lab: wrote \(report)\n".utf8)) }
             FileHandle.standardError.write(Data("hotspot-lab: the VM run's logs are in \(folder)\n".utf8))
+            logs?(folder)
         }
         throw ExitCode(code)
     }

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import HotspotSystem
+import LabKit
+
+/// `hotspot-lab bench profile`: where the emulated machine's time goes in one scenario (issue 19). Inside the VM,
+/// around one run of the scenario:
+/// - BSD process accounting (acct(2)) records every process that exits: its name, CPU time, wall time and minor
+///   faults, so process starts are counted per binary (udhcpc's script's `ip` calls, our Swift binaries, hostapd);
+/// - `perf record -a -e cpu-clock` samples every CPU (software clock: TCG emulates no PMU), so the samples say which
+///   binary or library the CPU was in: the dynamic loader's relocations, libswiftCore, Foundation, the kernel.
+/// The raw files stay in the output folder (`acct`, `perf.data`, `kallsyms`), the tables go to standard output.
+public struct ProfileBenchmark: Sendable {
+    public var scenarioPath: String
+    /// Samples per second per CPU.
+    public var frequency: Int
+    let scenario: Scenario
+
+    public init(scenarioPath: String, frequency: Int = 199) throws {
+        guard (1...10_000).contains(frequency) else { throw ValidationError("--frequency must be 1 ... 10000 samples per second") }
+        self.scenarioPath = scenarioPath
+        self.frequency = frequency
+        scenario = try ScenarioParser.load(path: scenarioPath)
+    }
+
+    /// Runs the scenario with accounting and sampling on; writes the raw files into `folder`.
+    public func record(into folder: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let perfPath = try Self.tool("perf", package: "linux-perf")
+        // Written to the VM's tmpfs, copied afterwards: the kernel appends each record, cheaper than over 9p.
+        let localAcct = NSTemporaryDirectory() + "hotspot-profile-\(getpid()).acct"
+        try ProcessAccounting.start(path: localAcct)
+        defer { try? ProcessAccounting.stop() }
+        let perf = Process()
+        perf.executableURL = URL(fileURLWithPath: perfPath)
+        // perf.data goes to the VM's tmpfs first (perf writes continuously; over 9p that costs the run itself).
+        let localPerf = NSTemporaryDirectory() + "hotspot-profile-\(getpid()).perf.data"
+        perf.arguments = ["record", "-a", "-e", "cpu-clock", "-F", "\(frequency)", "-o", localPerf, "--", "sleep", "100000"]
+        let perfLog = FileHandle(forWritingAtPath: folder + "/perf.log") ?? {
+            FileManager.default.createFile(atPath: folder + "/perf.log", contents: nil)
+            return FileHandle(forWritingAtPath: folder + "/perf.log")
+        }()
+        perf.standardOutput = perfLog
+        perf.standardError = perfLog
+        try perf.run()
+        // perf prints nothing when sampling starts; its output file appears once the sampling buffers are mapped.
+        let startedBy = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: localPerf) && perf.isRunning && Date() < startedBy {
+            usleep(20_000)
+        }
+        guard perf.isRunning else {
+            throw SystemError("start", "perf record", reason: "it exited (status \(perf.terminationStatus)); see \(folder)/perf.log")
+        }
+        print("profiling \(scenario.name): perf record -a -e cpu-clock -F \(frequency) and process accounting are on")
+        let start = Date()
+        let runner = ScenarioRunner()
+        runner.onStep = { _, step in
+            print(String(format: "  %@ %6.2f s  %@", step.passed ? "✓" : "✗", step.elapsed, step.step.text as NSString))
+        }
+        let result = runner.run(scenario)
+        let wall = Date().timeIntervalSince(start)
+        kill(perf.processIdentifier, SIGINT)
+        perf.waitUntilExit()
+        try ProcessAccounting.stop()
+        for name in ["acct", "perf.data"] { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
+        try FileManager.default.copyItem(atPath: localPerf, toPath: folder + "/perf.data")
+        try? FileManager.default.removeItem(atPath: localPerf)
+        try FileManager.default.copyItem(atPath: localAcct, toPath: folder + "/acct")
+        try? FileManager.default.removeItem(atPath: localAcct)
+        // perf report needs the guest kernel's symbols (the host's kernel is another build).
+        if let symbols = FileManager.default.contents(atPath: "/proc/kallsyms") {
+            FileManager.default.createFile(atPath: folder + "/kallsyms", contents: symbols)
+        }
+        print(String(format: "scenario %@: %@ in %.2f s (lab up %.2f s); profile in %@", scenario.name,
+                     result.passed ? "passed" : "FAILED", wall, result.labUpSeconds, folder))
+        if !result.passed { print("  failure: \(result.failure?.message ?? result.setupError ?? "?")") }
+    }
+
+    /// The tables from the raw files in `folder` (on the host: perf report is slow under TCG).
+    public static func report(folder: String, top: Int = 25) throws {
+        let records = try ProcessAccounting.parse(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/acct"))))
+        let rows = ProcessAccounting.summarize(records)
+        let cpu = rows.reduce(0) { $0 + $1.cpuSeconds }
+        print("\nProcesses that exited during the run (BSD accounting): \(records.count) processes, \(String(format: "%.2f", cpu)) s CPU")
+        print("\n| command | processes | CPU | CPU per process | wall per process | minor faults per process |\n|---|---|---|---|---|---|")
+        for row in rows.prefix(top) {
+            let n = Double(row.processes)
+            print(String(format: "| %@ | %d | %.2f s | %.3f s | %.3f s | %.0f |", row.command, row.processes, row.cpuSeconds,
+                         row.cpuSeconds / n, row.elapsedSeconds / n, row.minorFaults / n))
+        }
+        let perfPath = try tool("perf", package: "linux-perf")
+        for (title, sort) in [("binary or library (dso)", "dso"), ("process (comm)", "comm")] {
+            let output = try ProcessRunner.check(ProcessConfiguration(perfPath, [
+                "report", "-i", folder + "/perf.data", "--stdio", "--sort", sort, "--kallsyms", folder + "/kallsyms",
+                "--percent-limit", "0.5", "-q",
+            ]), timeout: .seconds(300)).stdout
+            print("\nCPU samples by \(title) (perf record -a -e cpu-clock):\n\n| share | \(sort) |\n|---|---|")
+            for line in output.split(separator: "\n") {
+                let fields = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+                guard fields.count == 2, fields[0].hasSuffix("%") else { continue }
+                print("| \(fields[0]) | \(fields[1].trimmingCharacters(in: .whitespaces)) |")
+            }
+        }
+    }
+
+    static func tool(_ name: String, package: String) throws -> String {
+        for dir in ["/usr/bin", "/usr/sbin", "/bin", "/sbin"] where access(dir + "/" + name, X_OK) == 0 { return dir + "/" + name }
+        throw SystemError("find", name, reason: "not installed (apt-get install \(package))")
+    }
+}
