@@ -25,7 +25,9 @@ public enum ScenarioCheck {
             }
             station = named
         }
-        let helpers = helperOverride == nil ? (scenario.helpers ?? station.helpers).map(HelperName.init) : nil
+        let helpers = helperOverride == nil ? (scenario.helpers ?? station.helperCommands).map(HelperName.init) : nil
+        // A provider app is named by its bundle identifier where steps name helpers.
+        let providerApps = station.apps.filter(\.hasProviders).map(\.bundleIdentifier)
         for reference in scenario.steps.flatMap(\.references) {
             switch reference.kind {
             case .station:
@@ -42,9 +44,10 @@ public enum ScenarioCheck {
                 guard let helpers else { continue }
                 // A helper whose identifier is only known once it registers may be named by one.
                 let unknownIdentifier = helpers.contains { $0.identifier == nil } && reference.name.contains(".")
-                guard helpers.contains(where: { $0.matches(reference.name) }) || unknownIdentifier else {
+                guard helpers.contains(where: { $0.matches(reference.name) }) || unknownIdentifier || providerApps.contains(reference.name) else {
                     throw error(reference, "unknown helper `\(reference.name)` on station \(station.name); its helpers: "
-                                + (helpers.isEmpty ? "none" : helpers.map(\.description).joined(separator: ", ")))
+                                + (helpers.isEmpty ? "none" : helpers.map(\.description).joined(separator: ", "))
+                                + (providerApps.isEmpty ? "" : "; its provider apps: " + providerApps.joined(separator: ", ")))
                 }
             case .accessPoint:
                 let hotspots = topology.hotspots.filter { reference.hotspot == nil || $0.name == reference.hotspot }
