@@ -13,6 +13,15 @@ struct CertifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("helper"), help: "The helper command to certify (any executable speaking the protocol; repeat for several processes).")
     var helpers: [String] = []
 
+    @Option(help: "A provider pair's evaluation provider command (certifies an app instead of a helper; docs/PROVIDERS.md).")
+    var evaluationProvider: String?
+
+    @Option(help: "A provider pair's authentication provider command.")
+    var authenticationProvider: String?
+
+    @Option(help: "The provider pair's app bundle identifier.")
+    var app: String = "com.hotspotlab.certify"
+
     @Option(help: "The certification topology.")
     var topology: String = "topologies/certify.yaml"
 
@@ -44,17 +53,24 @@ struct CertifyCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let shard { do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") } }
-        let unknown = checks.filter { id in !CertificationCheck.all.contains { $0.id == id } }
+        let providers = evaluationProvider != nil || authenticationProvider != nil
+        let available = CertificationCheck.all + (providers ? CertificationCheck.providerChecks : [])
+        let unknown = checks.filter { id in !available.contains { $0.id == id } }
         if !unknown.isEmpty {
-            throw ValidationError("--check \(unknown.joined(separator: ", ")): unknown; expected some of: \(CertificationCheck.all.map(\.id).joined(separator: ", "))")
+            throw ValidationError("--check \(unknown.joined(separator: ", ")): unknown\(providers ? "" : " for a helper"); expected some of: \(available.map(\.id).joined(separator: ", "))")
         }
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
-        if !list && helpers.isEmpty { throw ValidationError("--helper CMD is required: the helper to certify") }
+        if providers && !helpers.isEmpty {
+            throw ValidationError("--helper and --evaluation-provider/--authentication-provider: certify a helper or a provider pair, not both")
+        }
+        if !list && !providers && helpers.isEmpty {
+            throw ValidationError("--helper CMD (a legacy helper) or --evaluation-provider CMD --authentication-provider CMD (a provider pair) is required")
+        }
     }
 
     func run() async throws {
         if list {
-            for c in CertificationCheck.all { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
+            for c in CertificationCheck.selectable { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
             return
         }
         let path = ScenarioFiles.resolveFolder(topology)
@@ -65,9 +81,12 @@ struct CertifyCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         try await placement.relayIfNeeded()
-        var selected = checks.isEmpty ? CertificationCheck.all.map(\.id) : checks
+        var selected = checks.isEmpty ? (CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil
+            ? CertificationCheck.providerChecks : [])).map(\.id) : checks
         if let shard { selected = try Shard.parse(shard).select(selected) }
-        let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected)
+        let pair = evaluationProvider != nil || authenticationProvider != nil
+            ? Certifier.providerApp(evaluation: evaluationProvider, authentication: authenticationProvider, bundleIdentifier: app) : nil
+        let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected, app: pair)
         certifier.jobs = jobs
         let quiet = json
         certifier.onProgress = { line in if !quiet { FileHandle.standardError.write(Data("certify: \(line)\n".utf8)) } }

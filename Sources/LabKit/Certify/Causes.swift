@@ -86,6 +86,10 @@ struct GroundTruthWalk {
                 }
             case "rejected" where Judge.strayResponses.contains(r["reason"]?.stringValue ?? ""):
                 add("one-response", r, "a response hotspotd rejected (\(r["reason"]?.stringValue ?? "?")): \(r["message"]?.stringValue ?? "")", [])
+            case "helperReport" where r["report"]?.stringValue == "deliverCalledByProvider":
+                add("no-deliver", r, "the provider called deliver() (the framework delivers what handleCommand returns): \(r["message"]?.stringValue ?? "")", [])
+            case "helperReport" where r["report"]?.stringValue == Judge.evaluationNetworkReport:
+                add("evaluation-no-network", r, "the evaluation provider tried the network (it has none): \(r["message"]?.stringValue ?? "")", [])
             case "helperReport" where Judge.failingReports.contains(r["report"]?.stringValue ?? ""):
                 add("one-response", r, "the SDK refused on the helper's side (\(r["report"]?.stringValue ?? "?")): \(r["message"]?.stringValue ?? "")", [])
             case "response":
