@@ -7,6 +7,7 @@
 //   --authenticate|--maintain|--present-ui|--logoff RESULT|crash   (authentication) the result, or exit(9)
 //   --delay-ms N                            wait before answering (crash: before crashing)
 //   --start ok|fail                         what start() returns
+//   --deliver yes                           also call deliver() on the response (the SDK refuses and reports it)
 import Dispatch
 import HotspotHelper
 #if canImport(Glibc)
@@ -48,6 +49,12 @@ func pause() async {
     if ms > 0 { try? await Task.sleep(for: .milliseconds(ms)) }
 }
 
+/// With --deliver yes, the provider also calls deliver() itself (a legacy habit): the SDK must refuse it.
+func delivering(_ response: HotspotHelperResponse) -> HotspotHelperResponse {
+    if setting("deliver", "no") == "yes" { logLine("deliver() returned \(response.deliver())") }
+    return response
+}
+
 final class TestEvaluation: HotspotEvaluationProvider {
     init() {}
     func start() async -> Bool { setting("start", "ok") == "ok" }
@@ -72,7 +79,7 @@ final class TestEvaluation: HotspotEvaluationProvider {
             network.setConfidence(evaluate == "high" ? .high : evaluate == "low" ? .low : .none)
             let response = command.createResponse(.success)
             response.setNetwork(network)
-            return response
+            return delivering(response)
         default:
             return command.createResponse(.commandNotRecognized)
         }
@@ -100,7 +107,7 @@ final class TestAuthentication: HotspotAuthenticationProvider {
         }
         let r = result(action)
         if r == .uiRequired { HotspotHelper.postNotification(title: "Test", body: "Tap to sign in") }
-        return command.createResponse(r)
+        return delivering(command.createResponse(r))
     }
 }
 
