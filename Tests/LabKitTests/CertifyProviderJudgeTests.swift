@@ -110,6 +110,25 @@ struct CertifyProviderJudgeTests {
         #expect((result.reason + result.evidence.joined(separator: " ")).contains(text), "\(result.reason) \(result.evidence)")
     }
 
+    /// Seen in the VM with the reference pair: under the hijack, maintain fails, evaluate claims from the SSID (no
+    /// network), and authenticate answers temporaryFailure. Nothing owns that answer: no cause, reauthenticate passes.
+    @Test("authenticate under a DNS hijack is not judged")
+    func authenticateUnderHijack() throws {
+        let t = Trace()
+        t.transition("Inactive", "Evaluating")
+        t.answer("evaluate", "success")
+        t.answer("authenticate", "success")
+        t.gate("afterSignIn", true)
+        t.mark(RunDriver.hijackMark)
+        t.answer("maintain", "failure")
+        t.answer("evaluate", "success")
+        t.answer("authenticate", "temporaryFailure")
+        t.mark(RunDriver.dnsRestoredMark)
+        let report = try CertifyJudgeTests.judge(t, run: .dnsHijack)
+        #expect(report.causes.isEmpty, "\(report.causes)")
+        #expect(try CertifyJudgeTests.result(report, "dns-hijack").passed)
+    }
+
     @Test("provider checks are selectable only for a pair; the app certify installs")
     func selection() throws {
         #expect(throws: (any Error).self) { try Certifier(topologyPath: "t.yaml", helpers: ["h"], only: ["start-stop"]) }

@@ -123,7 +123,9 @@ struct GroundTruthWalk {
                             add("decoys", r, "evaluate of the decoy \(ssid) answered confidence \(confidence), not none", [command])
                         }
                     }
-                case "authenticate" where ssid == judge.home:
+                // Under a DNS hijack nothing says what authenticate should answer (a pair's evaluation provider claims
+                // from the SSID alone, so its authentication provider is asked there; a probing helper is not).
+                case "authenticate" where ssid == judge.home && hijack == nil:
                     let expected: (check: String, result: String, why: String) = switch portal {
                     case .normal: ("reauthenticate", "success", "the café's form-login portal accepts the account")
                     case .erring: ("temporary-failure", "temporaryFailure", "the portal's sign-in answers 503 since seq \(portalMark?["seq"]?.intValue ?? 0)")
