@@ -83,11 +83,12 @@ public struct ProviderBenchmark: Sendable {
         try providersIdle()
         let r = try Self.measure(trace: trace)
         print("provider benchmark (\(ProcessInfo.processInfo.activeProcessorCount) cores; hotspot-test-provider; evaluation sandbox: \(sandbox ? "netns" : "none"))")
-        print("                                   |  p50 (ms) |  p99 (ms) |  max (ms) | n")
+        print("".padding(toLength: 36, withPad: " ", startingAt: 0) + " |  p50 (ms) |  p99 (ms) |  max (ms) | n")
         for (name, sample) in [("cold: launch -> started (eval)", r.startedEvaluation), ("cold: launch -> started (auth)", r.startedAuthentication),
                                ("cold: evaluate sent -> answered", r.coldEvaluate), ("cold: authenticate sent -> answered", r.coldAuthenticate),
                                ("warm: maintain round trip", r.warmMaintain)] {
-            print(String(format: "%-34@ | %9.2f | %9.2f | %9.2f | %d", name as NSString, sample.p(50), sample.p(99), sample.max, sample.values.count))
+            print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
+                + String(format: " | %9.2f | %9.2f | %9.2f | %d", sample.p(50), sample.p(99), sample.max, sample.values.count))
         }
     }
 
