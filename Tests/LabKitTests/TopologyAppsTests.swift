@@ -116,3 +116,41 @@ import Testing
         }
     }
 }
+
+/// What the lab makes of a station's apps before hotspotd starts (no root): the apps file and the providers' argv.
+extension TopologyAppsTests {
+    @Test func appsFileForHotspotd() throws {
+        let topology = try TopologyParser.parse(Self.yaml(Self.pair + """
+
+                  - bundle-id: com.example.legacy
+                    helper: hotspot-test-helper --evaluate low
+            """), file: "t.yaml")
+        let dir = NSTemporaryDirectory() + "hsl-apps-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let arguments = try RunningStation.writeAppsFile(topology.stations[0], directory: dir)
+        #expect(arguments == ["--apps", dir + "/apps.json"])
+        let bytes = try #require(FileManager.default.contents(atPath: dir + "/apps.json"))
+        let apps = try AppsFile.parse(Array(bytes), file: "apps.json")
+        // Only the provider app; the legacy one runs as a helper.
+        #expect(apps.map(\.bundleIdentifier) == ["com.hotspotlab.portal"])
+        let argv = try #require(apps[0].authenticationProvider?.command)
+        let ui = dir + "/ui/app-com.hotspotlab.portal"
+        #expect(argv.first?.hasSuffix("/env") == true && argv[1] == "HOTSPOT_HELPER_UI=" + ui)
+        #expect(argv.suffix(2) == ["--account", "u:p"])
+        #expect(argv[2].hasSuffix("hotspot-provider-portal-authentication"))
+        #expect(FileManager.default.fileExists(atPath: ui))
+        // A station without provider apps: no apps file, hotspotd as before.
+        #expect(try RunningStation.writeAppsFile(Station(name: "p", helpers: ["h"], knownNetworks: []), directory: dir).isEmpty)
+    }
+
+    /// A legacy helper app is named by its bundle identifier (its helper's SDK identifier).
+    @Test func scenarioNamesLegacyHelperApp() throws {
+        let topology = try TopologyParser.parse(Self.yaml("      - {bundle-id: com.example.legacy, helper: my-vendor-helper}\n"), file: "t.yaml")
+        try ScenarioCheck.validate(try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - foreground: com.example.legacy\n", file: "s.yaml"), against: topology)
+        try ScenarioCheck.validate(try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - foreground: my-vendor-helper\n", file: "s.yaml"), against: topology)
+        #expect(throws: (any Error).self) {
+            try ScenarioCheck.validate(try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - foreground: com.example.other\n", file: "s.yaml"), against: topology)
+        }
+    }
+}

@@ -72,9 +72,11 @@ public enum ScenarioCheck {
         var identifier: String?
 
         init(_ command: String) {
-            let words = RunningStation.environmentAndWords(command).words
+            let (environment, words) = RunningStation.environmentAndWords(command)
             executable = words.first ?? ""
+            // The SDK's default identifier (a legacy helper app's command sets it to the app's bundle identifier).
             var identifier = ScenarioCheck.defaultIdentifiers[(executable as NSString).lastPathComponent]
+                ?? environment.last { $0.0 == "HOTSPOT_HELPER_IDENTIFIER" }?.1
             for (i, word) in words.enumerated() {
                 if ["--id", "--identifier"].contains(word), i + 1 < words.count { identifier = words[i + 1] }
                 for flag in ["--id=", "--identifier="] where word.hasPrefix(flag) { identifier = String(word.dropFirst(flag.count)) }
