@@ -57,20 +57,25 @@ struct CertifyCommand: AsyncParsableCommand {
         let available = CertificationCheck.all + (providers ? CertificationCheck.providerChecks : [])
         let unknown = checks.filter { id in !available.contains { $0.id == id } }
         if !unknown.isEmpty {
-            throw ValidationError("--check \(unknown.joined(separator: ", ")): unknown\(providers ? "" : " for a helper"); expected some of: \(available.map(\.id).joined(separator: ", "))")
+            let pairChecks = unknown.allSatisfy { id in CertificationCheck.providerChecks.contains { $0.id == id } }
+            throw ValidationError(pairChecks
+                ? "--check \(unknown.joined(separator: ", ")): a provider pair's check; give --evaluation-provider CMD --authentication-provider CMD"
+                : "--check \(unknown.joined(separator: ", ")): unknown; expected some of: \(available.map(\.id).joined(separator: ", "))")
         }
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
         if providers && !helpers.isEmpty {
             throw ValidationError("--helper and --evaluation-provider/--authentication-provider: certify a helper or a provider pair, not both")
         }
         if !list && !providers && helpers.isEmpty {
-            throw ValidationError("--helper CMD (a legacy helper) or --evaluation-provider CMD --authentication-provider CMD (a provider pair) is required")
+            throw ValidationError("--helper CMD is required: the helper to certify (or --evaluation-provider CMD --authentication-provider CMD: a provider pair)")
         }
     }
 
     func run() async throws {
         if list {
-            for c in CertificationCheck.selectable { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
+            // The twelve; with a provider pair given, its four checks too.
+            let listed = CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil ? CertificationCheck.providerChecks : [])
+            for c in listed { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
             return
         }
         let path = ScenarioFiles.resolveFolder(topology)
