@@ -22,6 +22,9 @@ struct CertifyCommand: AsyncParsableCommand {
     @Option(help: "The provider pair's app bundle identifier.")
     var app: String = "com.hotspotlab.certify"
 
+    @Option(help: "An app manifest: one app as a topology's `apps:` entry (bundle-id, evaluation-provider, authentication-provider; docs/TOPOLOGY.md \"Apps\"); its manager is enabled for the certification.")
+    var appManifest: String?
+
     @Option(help: "The certification topology.")
     var topology: String = "topologies/certify.yaml"
 
@@ -53,7 +56,10 @@ struct CertifyCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let shard { do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") } }
-        let providers = evaluationProvider != nil || authenticationProvider != nil
+        let providers = evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
+        if appManifest != nil, evaluationProvider != nil || authenticationProvider != nil {
+            throw ValidationError("--app-manifest and --evaluation-provider/--authentication-provider: the manifest declares the providers; give one or the other")
+        }
         let available = CertificationCheck.all + (providers ? CertificationCheck.providerChecks : [])
         let unknown = checks.filter { id in !available.contains { $0.id == id } }
         if !unknown.isEmpty {
@@ -74,7 +80,7 @@ struct CertifyCommand: AsyncParsableCommand {
     func run() async throws {
         if list {
             // The twelve; with a provider pair given, its four checks too.
-            let listed = CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil ? CertificationCheck.providerChecks : [])
+            let listed = CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil ? CertificationCheck.providerChecks : [])
             for c in listed { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
             return
         }
@@ -85,12 +91,28 @@ struct CertifyCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("hotspot-lab certify: \(error)\n".utf8))
             throw ExitCode(2)
         }
+        // The pair (or the manifest, checked here, before a VM boots).
+        var pair = evaluationProvider != nil || authenticationProvider != nil
+            ? Certifier.providerApp(evaluation: evaluationProvider, authentication: authenticationProvider, bundleIdentifier: app) : nil
+        if let appManifest {
+            do {
+                var manifest = try TopologyParser.loadApp(path: appManifest)
+                guard manifest.hasProviders else {
+                    throw TopologyError(file: appManifest, line: 1, column: 1, field: "helper",
+                                        message: "a legacy helper app: certify it with --helper CMD; a manifest names a provider pair")
+                }
+                manifest.manager = ManagerConfiguration(isEnabled: true, evaluatedSSIDs: manifest.manager?.evaluatedSSIDs ?? [],
+                                                        evaluationProviderBundleIdentifier: manifest.manager?.evaluationProviderBundleIdentifier)
+                pair = manifest
+            } catch let error as TopologyError {
+                FileHandle.standardError.write(Data("hotspot-lab certify: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         try await placement.relayIfNeeded()
-        var selected = checks.isEmpty ? (CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil
+        var selected = checks.isEmpty ? (CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
             ? CertificationCheck.providerChecks : [])).map(\.id) : checks
         if let shard { selected = try Shard.parse(shard).select(selected) }
-        let pair = evaluationProvider != nil || authenticationProvider != nil
-            ? Certifier.providerApp(evaluation: evaluationProvider, authentication: authenticationProvider, bundleIdentifier: app) : nil
         let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected, app: pair)
         certifier.jobs = jobs
         let quiet = json

@@ -112,6 +112,18 @@ extension Reader {
     }
 }
 
+extension TopologyParser {
+    /// An app manifest (`certify --app-manifest FILE`): one app as a station's `apps:` entry declares it
+    /// (docs/TOPOLOGY.md "Apps"), checked the same way, errors at `file:line:column`.
+    public static func loadApp(path: String) throws -> StationApp {
+        let yaml = try LabYAML.read(path: path)
+        guard let root = try LabYAML.compose(yaml, file: path) else {
+            throw TopologyError(file: path, line: 1, column: 1, field: "", message: "the file is empty; expected a mapping with `bundle-id:` and the providers")
+        }
+        return try Reader(file: path).app(Field(node: root, path: "", file: path))
+    }
+}
+
 extension StationApp {
     /// The app as hotspotd's `--apps` file declares it, each provider's command resolved by `resolve` (words to an argv).
     func declaration(resolve: (String) throws -> [String]) rethrows -> AppDeclaration {
