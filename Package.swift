@@ -144,6 +144,8 @@ let package = Package(
         // The `dns: servfail` fault's server: every query answered with one error code.
         .executableTarget(name: "hotspot-dns-fault", swiftSettings: strict),
         .executableTarget(name: "hotspot-test-helper", dependencies: ["HotspotHelper"], swiftSettings: strict),
+        // Both provider roles scripted by arguments (the provider scenarios, certify's provider checks).
+        .executableTarget(name: "hotspot-test-provider", dependencies: ["HotspotHelper"], swiftSettings: strict),
         // The `probe` step's HTTP client in a station (the SDK's client, marked as the system's own probe).
         .executableTarget(name: "hotspot-probe", dependencies: ["HotspotHelper"], swiftSettings: strict),
         .executableTarget(name: "hotspot-replay-helper", dependencies: ["HotspotHelper", "HotspotProtocol"], swiftSettings: strict),

@@ -20,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
             BenchDemo.self,
             BenchReplay.self,
             BenchProfile.self,
+            BenchProviders.self,
         ]
     )
 }
@@ -79,6 +80,22 @@ struct BenchProtocol: ParsableCommand {
 
     func run() throws {
         try ProtocolBenchmark(helpers: helpers, roundTrips: roundTrips, scanRounds: scanRounds, arbitrations: arbitrations).run()
+    }
+}
+
+/// `hotspot-lab bench providers` (`ProviderBenchmark`).
+struct BenchProviders: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "providers",
+        abstract: "A provider pair's cold start (launch to first answer) and warm command round trip, hotspotd in process.")
+
+    @Option(help: "Cold starts (each join launches both providers; leaving stops them).") var coldStarts: Int = 20
+    @Option(help: "Maintain round trips to the running authentication provider.") var roundTrips: Int = 1000
+    @Flag(help: "Run the evaluation provider in its netns sandbox (root), as hotspotd does by default.") var sandbox = false
+
+    func run() throws {
+        guard coldStarts >= 1, roundTrips >= 1 else { throw ValidationError("--cold-starts and --round-trips must be at least 1") }
+        try ProviderBenchmark(coldStarts: coldStarts, roundTrips: roundTrips, sandbox: sandbox).run()
     }
 }
 

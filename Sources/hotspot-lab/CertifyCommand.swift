@@ -13,6 +13,18 @@ struct CertifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("helper"), help: "The helper command to certify (any executable speaking the protocol; repeat for several processes).")
     var helpers: [String] = []
 
+    @Option(help: "A provider pair's evaluation provider command (certifies an app instead of a helper; docs/PROVIDERS.md).")
+    var evaluationProvider: String?
+
+    @Option(help: "A provider pair's authentication provider command.")
+    var authenticationProvider: String?
+
+    @Option(help: "The provider pair's app bundle identifier.")
+    var app: String = "com.hotspotlab.certify"
+
+    @Option(help: "An app manifest: one app as a topology's `apps:` entry (bundle-id, evaluation-provider, authentication-provider; docs/TOPOLOGY.md \"Apps\"); its manager is enabled for the certification.")
+    var appManifest: String?
+
     @Option(help: "The certification topology.")
     var topology: String = "topologies/certify.yaml"
 
@@ -44,17 +56,32 @@ struct CertifyCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let shard { do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") } }
-        let unknown = checks.filter { id in !CertificationCheck.all.contains { $0.id == id } }
+        let providers = evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
+        if appManifest != nil, evaluationProvider != nil || authenticationProvider != nil {
+            throw ValidationError("--app-manifest and --evaluation-provider/--authentication-provider: the manifest declares the providers; give one or the other")
+        }
+        let available = CertificationCheck.all + (providers ? CertificationCheck.providerChecks : [])
+        let unknown = checks.filter { id in !available.contains { $0.id == id } }
         if !unknown.isEmpty {
-            throw ValidationError("--check \(unknown.joined(separator: ", ")): unknown; expected some of: \(CertificationCheck.all.map(\.id).joined(separator: ", "))")
+            let pairChecks = unknown.allSatisfy { id in CertificationCheck.providerChecks.contains { $0.id == id } }
+            throw ValidationError(pairChecks
+                ? "--check \(unknown.joined(separator: ", ")): a provider pair's check; give --evaluation-provider CMD --authentication-provider CMD"
+                : "--check \(unknown.joined(separator: ", ")): unknown; expected some of: \(available.map(\.id).joined(separator: ", "))")
         }
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
-        if !list && helpers.isEmpty { throw ValidationError("--helper CMD is required: the helper to certify") }
+        if providers && !helpers.isEmpty {
+            throw ValidationError("--helper and --evaluation-provider/--authentication-provider: certify a helper or a provider pair, not both")
+        }
+        if !list && !providers && helpers.isEmpty {
+            throw ValidationError("--helper CMD is required: the helper to certify (or --evaluation-provider CMD --authentication-provider CMD: a provider pair)")
+        }
     }
 
     func run() async throws {
         if list {
-            for c in CertificationCheck.all { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
+            // The twelve; with a provider pair given, its four checks too.
+            let listed = CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil ? CertificationCheck.providerChecks : [])
+            for c in listed { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
             return
         }
         let path = ScenarioFiles.resolveFolder(topology)
@@ -64,10 +91,29 @@ struct CertifyCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("hotspot-lab certify: \(error)\n".utf8))
             throw ExitCode(2)
         }
+        // The pair (or the manifest, checked here, before a VM boots).
+        var pair = evaluationProvider != nil || authenticationProvider != nil
+            ? Certifier.providerApp(evaluation: evaluationProvider, authentication: authenticationProvider, bundleIdentifier: app) : nil
+        if let appManifest {
+            do {
+                var manifest = try TopologyParser.loadApp(path: appManifest)
+                guard manifest.hasProviders else {
+                    throw TopologyError(file: appManifest, line: 1, column: 1, field: "helper",
+                                        message: "a legacy helper app: certify it with --helper CMD; a manifest names a provider pair")
+                }
+                manifest.manager = ManagerConfiguration(isEnabled: true, evaluatedSSIDs: manifest.manager?.evaluatedSSIDs ?? [],
+                                                        evaluationProviderBundleIdentifier: manifest.manager?.evaluationProviderBundleIdentifier)
+                pair = manifest
+            } catch let error as TopologyError {
+                FileHandle.standardError.write(Data("hotspot-lab certify: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         try await placement.relayIfNeeded()
-        var selected = checks.isEmpty ? CertificationCheck.all.map(\.id) : checks
+        var selected = checks.isEmpty ? (CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
+            ? CertificationCheck.providerChecks : [])).map(\.id) : checks
         if let shard { selected = try Shard.parse(shard).select(selected) }
-        let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected)
+        let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected, app: pair)
         certifier.jobs = jobs
         let quiet = json
         certifier.onProgress = { line in if !quiet { FileHandle.standardError.write(Data("certify: \(line)\n".utf8)) } }

@@ -66,6 +66,23 @@ struct CLITests {
         let list = try Self.hotspotLab(["certify", "--list"])
         #expect(list.status == .exited(0))
         #expect(list.stdout.split(separator: "\n").count == CertificationCheck.all.count)
+        // A provider pair: its four checks too; they are refused for a helper; a helper and a pair together are refused.
+        let pairList = try Self.hotspotLab(["certify", "--list", "--evaluation-provider", "e", "--authentication-provider", "a"])
+        #expect(pairList.stdout.split(separator: "\n").count == CertificationCheck.all.count + CertificationCheck.providerChecks.count)
+        #expect(pairList.stdout.contains("nothing-after-stop: no command is answered by a provider after its stop"))
+        let pairCheck = try Self.hotspotLab(["certify", "--helper", "x", "--check", "start-stop"])
+        #expect(pairCheck.status == .exited(64))
+        #expect(pairCheck.stderr.contains("--check start-stop: a provider pair's check; give --evaluation-provider CMD --authentication-provider CMD"), "\(pairCheck.stderr)")
+        // An app manifest is checked on the host before anything boots: file:line:column, exit 2.
+        let manifest = try Self.temp("app.yaml", "bundle-id: com.acme\nevaluation-provider: e\nmanager: {enabled: true, evaluated-ssids: [a, b, c]}\n")
+        defer { unlink(manifest) }
+        let badManifest = try Self.hotspotLab(["certify", "--app-manifest", manifest])
+        #expect(badManifest.status == .exited(2))
+        #expect(badManifest.stderr.contains("\(manifest):3:50: manager.evaluated-ssids[2]: at most 2 evaluated SSIDs"), "\(badManifest.stderr)")
+        #expect(try TopologyParser.loadApp(path: "topologies/apps/portal.yaml").authenticationProvider?.identifier == "com.hotspotlab.portal.authentication")
+        let both = try Self.hotspotLab(["certify", "--helper", "x", "--authentication-provider", "a"])
+        #expect(both.status == .exited(64))
+        #expect(both.stderr.contains("certify a helper or a provider pair, not both"), "\(both.stderr)")
         let shard = try Self.hotspotLab(["run", "--shard", "4/3"])
         #expect(shard.status == .exited(64))
         #expect(shard.stderr.contains("--shard: expected K/N with 1 <= K <= N, found `4/3`"), "\(shard.stderr)")

@@ -14,8 +14,12 @@ struct InVMCertifyTests {
     static let topology = "topologies/certify.yaml"
 
     static func certify(_ helper: String, only: [String]? = nil) throws -> CertificationReport {
+        try certify(helpers: [helper], only: only)
+    }
+
+    static func certify(helpers: [String] = [], only: [String]? = nil, app: StationApp? = nil) throws -> CertificationReport {
         try InVMScenarioTests.loadHwsim()
-        let certifier = try Certifier(topologyPath: topology, helpers: [helper], only: only)
+        let certifier = try Certifier(topologyPath: topology, helpers: helpers, only: only, app: app)
         certifier.onProgress = { print("certify: \($0)") }
         let report = certifier.run()
         for r in report.results {
@@ -34,6 +38,34 @@ struct InVMCertifyTests {
         // Each run left its trace; the evidence of a check quotes trace records.
         #expect(report.runs.allSatisfy { !$0.records.isEmpty })
         #expect(report.results.first { $0.check.id == "logoff" }?.evidence.first?.contains("\"commandType\":\"logoff\"") == true)
+    }
+
+    static let referenceEvaluation = #"hotspot-provider-portal-evaluation --network "Cafe Lumiere""#
+    static let referenceAuthentication = "hotspot-provider-portal-authentication --account guest:croissant"
+
+    @Test("root: the reference portal provider pair passes the twelve checks and the four provider checks")
+    func referencePairPasses() throws {
+        let report = try Self.certify(app: Certifier.providerApp(evaluation: Self.referenceEvaluation, authentication: Self.referenceAuthentication))
+        #expect(report.results.count == CertificationCheck.all.count + CertificationCheck.providerChecks.count)
+        for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
+        #expect(report.passed)
+    }
+
+    /// A pair broken in one way (`hotspot-test-provider` in place of one reference provider), the check that owns it, words of its reason.
+    static let brokenPairs: [(evaluation: String, authentication: String, fails: String, names: String)] = [
+        ("hotspot-test-provider --evaluate none --try-network http://198.18.0.1/", referenceAuthentication, "evaluation-no-network", "tried the network"),
+        (referenceEvaluation, "hotspot-test-provider --deliver yes", "no-deliver", "called deliver()"),
+        (referenceEvaluation, "hotspot-test-provider --start fail", "start-stop", "start() returned false"),
+    ]
+
+    @Test("root: a provider pair broken in one way fails the provider check that owns it", arguments: Array(0..<brokenPairs.count))
+    func brokenPairFailsItsCheck(_ index: Int) throws {
+        let (evaluation, authentication, check, names) = Self.brokenPairs[index]
+        let report = try Self.certify(only: [check], app: Certifier.providerApp(evaluation: evaluation, authentication: authentication))
+        let result = try #require(report.results.first { $0.check.id == check })
+        #expect(!result.passed && !result.notReached, "\(check): \(result.reason)")
+        #expect((result.reason + result.evidence.joined(separator: " ")).contains(names), "\(check): \(result.reason) \(result.evidence)")
+        #expect(!report.passed)
     }
 
     /// Each fixture defect, the check that owns its cause, and words its reason must contain (docs/CERTIFY.md,

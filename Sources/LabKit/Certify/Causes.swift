@@ -86,6 +86,10 @@ struct GroundTruthWalk {
                 }
             case "rejected" where Judge.strayResponses.contains(r["reason"]?.stringValue ?? ""):
                 add("one-response", r, "a response hotspotd rejected (\(r["reason"]?.stringValue ?? "?")): \(r["message"]?.stringValue ?? "")", [])
+            case "helperReport" where r["report"]?.stringValue == "deliverCalledByProvider":
+                add("no-deliver", r, "the provider called deliver() (the framework delivers what handleCommand returns): \(r["message"]?.stringValue ?? "")", [])
+            case "helperReport" where r["report"]?.stringValue == Judge.evaluationNetworkReport:
+                add("evaluation-no-network", r, "the evaluation provider tried the network (it has none): \(r["message"]?.stringValue ?? "")", [])
             case "helperReport" where Judge.failingReports.contains(r["report"]?.stringValue ?? ""):
                 add("one-response", r, "the SDK refused on the helper's side (\(r["report"]?.stringValue ?? "?")): \(r["message"]?.stringValue ?? "")", [])
             case "response":
@@ -119,7 +123,9 @@ struct GroundTruthWalk {
                             add("decoys", r, "evaluate of the decoy \(ssid) answered confidence \(confidence), not none", [command])
                         }
                     }
-                case "authenticate" where ssid == judge.home:
+                // Under a DNS hijack nothing says what authenticate should answer (a pair's evaluation provider claims
+                // from the SSID alone, so its authentication provider is asked there; a probing helper is not).
+                case "authenticate" where ssid == judge.home && hijack == nil:
                     let expected: (check: String, result: String, why: String) = switch portal {
                     case .normal: ("reauthenticate", "success", "the café's form-login portal accepts the account")
                     case .erring: ("temporary-failure", "temporaryFailure", "the portal's sign-in answers 503 since seq \(portalMark?["seq"]?.intValue ?? 0)")

@@ -39,6 +39,17 @@ public struct CertificationCheck: Sendable {
         .init(id: "valid-results", title: "uses only results valid for each command", required: true, runs: [.scan, .captive]),
         .init(id: "dns-hijack", title: "does not trust DNS: under a DNS hijack, maintain is not answered success", required: true, runs: [.dnsHijack]),
     ]
+
+    /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the twelve.
+    public static let providerChecks: [CertificationCheck] = [
+        .init(id: "evaluation-no-network", title: "the evaluation provider uses no network (its sandbox has none)", required: true, runs: [.scan, .captive]),
+        .init(id: "no-deliver", title: "no provider calls deliver() (the framework delivers what handleCommand returns)", required: true, runs: [.scan, .captive]),
+        .init(id: "start-stop", title: "each provider launched answers start, and answers stop and exits 0", required: true, runs: [.scan, .captive]),
+        .init(id: "nothing-after-stop", title: "no command is answered by a provider after its stop", required: true, runs: [.scan, .captive]),
+    ]
+
+    /// Every check a certification may select: the twelve, then the provider checks.
+    public static var selectable: [CertificationCheck] { all + providerChecks }
 }
 
 public struct CheckResult: Sendable {
@@ -115,20 +126,42 @@ public final class Certifier: @unchecked Sendable {
     /// How many runs' labs at once (`certify --jobs`).
     public var jobs = 1
 
-    public init(topologyPath: String, helpers: [String], logRoot: String? = nil, only: [String]? = nil) throws {
+    /// A provider pair to certify instead of helpers: installed on the station as this app, its manager enabled.
+    public let app: StationApp?
+
+    public init(topologyPath: String, helpers: [String], logRoot: String? = nil, only: [String]? = nil, app: StationApp? = nil) throws {
         self.topologyPath = topologyPath
         self.helpers = helpers
         self.logRoot = logRoot
+        self.app = app
+        let available = CertificationCheck.all + (app == nil ? [] : CertificationCheck.providerChecks)
         if let only {
-            let unknown = only.filter { id in !CertificationCheck.all.contains { $0.id == id } }
+            let unknown = only.filter { id in !available.contains { $0.id == id } }
             guard unknown.isEmpty else {
+                let providerOnly = unknown.filter { id in CertificationCheck.providerChecks.contains { $0.id == id } }
                 throw SystemError("select checks", unknown.joined(separator: ", "),
-                                  reason: "unknown; expected some of: \(CertificationCheck.all.map(\.id).joined(separator: ", "))")
+                                  reason: providerOnly.isEmpty ? "unknown; expected some of: \(available.map(\.id).joined(separator: ", "))"
+                                      : "\(providerOnly.joined(separator: ", ")) judge a provider pair (--evaluation-provider/--authentication-provider), not a helper")
             }
-            checks = CertificationCheck.all.filter { only.contains($0.id) }
+            checks = available.filter { only.contains($0.id) }
         } else {
-            checks = CertificationCheck.all
+            checks = available
         }
+    }
+
+    /// A provider pair as the app certify installs: `com.hotspotlab.certify` unless named, its manager enabled.
+    public static func providerApp(evaluation: String?, authentication: String?, bundleIdentifier: String = "com.hotspotlab.certify") -> StationApp {
+        StationApp(bundleIdentifier: bundleIdentifier, displayName: StationApp.defaultDisplayName(bundleIdentifier),
+                   evaluationProvider: evaluation.map { StationProvider(identifier: bundleIdentifier + ".evaluation", command: $0) },
+                   authenticationProvider: authentication.map { StationProvider(identifier: bundleIdentifier + ".authentication", command: $0) },
+                   manager: ManagerConfiguration(isEnabled: true))
+    }
+
+    /// What is certified, as the reports name it.
+    var subjects: [String] {
+        guard let app else { return helpers }
+        return [app.evaluationProvider.map { "evaluation provider: \($0.command)" }, app.authenticationProvider.map { "authentication provider: \($0.command)" }]
+            .compactMap { $0 }
     }
 
     public func run() -> CertificationReport {
@@ -153,7 +186,7 @@ public final class Certifier: @unchecked Sendable {
         group.wait()
         let records = slots.values
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
-        return judge.report(helpers: helpers, checks: checks)
+        return judge.report(helpers: subjects, checks: checks)
     }
 
     // MARK: the runs
@@ -163,10 +196,15 @@ public final class Certifier: @unchecked Sendable {
         var record = CertificationRunRecord(run: run, records: [], notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
         let lab: HotspotLab
         do {
-            let topology = try TopologyParser.load(path: topologyPath)
+            var topology = try TopologyParser.load(path: topologyPath)
+            // A provider pair: the station's only app (no helper runs); otherwise the helpers replace the topology's.
+            if let app, !topology.stations.isEmpty {
+                topology.stations[0].helpers = []
+                topology.stations[0].apps = [app]
+            }
             lab = try HotspotLab.up(topology, options: HotspotLabOptions(
                 linkMode: .radio, logRoot: logRoot,
-                stations: StationLabOptions(timeScale: timeScale, maintainInterval: maintainInterval, helperOverride: helpers)))
+                stations: StationLabOptions(timeScale: timeScale, maintainInterval: maintainInterval, helperOverride: app == nil ? helpers : nil)))
         } catch {
             record.error = "the lab could not be built: \(error)"
             record.duration = ScenarioRunner.seconds(since: start)
@@ -298,7 +336,8 @@ final class RunDriver {
     static let sessionEndedMark = "the lab ended the portal session"
     static let portalMark = "the café's portal changed"
 
-    var helperID: String? { station.helpers.first?.identifier }
+    /// The helper as hotspotd knows it: the provider app's bundle identifier, else the first helper's identifier.
+    var helperID: String? { certifier.app?.bundleIdentifier ?? station.helpers.first?.identifier }
 
     /// The hotspot of the network the helper is certified on.
     func homeHotspot() throws -> RunningHotspot {

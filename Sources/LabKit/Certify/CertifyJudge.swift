@@ -8,6 +8,8 @@ struct Judge {
     /// The SDK's reports that fail one-response. `withdrawnCommand` is shown, not failed: the cancel can cross
     /// the answer on the wire, as hotspotd's own `rejected withdrawnCommand` is not failed either.
     static let failingReports: Set<String> = ["secondDelivery", "invalidField", "deliverCalledByProvider"]
+    /// The SDK's report of an evaluation provider opening a command socket (it has no network).
+    static let evaluationNetworkReport = "networkFromEvaluationProvider"
 
     static func reportNames(_ evidence: [String]) -> String {
         let names = failingReports.sorted().filter { name in evidence.contains { $0.contains("\"report\":\"\(name)\"") } }
@@ -119,7 +121,9 @@ struct Judge {
             for run in check.runs {
                 bad += records(run).filter { kind($0, "rejected") && Self.strayResponses.contains($0["reason"]?.stringValue ?? "") }
                     .map { evidence(run, $0) }
-                reported += records(run).filter { kind($0, "helperReport") && Self.failingReports.contains($0["report"]?.stringValue ?? "") }
+                // A provider's deliver() is no-deliver's (a provider pair's check).
+                reported += records(run).filter { kind($0, "helperReport") && Self.failingReports.contains($0["report"]?.stringValue ?? "")
+                    && $0["report"]?.stringValue != "deliverCalledByProvider" }
                     .map { evidence(run, $0) }
             }
             if !reported.isEmpty {
@@ -208,8 +212,104 @@ struct Judge {
                 bad += records(run).filter { kind($0, "irregular") && $0["irregularity"]?.stringValue == "invalidResult" }.map { evidence(run, $0) }
             }
             return bad.isEmpty ? pass("every result was valid for its command", []) : fail("\(bad.count) result(s) not valid for their command", bad)
+        case "evaluation-no-network", "no-deliver":
+            let report = check.id == "no-deliver" ? "deliverCalledByProvider" : Self.evaluationNetworkReport
+            var found: [String] = []
+            var answers = 0
+            for run in check.runs {
+                found += records(run).filter { kind($0, "helperReport") && $0["report"]?.stringValue == report }.map { evidence(run, $0) }
+                answers += records(run).filter { kind($0, "response") }.count
+            }
+            if check.id == "no-deliver" {
+                return found.isEmpty ? pass("\(answers) answers, each returned from handleCommand; deliver() never called", [])
+                    : fail("a provider called deliver() \(found.count) time(s); the framework delivers what handleCommand returns (refused and reported by the SDK)", found)
+            }
+            return found.isEmpty ? pass("no network attempt reported by the evaluation provider", [])
+                : fail("the evaluation provider tried the network \(found.count) time(s); it has none (a sandbox with only lo): decide from the command", found)
+        case "start-stop":
+            var bad: [String] = []
+            var launches = 0
+            var stops = 0
+            for run in check.runs { (launches, stops, bad) = lifecycle(run, launches, stops, bad) }
+            if launches == 0 { return fail("no provider was launched", check.runs.flatMap { record($0)?.notes ?? [] }) }
+            return bad.isEmpty ? pass("\(launches) launch(es), each answered start; \(stops) stop(s), each answered and followed by exit 0", [])
+                : fail("\(bad.count) lifecycle rule(s) broken", bad)
+        case "nothing-after-stop":
+            var bad: [String] = []
+            for run in check.runs {
+                var stopped: Set<String> = []
+                for r in records(run) {
+                    let role = r["role"]?.stringValue ?? ""
+                    if kind(r, "providerStopped") { stopped.insert(role) }
+                    if kind(r, "providerLaunched") || kind(r, "providerRegistered") { stopped.remove(role) }
+                    if kind(r, "response") || kind(r, "rejected"), r["command"] != nil,
+                       let type = r["commandType"]?.stringValue ?? command(run, r)?["commandType"]?.stringValue,
+                       stopped.contains(Self.role(handling: type)) {
+                        bad.append(evidence(run, r))
+                    }
+                }
+            }
+            return bad.isEmpty ? pass("no command answered by a provider after its stop", [])
+                : fail("\(bad.count) answer(s) from a provider after its stop", bad)
         default:
             return fail("unknown check", [])
         }
+    }
+
+    /// The provider role that handles a command type (as hotspotd routes it).
+    static func role(handling commandType: String) -> String {
+        ["filterScanList", "evaluate"].contains(commandType) ? "evaluationProvider" : "authenticationProvider"
+    }
+
+    /// `start-stop` over one run: every launch answered start (true) before the process ended; every stop answered
+    /// (`stopped`) and followed by exit status 0, never a kill; no exit without a stop. Events in the last 3 s of the
+    /// trace are not judged (the lab came down before they could finish).
+    func lifecycle(_ run: CertificationRun, _ launches: Int, _ stops: Int, _ bad: [String]) -> (Int, Int, [String]) {
+        var (launches, stops, bad) = (launches, stops, bad)
+        let trace = records(run)
+        let end = trace.last?["t_ns"]?.doubleValue ?? 0
+        func nearEnd(_ r: JSON) -> Bool { end - (r["t_ns"]?.doubleValue ?? 0) < 3e9 }
+        func next(_ i: Int, role: String, _ kinds: Set<String>) -> JSON? {
+            trace[(i + 1)...].first { kinds.contains($0["kind"]?.stringValue ?? "") && $0["role"]?.stringValue == role }
+        }
+        var stopping: Set<String> = []
+        for (i, r) in trace.enumerated() {
+            let role = r["role"]?.stringValue ?? ""
+            switch r["kind"]?.stringValue {
+            case "providerLaunched":
+                launches += 1
+                stopping.remove(role)
+                switch next(i, role: role, ["providerStarted", "providerExited", "providerLaunched"]) {
+                case let n? where n["kind"]?.stringValue == "providerStarted":
+                    if n["ok"]?.boolValue != true { bad += [evidence(run, r), evidence(run, n) + " (start() returned false)"] }
+                case let n?:
+                    bad += [evidence(run, r), evidence(run, n) + " (ended before answering start)"]
+                case nil:
+                    if !nearEnd(r) { bad.append(evidence(run, r) + " (never answered start)") }
+                }
+            case "providerStopped":
+                stops += 1
+                stopping.insert(role)
+                let after = next(i, role: role, ["providerStoppedAck", "providerExited", "providerKilled", "providerLaunched"])
+                guard let ack = after, ack["kind"]?.stringValue == "providerStoppedAck" else {
+                    if after != nil || !nearEnd(r) { bad += [evidence(run, r)] + (after.map { [evidence(run, $0) + " (no stopped answer first)"] } ?? [" (never answered stop)"]) }
+                    continue
+                }
+                if let exit = next(i, role: role, ["providerExited", "providerKilled", "providerLaunched"]) {
+                    if exit["kind"]?.stringValue != "providerExited" || exit["status"]?.intValue != 0 {
+                        bad += [evidence(run, ack), evidence(run, exit) + " (expected exit status 0 after stop)"]
+                    }
+                } else if !nearEnd(ack) {
+                    bad.append(evidence(run, ack) + " (the process did not exit after stop)")
+                }
+            case "providerExited" where !stopping.contains(role):
+                bad.append(evidence(run, r) + " (exited without a stop)")
+            case "providerExited":
+                stopping.remove(role)
+            default:
+                break
+            }
+        }
+        return (launches, stops, bad)
     }
 }

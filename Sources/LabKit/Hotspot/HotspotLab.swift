@@ -380,6 +380,12 @@ public final class HotspotLab: @unchecked Sendable {
         }
         for station in stations {
             lines.append("station \(station.station.name): helpers \(station.helpers.map { $0.identifier ?? $0.command }.joined(separator: ", "))")
+            let providerApps = station.station.apps.filter(\.hasProviders)
+            if !providerApps.isEmpty {
+                lines.append("  provider apps (\(RunningStation.appsFile(directory: station.directory))): " + providerApps.map { app in
+                    app.bundleIdentifier + (app.manager?.isEnabled == true ? " (enabled)" : " (not enabled)")
+                }.joined(separator: ", "))
+            }
             lines.append("  \((try? NSExec.path()) ?? "hotspot-nsexec") --resolv-conf \(station.resolvConf) /run/netns/\(station.namespace.name) -- bash"
                          + "    # the station's DNS as /etc/resolv.conf; interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
             lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock, trace \(station.traceFile), log \(station.hotspotdLog)")

@@ -50,11 +50,34 @@ final class LabStepContext: StepContext {
     }
 
     // MARK: helpers
-    func helperPID(_ name: String) -> Int32? { station.helper(name)?.process.pid }
-    func helperIdentifier(_ name: String) -> String? { station.helper(name)?.identifier }
-    func type(_ text: String, intoHelper name: String) throws { try station.type(text, into: try runningHelper(name)) }
-    func killHelper(_ name: String) throws { try station.kill(helper: try runningHelper(name)) }
-    func signalHelper(_ name: String, _ signal: Int32) throws { try runningHelper(name).process.signal(signal) }
+    // A provider app (by bundle identifier) stands for its running provider (the authentication provider's first).
+    func helperPID(_ name: String) -> Int32? {
+        if let helper = station.helper(name) { return helper.process.pid }
+        return station.app(name)?.hasProviders == true ? station.providerPID(app: name) : nil
+    }
+    func helperIdentifier(_ name: String) -> String? {
+        station.helper(name)?.identifier ?? (station.app(name)?.hasProviders == true ? name : nil)
+    }
+    func type(_ text: String, intoHelper name: String) throws {
+        if station.helper(name) == nil, station.app(name)?.hasProviders == true { return try station.type(text, intoApp: name) }
+        try station.type(text, into: try runningHelper(name))
+    }
+    func killHelper(_ name: String) throws {
+        if station.helper(name) == nil, station.app(name)?.hasProviders == true {
+            guard let pid = station.providerPID(app: name) else { throw StepFailure("app \(name) has no provider running on station \(stationName)") }
+            guard Glibc.kill(pid, SIGKILL) == 0 else { throw StepFailure("kill the provider of \(name) (pid \(pid)): errno \(errno)") }
+            return
+        }
+        try station.kill(helper: try runningHelper(name))
+    }
+    func signalHelper(_ name: String, _ signal: Int32) throws {
+        if station.helper(name) == nil, station.app(name)?.hasProviders == true {
+            guard let pid = station.providerPID(app: name) else { throw StepFailure("app \(name) has no provider running on station \(stationName)") }
+            guard Glibc.kill(pid, signal) == 0 else { throw StepFailure("signal \(signal) to the provider of \(name) (pid \(pid)): errno \(errno)") }
+            return
+        }
+        try runningHelper(name).process.signal(signal)
+    }
 
     // MARK: the station
     func macAddress() throws -> String { try station.macAddress() }

@@ -25,7 +25,9 @@ public enum ScenarioCheck {
             }
             station = named
         }
-        let helpers = helperOverride == nil ? (scenario.helpers ?? station.helpers).map(HelperName.init) : nil
+        let helpers = helperOverride == nil ? (scenario.helpers ?? station.helperCommands).map(HelperName.init) : nil
+        // A provider app is named by its bundle identifier where steps name helpers.
+        let providerApps = station.apps.filter(\.hasProviders).map(\.bundleIdentifier)
         for reference in scenario.steps.flatMap(\.references) {
             switch reference.kind {
             case .station:
@@ -42,9 +44,10 @@ public enum ScenarioCheck {
                 guard let helpers else { continue }
                 // A helper whose identifier is only known once it registers may be named by one.
                 let unknownIdentifier = helpers.contains { $0.identifier == nil } && reference.name.contains(".")
-                guard helpers.contains(where: { $0.matches(reference.name) }) || unknownIdentifier else {
+                guard helpers.contains(where: { $0.matches(reference.name) }) || unknownIdentifier || providerApps.contains(reference.name) else {
                     throw error(reference, "unknown helper `\(reference.name)` on station \(station.name); its helpers: "
-                                + (helpers.isEmpty ? "none" : helpers.map(\.description).joined(separator: ", ")))
+                                + (helpers.isEmpty ? "none" : helpers.map(\.description).joined(separator: ", "))
+                                + (providerApps.isEmpty ? "" : "; its provider apps: " + providerApps.joined(separator: ", ")))
                 }
             case .accessPoint:
                 let hotspots = topology.hotspots.filter { reference.hotspot == nil || $0.name == reference.hotspot }
@@ -69,9 +72,11 @@ public enum ScenarioCheck {
         var identifier: String?
 
         init(_ command: String) {
-            let words = RunningStation.environmentAndWords(command).words
+            let (environment, words) = RunningStation.environmentAndWords(command)
             executable = words.first ?? ""
+            // The SDK's default identifier (a legacy helper app's command sets it to the app's bundle identifier).
             var identifier = ScenarioCheck.defaultIdentifiers[(executable as NSString).lastPathComponent]
+                ?? environment.last { $0.0 == "HOTSPOT_HELPER_IDENTIFIER" }?.1
             for (i, word) in words.enumerated() {
                 if ["--id", "--identifier"].contains(word), i + 1 < words.count { identifier = words[i + 1] }
                 for flag in ["--id=", "--identifier="] where word.hasPrefix(flag) { identifier = String(word.dropFirst(flag.count)) }

@@ -147,23 +147,27 @@ public final class RunningStation: @unchecked Sendable {
             throw SystemError("start wpa_supplicant", "for station \(station.name)",
                               reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(Readiness.tail(wpaLog))")
         }
-        let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options)
+        let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options, station: station)
         let running = RunningStation(station: station, index: index, namespace: ns, interface: interface, directory: dir, lab: lab,
                                      options: options, topology: topology, hotspotd: hotspotd, helpers: [])
         try running.connectControl()
+        try running.configureManagers()
         try running.startHelpers()
         return running
     }
 
     static func spawnHotspotd(lab: Lab, namespace: NetworkNamespace, interface: String, directory: String,
-                              options: StationLabOptions) throws -> ChildProcess {
+                              options: StationLabOptions, station: Station) throws -> ChildProcess {
         let binary = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         let log = directory + "/hotspotd.log"
         let resolvConf = try StationResolver.prepare(runDirectory: directory + "/hotspotd")
+        // Provider apps: the apps file, and the environment the providers hotspotd launches inherit.
+        let apps = try writeAppsFile(station, directory: directory)
         return try lab.spawn(ProcessConfiguration(binary, [
             "--run-dir", directory + "/hotspotd", "--interface", interface, "--wpa-supplicant", directory + "/wpa-ctrl/" + interface,
             "--time-scale", "\(options.timeScale)", "--maintain-interval", "\(options.maintainInterval)",
-        ], stdout: .file(log), stderr: .file(log)), in: namespace, resolvConf: resolvConf)
+        ] + apps, environment: apps.isEmpty ? nil : providerEnvironment(directory: directory), stdout: .file(log), stderr: .file(log)),
+                             in: namespace, resolvConf: resolvConf)
     }
 
     func connectControl() throws {
@@ -178,7 +182,7 @@ public final class RunningStation: @unchecked Sendable {
     }
 
     /// The helper commands this station runs.
-    var helperCommands: [String] { options.helperOverride ?? station.helpers }
+    var helperCommands: [String] { options.helperOverride ?? station.helperCommands }
 
     func startHelpers() throws {
         var started: [RunningHelper] = []
@@ -187,6 +191,7 @@ public final class RunningStation: @unchecked Sendable {
         }
         helpers = started
         try awaitRegistrations()
+        try checkHelperApps()
     }
 
     func startHelper(_ command: String, number: Int) throws -> RunningHelper {
@@ -514,7 +519,8 @@ public final class RunningStation: @unchecked Sendable {
         _ = try hotspotd.wait(timeout: .seconds(5))
         let newRunStart = traceLineCount()
         for helper in helpers { _ = try? helper.process.terminate(grace: .seconds(1)) }
-        hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options)
+        hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options,
+                                          station: station)
         try connectControl()
         if helperDelay > .zero {
             let (s, a) = helperDelay.components

@@ -1,3 +1,4 @@
+import HotspotProtocol
 import PortalKinds
 
 /// A lab topology: hotspots (radio + gateway + portal), the shared "internet" and the stations.
@@ -275,10 +276,63 @@ public struct Station: Sendable, Equatable {
     /// Helper executables (product names such as `hotspot-helper-portal`) the station runs.
     public var helpers: [String]
     public var knownNetworks: [KnownNetwork]
-    public init(name: String, helpers: [String], knownNetworks: [KnownNetwork]) {
+    /// The apps installed on the station (`apps:`): legacy helper apps and provider pairs, with their manager
+    /// configuration. The lab writes the providers to hotspotd's `--apps` file and sets each manager.
+    public var apps: [StationApp]
+    public init(name: String, helpers: [String], knownNetworks: [KnownNetwork], apps: [StationApp] = []) {
         self.name = name
         self.helpers = helpers
         self.knownNetworks = knownNetworks
+        self.apps = apps
+    }
+
+    /// The helper command lines the station runs: `helpers:`, then each legacy helper app's (`StationApp.helperCommand`).
+    public var helperCommands: [String] { helpers + apps.compactMap(\.helperCommand) }
+}
+
+/// One provider an app declares in a topology: its identifier (a bundle identifier) and its command line
+/// (words as in `helpers:`; a product name is found in the build folder).
+public struct StationProvider: Sendable, Equatable {
+    public var identifier: String
+    public var command: String
+    public init(identifier: String, command: String) {
+        self.identifier = identifier
+        self.command = command
+    }
+}
+
+/// An app installed on a station (`stations[].apps[]`, docs/TOPOLOGY.md "Apps"): either a legacy helper app
+/// (`helper:`, run with `HOTSPOT_HELPER_IDENTIFIER` = the bundle identifier) or a provider pair (one or both
+/// roles), with its `NEHotspotManager` configuration.
+public struct StationApp: Sendable, Equatable {
+    public var bundleIdentifier: String
+    public var displayName: String
+    /// A legacy `NEHotspotHelper` app's helper command line; nil for a provider app.
+    public var helper: String?
+    public var evaluationProvider: StationProvider?
+    public var authenticationProvider: StationProvider?
+    /// The manager configuration the lab sets when the station comes up; nil: never configured (not enabled).
+    public var manager: ManagerConfiguration?
+
+    public init(bundleIdentifier: String, displayName: String, helper: String? = nil, evaluationProvider: StationProvider? = nil,
+                authenticationProvider: StationProvider? = nil, manager: ManagerConfiguration? = nil) {
+        self.bundleIdentifier = bundleIdentifier
+        self.displayName = displayName
+        self.helper = helper
+        self.evaluationProvider = evaluationProvider
+        self.authenticationProvider = authenticationProvider
+        self.manager = manager
+    }
+
+    public var hasProviders: Bool { evaluationProvider != nil || authenticationProvider != nil }
+
+    /// A legacy helper app's command line as the station runs it: `HOTSPOT_HELPER_IDENTIFIER=<bundle id> CMD` (the
+    /// SDK's default identifier; a helper that sets its own, `--identifier`, must set the app's).
+    public var helperCommand: String? { helper.map { "HOTSPOT_HELPER_IDENTIFIER=\(bundleIdentifier) \($0)" } }
+
+    /// The default display name: the bundle identifier's last component, cut to hotspotd's 15 characters.
+    public static func defaultDisplayName(_ bundleIdentifier: String) -> String {
+        String((bundleIdentifier.split(separator: ".").last.map(String.init) ?? bundleIdentifier).prefix(15))
     }
 }
 

@@ -341,7 +341,7 @@ final class Reader {
     }
 
     func station(_ field: Field) throws -> Station {
-        let keys = try field.keys(allowed: ["name", "helpers", "known-networks"], required: ["name"])
+        let keys = try field.keys(allowed: ["name", "helpers", "known-networks", "apps"], required: ["name"])
         let name = try identifier(try keys.required("name"))
         remember(try keys.required("name"))
         let helpers = try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } } ?? []
@@ -359,7 +359,8 @@ final class Reader {
                     autoJoin: try k["auto-join"]?.bool() ?? true)
             }
         } ?? []
-        return Station(name: name, helpers: helpers, knownNetworks: known)
+        let apps = try keys["apps"].map(apps) ?? []
+        return Station(name: name, helpers: helpers, knownNetworks: known, apps: apps)
     }
 }
 
@@ -419,7 +420,7 @@ struct Validator {
                     continue // a network the station remembers but that is not on the air: allowed
                 }
                 switch hotspot.security {
-                case .wpa2PSK where known.psk == nil && station.helpers.isEmpty:
+                case .wpa2PSK where known.psk == nil && station.helperCommands.isEmpty && !station.apps.contains(where: \.hasProviders):
                     // With helpers, the password may come from a helper's filterScanList answer.
                     throw error(marks, path, "`\(known.ssid)` is wpa2-psk; expected `psk:` (8 to 63 characters), or a helper that sets the password in its filterScanList answer")
                 case .wpa2Enterprise where known.identity == nil || known.password == nil:

@@ -53,7 +53,7 @@ public enum StepRegistry {
         LogoffStep.kind, KillHelperStep.kind, RestartHotspotdStep.kind, ApplicationStep.kind, ExpectAutoJoinDisabledStep.kind,
         ExpectCacheStep.kind, SleepStep.kind, GateStep.kind, PortalStep.kind, AccessPointStep.kind, UplinkStep.kind,
         LinkQualityStep.kind, StopHelperStep.stopKind, StopHelperStep.continueKind, FlapStep.kind, DNSStep.kind, SignalStep.kind,
-        RoamStep.kind, ProbeStep.kind,
+        RoamStep.kind, ProbeStep.kind, ExpectProviderStep.kind,
     ]
 
     public static var names: [String] { kinds.map(\.name) }

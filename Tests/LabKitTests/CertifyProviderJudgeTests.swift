@@ -1,0 +1,142 @@
+import Foundation
+import HotspotProtocol
+import Testing
+@testable import LabKit
+
+/// certify's provider checks on synthetic traces (no lab): a well-behaved pair passes all four and the twelve's
+/// captive checks; each defect fails exactly its check, at its cause (docs/CERTIFY.md "Provider pairs").
+@Suite("certify judge: provider pairs")
+struct CertifyProviderJudgeTests {
+    typealias Trace = CertifyJudgeTests.Trace
+
+    enum Defect { case none, networkFromEvaluation, deliver, startFalse, noStopAnswer, crash, answerAfterStop }
+
+    /// The captive run of the reference pair, provider records around the reference helper's answers
+    /// (t_ns one second apart, so nothing is at the trace's end).
+    static func captive(_ defect: Defect) -> Trace {
+        let t = CertifyJudgeTests.goodCaptive()
+        var records: [JSON] = []
+        func provider(_ kind: String, _ role: String, _ fields: [String: JSON] = [:]) -> JSON {
+            var o = fields
+            o["kind"] = .string(kind)
+            o["app"] = "com.acme"
+            o["role"] = .string(role)
+            return .object(o)
+        }
+        let e = "evaluationProvider", a = "authenticationProvider"
+        var left = false
+        for r in t.records {
+            // The re-join after the stop: hotspotd launches the authentication provider again for its first command.
+            if left, r["kind"]?.stringValue == "command" {
+                records += [provider("providerLaunched", a, ["pid": 12]), provider("providerStarted", a, ["ok": true])]
+                left = false
+            }
+            if r["kind"]?.stringValue == "command", r["commandType"]?.stringValue == "evaluate" {
+                records += [provider("providerLaunched", e, ["pid": 10]), provider("providerStarted", e, ["ok": .bool(defect != .startFalse), "latencyMs": 30])]
+            }
+            if r["kind"]?.stringValue == "command", r["commandType"]?.stringValue == "authenticate", !records.contains(where: { $0["role"]?.stringValue == a }) {
+                records += [provider("providerLaunched", a, ["pid": 11]), provider("providerStarted", a, ["ok": true])]
+            }
+            records.append(r)
+            if r["kind"]?.stringValue == "command", r["commandType"]?.stringValue == "evaluate", defect == .networkFromEvaluation {
+                records.append(["kind": "helperReport", "helper": "com.acme", "app": "com.acme", "report": "networkFromEvaluationProvider",
+                                "command": r["id"] ?? .null, "message": "the evaluationProvider tried GET http://198.18.0.1/"])
+            }
+            if r["kind"]?.stringValue == "response", r["commandType"]?.stringValue == "authenticate", defect == .deliver {
+                records.append(["kind": "helperReport", "helper": "com.acme", "app": "com.acme", "report": "deliverCalledByProvider",
+                                "command": r["command"] ?? .null, "message": "deliver() called by the authenticationProvider: refused"])
+            }
+            // The logoff leaves the network: both providers stopped (noNetworkAvailable).
+            if r["kind"]?.stringValue == "transition", r["to"]?.stringValue == "Inactive" {
+                left = true
+                for role in [e, a] {
+                    records.append(provider("providerStopped", role, ["reason": "noNetworkAvailable"]))
+                    if role == a, defect == .crash {
+                        records.append(provider("providerExited", role, ["status": 9, "signal": .null]))
+                        continue
+                    }
+                    if !(role == a && defect == .noStopAnswer) { records.append(provider("providerStoppedAck", role)) }
+                    records.append(provider("providerExited", role, ["status": 0, "signal": .null]))
+                }
+                if defect == .answerAfterStop {
+                    records.append(["kind": "command", "id": 90, "commandType": "maintain", "helper": "com.acme", "network": ["ssid": "Cafe Lumiere"]])
+                    records.append(["kind": "response", "command": 90, "commandType": "maintain", "helper": "com.acme", "result": "authenticationRequired"])
+                }
+            }
+        }
+        let out = Trace()
+        for (i, r) in records.enumerated() {
+            var o = r.objectValue ?? [:]
+            o["seq"] = .number(Double(i + 1))
+            o["t_ns"] = .number(Double(i) * 1e9)
+            out.records.append(.object(o))
+        }
+        return out
+    }
+
+    static func judge(_ defect: Defect) throws -> CertificationReport {
+        let t = captive(defect)
+        let runs = [CertificationRunRecord(run: .scan, records: CertifyJudgeTests.goodScan().records, notes: [], logDirectory: "/logs", traceFile: nil,
+                                           duration: 1, error: nil, gate: [:]),
+                    CertificationRunRecord(run: .captive, records: t.records, notes: [], logDirectory: "/logs", traceFile: nil,
+                                           duration: 1, error: nil, gate: CertifyJudgeTests.gate(t))]
+        let judge = Judge(runs: runs, home: "Cafe Lumiere", notCaptive: "Public Library", decoys: ["Airport Lounge", "Bank Secure"], timeScale: 0.25)
+        let checks = (CertificationCheck.all + CertificationCheck.providerChecks).filter { $0.runs.allSatisfy { [.scan, .captive].contains($0) } }
+        return judge.report(helpers: ["evaluation provider: e", "authentication provider: a"], checks: checks)
+    }
+
+    @Test("a well-behaved pair passes the provider checks and the captive run's checks, no cause")
+    func wellBehavedPairPasses() throws {
+        let report = try Self.judge(.none)
+        #expect(report.causes.isEmpty, "\(report.causes)")
+        for id in CertificationCheck.providerChecks.map(\.id) { #expect(report.results.contains { $0.check.id == id }) }
+        for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
+    }
+
+    @Test("each provider defect fails exactly its check, as a failure (not 'not reached')", arguments: [
+        (Defect.networkFromEvaluation, "evaluation-no-network", "tried the network"),
+        (Defect.deliver, "no-deliver", "called deliver()"),
+        (Defect.startFalse, "start-stop", "start() returned false"),
+        (Defect.noStopAnswer, "start-stop", "no stopped answer first"),
+        (Defect.crash, "start-stop", "no stopped answer first"),
+        (Defect.answerAfterStop, "nothing-after-stop", "after its stop"),
+    ])
+    func defectFailsItsCheck(_ defect: Defect, _ check: String, _ text: String) throws {
+        let report = try Self.judge(defect)
+        let failed = report.results.filter { !$0.passed }
+        #expect(failed.map(\.check.id) == [check], "\(failed.map { "\($0.check.id): \($0.reason)" })")
+        let result = try CertifyJudgeTests.result(report, check)
+        #expect(!result.notReached)
+        #expect((result.reason + result.evidence.joined(separator: " ")).contains(text), "\(result.reason) \(result.evidence)")
+    }
+
+    /// Seen in the VM with the reference pair: under the hijack, maintain fails, evaluate claims from the SSID (no
+    /// network), and authenticate answers temporaryFailure. Nothing owns that answer: no cause, reauthenticate passes.
+    @Test("authenticate under a DNS hijack is not judged")
+    func authenticateUnderHijack() throws {
+        let t = Trace()
+        t.transition("Inactive", "Evaluating")
+        t.answer("evaluate", "success")
+        t.answer("authenticate", "success")
+        t.gate("afterSignIn", true)
+        t.mark(RunDriver.hijackMark)
+        t.answer("maintain", "failure")
+        t.answer("evaluate", "success")
+        t.answer("authenticate", "temporaryFailure")
+        t.mark(RunDriver.dnsRestoredMark)
+        let report = try CertifyJudgeTests.judge(t, run: .dnsHijack)
+        #expect(report.causes.isEmpty, "\(report.causes)")
+        #expect(try CertifyJudgeTests.result(report, "dns-hijack").passed)
+    }
+
+    @Test("provider checks are selectable only for a pair; the app certify installs")
+    func selection() throws {
+        #expect(throws: (any Error).self) { try Certifier(topologyPath: "t.yaml", helpers: ["h"], only: ["start-stop"]) }
+        let app = Certifier.providerApp(evaluation: "e --x", authentication: "a")
+        let pair = try Certifier(topologyPath: "t.yaml", helpers: [], only: ["start-stop", "maintain"], app: app)
+        #expect(pair.checks.map(\.id) == ["maintain", "start-stop"])
+        #expect(try Certifier(topologyPath: "t.yaml", helpers: [], app: app).checks.count == 16)
+        #expect(app.manager?.isEnabled == true && app.evaluationProvider?.identifier == "com.hotspotlab.certify.evaluation")
+        #expect(pair.subjects == ["evaluation provider: e --x", "authentication provider: a"])
+    }
+}
