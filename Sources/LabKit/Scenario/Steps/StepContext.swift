@@ -1,4 +1,5 @@
 import Foundation
+import HotspotCore
 import PortalKinds
 import HotspotProtocol
 
@@ -22,7 +23,7 @@ public protocol StepContext: AnyObject {
     /// Waits for the first transition to `state` after trace line `cursor`; returns the line after it.
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int
     func showScanList() throws -> [JSON]
-    func join(_ ssid: String, password: String?) throws
+    func join(_ ssid: SSID, password: String?) throws
     func autoJoin() throws
     func leave() throws
     func foreground(_ identifier: String?) throws
