@@ -65,6 +65,7 @@ struct CertifyCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         try await placement.relayIfNeeded()
+        LabSignals.install(command: "certify")
         var selected = checks.isEmpty ? CertificationCheck.all.map(\.id) : checks
         if let shard { selected = try Shard.parse(shard).select(selected) }
         let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected)
