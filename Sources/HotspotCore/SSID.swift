@@ -76,7 +76,8 @@ public struct SSID: Sendable, Hashable, Codable, ExpressibleByStringLiteral, Cus
     /// or a byte that is not UTF-8 never reaches a terminal or a log raw.
     public var printable: String { SSIDText.printable(bytes: bytes) }
 
-    public var description: String { printable }
+    /// In a message: as itself when nothing in it needs escaping, else quoted and escaped (`SSIDText.inline`).
+    public var description: String { SSIDText.inline(self) }
 
     /// Why these bytes cannot be an SSID (nil: they can): more than 32 bytes, or (`allowEmpty` false) none.
     public var problem: String? { problem(allowEmpty: false) }

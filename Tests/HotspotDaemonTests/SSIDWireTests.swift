@@ -1,0 +1,101 @@
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import Testing
+
+/// Issue 17: SSIDs are bytes on the wire (`ssid` text for UTF-8, `ssid_hex` beside it for the others), through
+/// hotspotd and back from a helper; records and replies print hostile SSIDs escaped.
+@Suite("SSIDs on the wire and in hotspotd")
+struct SSIDWireTests {
+    static let latin1 = SSID(bytes: [0x43, 0x61, 0x66, 0xE9])   // "Caf\xe9": Latin-1, not UTF-8
+
+    @Test("a network's wire form: ssid only for UTF-8; ssid (lossy) and ssid_hex for other bytes (golden)")
+    func networkWire() throws {
+        let utf8 = HotspotNetwork(ssid: "Café", bssid: "02:00:00:00:00:01")
+        #expect(utf8.wire["ssid"] == "Café")
+        #expect(utf8.wire["ssid_hex"] == nil)
+        let latin = HotspotNetwork(rawSSID: Self.latin1, bssid: "02:00:00:00:00:01")
+        #expect(latin.wire["ssid"] == .string("Caf\u{FFFD}"))
+        #expect(latin.wire["ssid_hex"] == "436166e9")
+        #expect(try HotspotNetwork(wire: latin.wire).rawSSID == Self.latin1)
+        #expect(try HotspotNetwork(wire: latin.wire) == latin)
+        let identity = NetworkIdentity(rawSSID: Self.latin1, security: .wpa2Personal)
+        #expect(identity.wire.text == #"{"security":"wpa2-psk","ssid":"Caf\#u{FFFD}","ssid_hex":"436166e9"}"#)
+        #expect(try NetworkIdentity(wire: identity.wire, path: "n") == identity)
+    }
+
+    @Test("ssid_hex is read first; bad hex and more than 32 bytes are refused naming the field (golden)")
+    func decodeErrors() throws {
+        let both: JSON = ["ssid": "ignored", "ssid_hex": "436166E9", "bssid": "02:00:00:00:00:01"]
+        #expect(try HotspotNetwork(wire: both).rawSSID == Self.latin1)
+        #expect(try HotspotNetwork(wire: ["ssid_hex": "436166e9", "bssid": "02:00:00:00:00:01"]).rawSSID == Self.latin1)
+        do {
+            _ = try HotspotNetwork(wire: ["ssid_hex": "43616", "bssid": "02:00:00:00:00:01"], path: "network")
+            Issue.record("odd hex accepted")
+        } catch {
+            #expect(error.message == #"network.ssid_hex: expected hex digits, two a byte, got "43616""#)
+        }
+        do {
+            _ = try HotspotNetwork(wire: ["ssid_hex": .string(String(repeating: "41", count: 33)), "bssid": "x"], path: "network")
+            Issue.record("33 bytes accepted")
+        } catch {
+            #expect(error.message == "network.ssid_hex: 33 bytes; IEEE 802.11 allows at most 32")
+        }
+    }
+
+    @Test("join carries the bytes: ssid_hex for a Latin-1 SSID, decoded back to the same bytes")
+    func joinRequest() throws {
+        let request = ControlRequest.join(ssid: Self.latin1, password: nil)
+        #expect(request.json.text == #"{"ssid":"Caf\#u{FFFD}","ssid_hex":"436166e9","type":"join"}"#)
+        #expect(try ControlRequest(json: request.json) == request)
+        #expect(ControlRequest.join(ssid: "Cafe", password: nil).json.text == #"{"ssid":"Cafe","type":"join"}"#)
+    }
+
+    @Test("JSON text escapes C0, DEL, C1 (CSI) and U+2028/9: a record cannot drive a terminal or break a line (golden)")
+    func jsonEscapes() throws {
+        let hostile = "a\u{1B}[2J\u{9B}31m\u{7F}\u{2028}\u{2029}\n\"<script>"
+        let text = JSON.string(hostile).text
+        #expect(text == #""a\u001b[2J\u009b31m\u007f\u2028\u2029\n\"<script>""#)
+        #expect(try JSON.parse(Array(text.utf8)) == .string(hostile))
+        #expect(JSON.string("Café ☕ \u{E2}").text == "\"Café ☕ \u{E2}\"")
+    }
+
+    @Test("a Latin-1 network end to end in hotspotd: the helper sees ssid_hex, its echo counts, the cache keys on the bytes")
+    func latin1ThroughHotspotd() throws {
+        let d = EmbeddedDaemon()
+        let h = try d.helper("h")
+        let ctl = d.control()
+        let latin = HotspotNetwork(rawSSID: Self.latin1, bssid: "02:00:00:00:00:01")
+        try d.join(ctl, latin)
+        let evaluate = try h.command()
+        #expect(evaluate["network"]?["ssid_hex"] == "436166e9")
+        try h.answer(evaluate, confidence: .high)
+        #expect(d.records("irregular").isEmpty, "\(d.records("irregular"))")
+        try h.answer(try h.command())   // authenticate
+        let status = try d.status(ctl)
+        #expect(status["state"] == "Authenticated")
+        #expect(status["association"]?["ssid_hex"] == "436166e9")
+        let cache = try #require(status["cache"]?.arrayValue)
+        #expect(cache.count == 1 && cache[0]["ssid_hex"] == "436166e9")
+        // Another network whose lossy text is the same ("Caf\u{FFFD}") is another network: not cached.
+        try #require(try ctl.request(.disassociate)?["type"]?.stringValue == "ok")
+        let other = HotspotNetwork(rawSSID: SSID(bytes: [0x43, 0x61, 0x66, 0xE8]), bssid: "02:00:00:00:00:02")
+        #expect(other.ssid == latin.ssid)
+        try d.join(ctl, other)
+        #expect(try h.command()["commandName"] == "evaluate")
+    }
+
+    @Test("status and trace records print a hostile SSID escaped (what `ctl status` and `ctl trace` show, golden)")
+    func hostileSSIDIsEscaped() throws {
+        let d = EmbeddedDaemon()
+        let ctl = d.control()
+        let hostile = "Evil\n\u{1B}[31m\"<script>"
+        try d.join(ctl, HotspotNetwork(ssid: hostile, bssid: "02:00:00:00:00:01"))
+        let status = try d.status(ctl).text
+        #expect(status.contains(#""ssid":"Evil\n\u001b[31m\"<script>""#), "\(status)")
+        #expect(!status.contains("\n") && !status.contains("\u{1B}"))
+        let records = d.records.map(\.text).filter { $0.contains("Evil") }
+        #expect(!records.isEmpty)
+        #expect(records.allSatisfy { !$0.contains("\n") && !$0.contains("\u{1B}") })
+    }
+}
