@@ -344,7 +344,7 @@ final class Reader {
     static func ssid(_ keys: FieldKeys) throws -> SSID {
         switch (keys["ssid"], keys["ssid_hex"]) {
         case (nil, nil):
-            throw keys.parent.error("missing key `ssid` (text) or `ssid_hex` (the SSID's bytes as hex digits, e.g. 436166e9)")
+            throw keys.parent.error("missing key `ssid`")   // (or `ssid_hex`: the bytes of an SSID that is not UTF-8, docs/TOPOLOGY.md)
         case (.some, .some(let hex)):
             throw hex.error("expected `ssid` or `ssid_hex`, not both")
         case (.some(let field), nil):
