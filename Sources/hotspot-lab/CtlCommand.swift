@@ -147,9 +147,20 @@ struct CtlLogoff: ParsableCommand {
     @OptionGroup var socket: CtlSocket
     @Option(help: "The helper's identifier.") var helper: String
     @Option(help: "SSID (default: the current network).") var ssid: String?
+    @Option(name: .customLong("ssid-hex"), help: "The SSID's bytes as hex digits, for one that is not UTF-8 (instead of --ssid).")
+    var ssidHex: String?
     @Option(help: "Security of --ssid.") var security: SecurityType = .open
+
+    func validate() throws {
+        if ssid != nil && ssidHex != nil { throw ValidationError("logoff: give --ssid or --ssid-hex, not both") }
+        if let ssidHex, SSID(hex: ssidHex).map({ (1...SSID.maximumBytes).contains($0.bytes.count) }) != true {
+            throw ValidationError("logoff --ssid-hex \(ssidHex): expected 1 to \(SSID.maximumBytes) bytes as hex digits, two a byte")
+        }
+    }
+
     func run() throws {
-        try socket.send(.logoff(helper: helper, network: ssid.map { NetworkIdentity(ssid: $0, security: security) }))
+        let target = ssidHex.flatMap { SSID(hex: $0) } ?? ssid.map { SSID($0) }
+        try socket.send(.logoff(helper: helper, network: target.map { NetworkIdentity(rawSSID: $0, security: security) }))
     }
 }
 

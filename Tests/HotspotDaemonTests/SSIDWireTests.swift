@@ -43,6 +43,19 @@ struct SSIDWireTests {
         }
     }
 
+    @Test("the state file keeps SSIDs as bytes: two Latin-1 SSIDs with one lossy text stay two entries")
+    func persistence() throws {
+        var state = PersistentState()
+        let a = NetworkIdentity(rawSSID: Self.latin1, security: .open)
+        let b = NetworkIdentity(rawSSID: SSID(bytes: [0x43, 0x61, 0x66, 0xE8]), security: .open)
+        state.cache[a] = .notCaptive
+        state.cache[b] = .helper("h")
+        state.autoJoinDisabled = [b]
+        let back = try PersistentState(json: try JSON.parse(Array(state.json.text.utf8)), file: "state.json")
+        #expect(back.cache == state.cache)
+        #expect(back.autoJoinDisabled == [b])
+    }
+
     @Test("join carries the bytes: ssid_hex for a Latin-1 SSID, decoded back to the same bytes")
     func joinRequest() throws {
         let request = ControlRequest.join(ssid: Self.latin1, password: nil)

@@ -85,9 +85,10 @@ extension StepContext {
             guard let h = topology.hotspots.first(where: { $0.name == name }) else { throw StepFailure("no hotspot \(name) in \(topology.file)") }
             return h
         }
-        let ssid = try status()["association"]?["ssid"]?.stringValue
-            ?? readTrace(from: 0).last(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated" })?["ssid"]?.stringValue
-        if let h = topology.hotspots.first(where: { $0.ssid == ssid }) { return h }
+        // By the SSID's bytes (`ssid_hex` first): two SSIDs that are not UTF-8 may share their lossy text.
+        let ssid = try status()["association"].flatMap(SSID.init(wire:))
+            ?? readTrace(from: 0).last(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated" }).flatMap(SSID.init(wire:))
+        if let h = topology.hotspots.first(where: { $0.rawSSID == ssid }) { return h }
         if topology.hotspots.count == 1 { return topology.hotspots[0] }
         throw StepFailure("which hotspot? name one (`hotspot:`); the station is not associated")
     }
