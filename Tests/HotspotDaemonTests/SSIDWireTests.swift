@@ -73,6 +73,23 @@ struct SSIDWireTests {
         #expect(JSON.string("Café ☕ \u{E2}").text == "\"Café ☕ \u{E2}\"")
     }
 
+    @Test("every scalar up to U+3000 and beyond the BMP round-trips through the JSON writer, and none of the escaped ones is written raw")
+    func jsonWriterRoundTripsEveryScalar() throws {
+        var scalars = (0..<0x3000).compactMap(Unicode.Scalar.init)
+        scalars += [Unicode.Scalar(0xFFFD)!, Unicode.Scalar(0x1F600)!, Unicode.Scalar(0x10FFFF)!]
+        var text = ""
+        text.unicodeScalars.append(contentsOf: scalars)
+        let written = JSON.string(text).bytes
+        #expect(try JSON.parse(written) == .string(text))
+        #expect(!written.contains { $0 < 0x20 || $0 == 0x7F })
+        let pairs = zip(written, written.dropFirst())
+        #expect(!pairs.contains { $0 == 0xC2 && (0x80...0x9F).contains($1) })
+        let triples = zip(pairs, written.dropFirst(2)).map { ($0.0, $0.1, $1) }
+        #expect(!triples.contains { $0 == 0xE2 && $1 == 0x80 && ($2 == 0xA8 || $2 == 0xA9) })
+        #expect(String(decoding: written, as: UTF8.self).contains("\u{2027}"))   // its neighbour U+2027 stays raw UTF-8
+        #expect(written.count > text.utf8.count)
+    }
+
     @Test("a Latin-1 network end to end in hotspotd: the helper sees ssid_hex, its echo counts, the cache keys on the bytes")
     func latin1ThroughHotspotd() throws {
         let d = EmbeddedDaemon()
