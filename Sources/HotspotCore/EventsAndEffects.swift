@@ -116,11 +116,11 @@ public enum Irregularity: Sendable, Hashable, CustomStringConvertible {
     /// No answer by the deadline (or the helper went away): counted as failure.
     case noAnswer(CommandID, CommandType, from: HelperID)
     /// filterScanList named a network that was not in the presented list: ignored.
-    case unlistedNetwork(CommandID, ssid: String, bssid: String, from: HelperID)
+    case unlistedNetwork(CommandID, ssid: SSID, bssid: String, from: HelperID)
     /// evaluate answered about a network other than the one evaluated: confidence none.
-    case wrongNetwork(CommandID, ssid: String, from: HelperID)
+    case wrongNetwork(CommandID, ssid: SSID, from: HelperID)
     /// filterScanList claimed a secure network without setting its password: the claim is ignored.
-    case securedWithoutPassword(CommandID, ssid: String, bssid: String, from: HelperID)
+    case securedWithoutPassword(CommandID, ssid: SSID, bssid: String, from: HelperID)
 
     public var description: String {
         switch self {

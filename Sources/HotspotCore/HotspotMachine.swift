@@ -230,7 +230,7 @@ public struct HotspotMachine: Sendable {
                 if let evaluated = association, network.sameEntry(as: evaluated) {
                     confidence = network.confidence
                 } else {
-                    effects.append(.irregular(.wrongNetwork(command.id, ssid: network.ssid, from: helper)))
+                    effects.append(.irregular(.wrongNetwork(command.id, ssid: network.rawSSID, from: helper)))
                 }
             }
             evaluationAnswer(helper, confidence, &effects)

@@ -40,13 +40,13 @@ extension HotspotMachine {
                 let name = displayName(of: command.helper)
                 for claimed in response.networkList ?? [] {
                     guard let i = scanRounds[r].list.firstIndex(where: { $0.network.sameEntry(as: claimed) }) else {
-                        effects.append(.irregular(.unlistedNetwork(command.id, ssid: claimed.ssid, bssid: claimed.bssid, from: command.helper)))
+                        effects.append(.irregular(.unlistedNetwork(command.id, ssid: claimed.rawSSID, bssid: claimed.bssid, from: command.helper)))
                         continue
                     }
                     let entry = scanRounds[r].list[i]
                     // A secure network is claimed only with a password; then the first answer annotates.
                     if entry.network.isSecure, (claimed.password ?? "").isEmpty {
-                        effects.append(.irregular(.securedWithoutPassword(command.id, ssid: claimed.ssid, bssid: claimed.bssid,
+                        effects.append(.irregular(.securedWithoutPassword(command.id, ssid: claimed.rawSSID, bssid: claimed.bssid,
                                                                           from: command.helper)))
                         continue
                     }

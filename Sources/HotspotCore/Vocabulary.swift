@@ -139,22 +139,41 @@ public typealias HelperID = String
 /// A command's identity, unique within one daemon run. Assigned by the machine in increasing order.
 public typealias CommandID = UInt64
 
-/// A network's identity for the cache and the auto-join list: SSID plus security type.
+/// A network's identity for the cache and the auto-join list: SSID (its bytes) plus security type.
 public struct NetworkIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var ssid: String
+    /// The SSID's bytes: what the identity compares.
+    public var rawSSID: SSID
     public var security: SecurityType
 
+    /// The SSID as text (lossy for bytes that are not UTF-8: display only); setting it sets its UTF-8 bytes.
+    public var ssid: String {
+        get { rawSSID.text }
+        set { rawSSID = SSID(newValue) }
+    }
+
     public init(ssid: String, security: SecurityType) {
-        self.ssid = ssid
+        self.rawSSID = SSID(ssid)
         self.security = security
     }
 
-    public var description: String { "\(ssid) (\(security.rawValue))" }
+    public init(rawSSID: SSID, security: SecurityType) {
+        self.rawSSID = rawSSID
+        self.security = security
+    }
+
+    public var description: String { "\(rawSSID.isUTF8 ? rawSSID.text : rawSSID.printable) (\(security.rawValue))" }
 }
 
 /// A network as a helper sees it (`NEHotspotNetwork`).
 public struct HotspotNetwork: Sendable, Hashable, Codable {
-    public var ssid: String
+    /// The SSID's bytes (IEEE 802.11: 0-32 arbitrary octets): the network's identity.
+    public var rawSSID: SSID
+    /// The SSID as text, as Apple's `NEHotspotNetwork.ssid`: lossy (U+FFFD) for bytes that are not UTF-8, so
+    /// display only; setting it sets its UTF-8 bytes.
+    public var ssid: String {
+        get { rawSSID.text }
+        set { rawSSID = SSID(newValue) }
+    }
     public var bssid: String
     /// 0.0 ... 1.0
     public var signalStrength: Double
@@ -168,14 +187,24 @@ public struct HotspotNetwork: Sendable, Hashable, Codable {
     public var password: String?
 
     public var isSecure: Bool { security.isSecure }
-    public var identity: NetworkIdentity { NetworkIdentity(ssid: ssid, security: security) }
+    public var identity: NetworkIdentity { NetworkIdentity(rawSSID: rawSSID, security: security) }
 
     public init(
         ssid: String, bssid: String, signalStrength: Double = 1.0, security: SecurityType = .open,
         didAutoJoin: Bool = false, didJustJoin: Bool = false, isChosenHelper: Bool = false,
         confidence: Confidence = .none, password: String? = nil
     ) {
-        self.ssid = ssid
+        self.init(rawSSID: SSID(ssid), bssid: bssid, signalStrength: signalStrength, security: security,
+                  didAutoJoin: didAutoJoin, didJustJoin: didJustJoin, isChosenHelper: isChosenHelper,
+                  confidence: confidence, password: password)
+    }
+
+    public init(
+        rawSSID: SSID, bssid: String, signalStrength: Double = 1.0, security: SecurityType = .open,
+        didAutoJoin: Bool = false, didJustJoin: Bool = false, isChosenHelper: Bool = false,
+        confidence: Confidence = .none, password: String? = nil
+    ) {
+        self.rawSSID = rawSSID
         self.bssid = bssid
         self.signalStrength = signalStrength
         self.security = security
@@ -186,9 +215,9 @@ public struct HotspotNetwork: Sendable, Hashable, Codable {
         self.password = password
     }
 
-    /// Two networks are "the same entry of a scan list" when SSID and BSSID match.
+    /// Two networks are "the same entry of a scan list" when SSID (bytes) and BSSID match.
     public func sameEntry(as other: HotspotNetwork) -> Bool {
-        ssid == other.ssid && Self.sameBSSID(bssid, other.bssid)
+        rawSSID == other.rawSSID && Self.sameBSSID(bssid, other.bssid)
     }
 
     /// BSSIDs compare without regard to ASCII case ("02:AB:..." is "02:ab:..."), without allocating

@@ -105,8 +105,8 @@ extension DaemonCore {
     func routeToProvider(_ command: Command) {
         let app = command.helper
         let role = ProviderRole.handling(command.type)
-        if command.type == .evaluate, let network = command.network, manager(of: app).evaluatedSSIDs.contains(network.ssid) {
-            record("evaluatedSSID", ["app": .string(app), "ssid": .string(network.ssid), "command": .number(Double(command.id))])
+        if command.type == .evaluate, let network = command.network, manager(of: app).evaluatedSSIDs.contains(where: { SSID($0) == network.rawSSID }) {
+            record("evaluatedSSID", network.rawSSID.wireFields.merging(["app": .string(app), "command": .number(Double(command.id))]) { $1 })
             var claimed = network
             claimed.confidence = .high
             deferredEvents.append((.response(Response(helper: app, command: command.id, result: .success, network: claimed)),

@@ -20,7 +20,7 @@ extension DaemonCore {
         source["via"] = "control"
         switch request {
         case .associate(let n):
-            if let problem = Self.ssidProblem(n.ssid) {
+            if let problem = Self.ssidProblem(n.rawSSID, hexForm: json["network"]?["ssid_hex"] != nil) {
                 let e = ProtocolError(.invalidField, "associate: network.ssid \(problem)")
                 record("error", ["message": .string(e.message), "via": "control"])
                 reply(ControlReply.error(e, requestID: rid))
@@ -108,20 +108,20 @@ extension DaemonCore {
         }
     }
 
-    /// IEEE 802.11 SSIDs are 0-32 bytes. The SSIDs of this protocol are JSON strings (UTF-8) handed to
-    /// wpa_supplicant, hooks and the trace as text: a NUL byte would cut them short.
-    public static let maximumSSIDBytes = 32
+    /// IEEE 802.11 SSIDs are 0-32 bytes, any bytes. A NUL byte in the text form (`ssid`) is refused: it is the
+    /// C end of a string to hooks and tools, so such an SSID comes as `ssid_hex` (docs/PROTOCOL.md).
+    public static let maximumSSIDBytes = SSID.maximumBytes
 
     /// The largest persisted state (cache and auto-join list, as JSON) the `start` record embeds whole; a
     /// larger one is summarised (`persistedSummary`).
     public static let maximumEmbeddedState = 16 * 1024
 
     /// Why `ssid` cannot be associated with (nil: it can).
-    static func ssidProblem(_ ssid: String) -> String? {
-        if ssid.utf8.count > maximumSSIDBytes {
-            return "is \(ssid.utf8.count) bytes; IEEE 802.11 allows at most \(maximumSSIDBytes)"
+    static func ssidProblem(_ ssid: SSID, hexForm: Bool) -> String? {
+        if ssid.bytes.count > maximumSSIDBytes {
+            return "is \(ssid.bytes.count) bytes; IEEE 802.11 allows at most \(maximumSSIDBytes)"
         }
-        if ssid.utf8.contains(0) { return "contains a NUL byte" }
+        if !hexForm && ssid.bytes.contains(0) { return "contains a NUL byte" }
         return nil
     }
 

@@ -68,7 +68,7 @@ public enum NetworkAction: Sendable, Equatable {
 
 /// A control request the station driver carries out (join, leave, autoJoin).
 public enum StationRequest: Sendable, Equatable {
-    case join(ssid: String, password: String?)
+    case join(ssid: SSID, password: String?)
     case leave
     case autoJoin(except: Set<NetworkIdentity>)
 

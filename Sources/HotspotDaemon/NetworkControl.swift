@@ -26,7 +26,7 @@ public protocol StationDriver: AnyObject {
     /// Called once from `Daemon.start()`, on the loop thread, before any request, with where its events go.
     func attach(to daemon: any StationEventSink) throws
     /// The user joins `ssid` by hand (didAutoJoin false), with `password` for a secure network.
-    func join(ssid: String, password: String?) throws
+    func join(ssid: SSID, password: String?) throws
     /// The user leaves the current network.
     func leave() throws
     /// Join known networks automatically (didAutoJoin true), except `disabled`.

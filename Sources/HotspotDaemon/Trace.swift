@@ -149,13 +149,13 @@ extension Irregularity {
         case .noAnswer(let id, let t, let h):
             ["irregularity": "noAnswer", "command": .number(Double(id)), "commandType": .string(t.description), "helper": .string(h)]
         case .unlistedNetwork(let id, let s, let b, let h):
-            ["irregularity": "unlistedNetwork", "command": .number(Double(id)), "ssid": .string(s), "bssid": .string(b),
-             "helper": .string(h)]
+            s.wireFields.merging(["irregularity": "unlistedNetwork", "command": .number(Double(id)), "bssid": .string(b),
+                                  "helper": .string(h)]) { $1 }
         case .wrongNetwork(let id, let s, let h):
-            ["irregularity": "wrongNetwork", "command": .number(Double(id)), "ssid": .string(s), "helper": .string(h)]
+            s.wireFields.merging(["irregularity": "wrongNetwork", "command": .number(Double(id)), "helper": .string(h)]) { $1 }
         case .securedWithoutPassword(let id, let s, let b, let h):
-            ["irregularity": "securedWithoutPassword", "command": .number(Double(id)), "ssid": .string(s), "bssid": .string(b),
-             "helper": .string(h)]
+            s.wireFields.merging(["irregularity": "securedWithoutPassword", "command": .number(Double(id)), "bssid": .string(b),
+                                  "helper": .string(h)]) { $1 }
         }
     }
 }

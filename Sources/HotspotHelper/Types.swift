@@ -77,7 +77,11 @@ public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible 
 
     init(_ network: HotspotCore.HotspotNetwork) { wire = network }
 
+    /// The SSID as text, as Apple's: bytes that are not UTF-8 read as U+FFFD (display only; two networks may
+    /// share it). The network's identity is `ssidData`, and answers carry the bytes back whatever this reads.
     public var ssid: String { wire.ssid }
+    /// The SSID's bytes (IEEE 802.11: any 0-32 octets), as CoreWLAN's `ssidData`.
+    public var ssidData: [UInt8] { wire.rawSSID.bytes }
     public var bssid: String { wire.bssid }
     /// 0.0 ... 1.0
     public var signalStrength: Double { wire.signalStrength }
@@ -102,7 +106,7 @@ public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible 
 
     var snapshot: HotspotCore.HotspotNetwork { lock.withLock { wire } }
 
-    public var description: String { "\(ssid) (\(bssid))" }
+    public var description: String { "\(SSIDText.inline(wire.rawSSID)) (\(bssid))" }
 }
 
 /// A command from hotspotd (`NEHotspotHelperCommand`).

@@ -241,18 +241,41 @@ public enum JSON: Sendable, Hashable {
         }
     }
 
+    /// Writes a JSON string. Besides what JSON requires (C0 controls, `"`, `\\`), DEL, the C1 controls
+    /// (U+0080-U+009F: 0x9B is a terminal's CSI) and U+2028/U+2029 are written as `\\uXXXX` too, so a record
+    /// printed to a terminal (`hotspot-lab ctl status`, `ctl trace`) or read line by line cannot carry a
+    /// control sequence or a line break raw (issue 17: SSIDs are any bytes).
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        for c in s.utf8 {
+        func escaped(_ value: UInt16) {
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), hex[Int(value >> 12)], hex[Int(value >> 8 & 0xF)],
+                                    hex[Int(value >> 4 & 0xF)], hex[Int(value & 0xF)]])
+        }
+        let utf8 = s.utf8
+        var i = utf8.startIndex
+        while i != utf8.endIndex {
+            let c = utf8[i]
+            utf8.formIndex(after: &i)
             switch c {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
             case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
             case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+            case 0..<0x20, 0x7F:
+                escaped(UInt16(c))
+            case 0xC2 where i != utf8.endIndex && (0x80...0x9F).contains(utf8[i]):   // U+0080-U+009F
+                escaped(UInt16(utf8[i]))
+                utf8.formIndex(after: &i)
+            case 0xE2 where i != utf8.endIndex && utf8[i] == 0x80:                      // U+2028, U+2029
+                let j = utf8.index(after: i)
+                if j != utf8.endIndex, utf8[j] == 0xA8 || utf8[j] == 0xA9 {
+                    escaped(0x2000 | UInt16(utf8[j] - 0xA8 + 0x28))
+                    i = utf8.index(after: j)
+                } else {
+                    out.append(c)
+                }
             default: out.append(c)
             }
         }

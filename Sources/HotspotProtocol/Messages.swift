@@ -53,6 +53,20 @@ struct Fields {
         return try int(key)
     }
 
+    /// An SSID: `ssid_hex` (its bytes as hex digits, lossless) when present, else `ssid` (text, its UTF-8 bytes).
+    func ssid() throws(ProtocolError) -> SSID {
+        if let hex = try optionalString("ssid_hex") {
+            guard let ssid = SSID(hex: hex) else {
+                throw ProtocolError(.invalidField, "\(name("ssid_hex")): expected hex digits, two a byte, got \"\(hex.prefix(80))\"")
+            }
+            if ssid.bytes.count > SSID.maximumBytes {
+                throw ProtocolError(.invalidField, "\(name("ssid_hex")): \(ssid.bytes.count) bytes; IEEE 802.11 allows at most \(SSID.maximumBytes)")
+            }
+            return ssid
+        }
+        return SSID(try string("ssid"))
+    }
+
     func network(_ key: String) throws(ProtocolError) -> HotspotNetwork {
         guard let v = object[key] else { throw ProtocolError(.invalidField, "\(name(key)): missing (expected a network object)") }
         return try HotspotNetwork(wire: v, path: name(key))
@@ -84,7 +98,7 @@ extension HotspotNetwork {
     /// The wire form: `ssid`, `bssid` required; the rest optional with defaults (see docs/PROTOCOL.md).
     public init(wire json: JSON, path: String = "network") throws(ProtocolError) {
         let f = try Fields(json, path: path)
-        let ssid = try f.string("ssid")
+        let ssid = try f.ssid()
         let bssid = try f.string("bssid")
         var signal = 1.0
         if f.has("signalStrength") {
@@ -114,7 +128,7 @@ extension HotspotNetwork {
             }
         }
         self.init(
-            ssid: ssid, bssid: bssid, signalStrength: signal, security: security,
+            rawSSID: ssid, bssid: bssid, signalStrength: signal, security: security,
             didAutoJoin: try f.bool("didAutoJoin", default: false),
             didJustJoin: try f.bool("didJustJoin", default: false),
             isChosenHelper: try f.bool("isChosenHelper", default: false),
@@ -123,28 +137,60 @@ extension HotspotNetwork {
 
     public var wire: JSON {
         var o: [String: JSON] = [
-            "ssid": .string(ssid), "bssid": .string(bssid), "signalStrength": .number(signalStrength),
+            "bssid": .string(bssid), "signalStrength": .number(signalStrength),
             "security": .string(security.rawValue), "isSecure": .bool(isSecure),
             "didAutoJoin": .bool(didAutoJoin), "didJustJoin": .bool(didJustJoin),
             "isChosenHelper": .bool(isChosenHelper), "confidence": .number(Double(confidence.rawValue)),
         ]
         if let password { o["password"] = .string(password) }
+        rawSSID.addWireFields(to: &o)
         return .object(o)
+    }
+}
+
+extension SSID {
+    /// The wire form (docs/PROTOCOL.md): `ssid`, the text (exact for UTF-8 bytes, lossy otherwise, for peers
+    /// that read only it), and `ssid_hex`, the bytes as hex, when the text is not exact or not safe for C
+    /// strings: bytes that are not UTF-8, or a NUL byte (a reader takes `ssid_hex` first).
+    public func addWireFields(to object: inout [String: JSON]) {
+        object["ssid"] = .string(text)
+        if needsHexOnTheWire { object["ssid_hex"] = .string(hex) }
+    }
+
+    /// The wire form carries `ssid_hex` beside `ssid`: the bytes are not UTF-8 or hold a NUL byte.
+    public var needsHexOnTheWire: Bool { !isUTF8 || bytes.contains(0) }
+
+    /// `ssid` and, for bytes that are not UTF-8, `ssid_hex` (`addWireFields`), for a trace record.
+    public var wireFields: [String: JSON] {
+        var o: [String: JSON] = [:]
+        addWireFields(to: &o)
+        return o
+    }
+
+    /// The SSID of a wire object: `ssid_hex` when present, else `ssid`; nil when neither reads.
+    /// (`SSIDText.inline(wire:)` prints it.)
+    public init?(wire json: JSON) {
+        guard let f = try? Fields(json, path: ""), let ssid = try? f.ssid() else { return nil }
+        self = ssid
     }
 }
 
 extension NetworkIdentity {
     public init(wire json: JSON, path: String) throws(ProtocolError) {
         let f = try Fields(json, path: path)
-        let ssid = try f.string("ssid")
+        let ssid = try f.ssid()
         let s = try f.optionalString("security") ?? "open"
         guard let t = SecurityType(rawValue: s) else {
             throw ProtocolError(.invalidField, "\(f.name("security")): expected \"open\", \"wpa2-psk\" or \"wpa2-enterprise\", got \"\(s)\"")
         }
-        self.init(ssid: ssid, security: t)
+        self.init(rawSSID: ssid, security: t)
     }
 
-    public var wire: JSON { ["ssid": .string(ssid), "security": .string(security.rawValue)] }
+    public var wire: JSON {
+        var o: [String: JSON] = ["security": .string(security.rawValue)]
+        rawSSID.addWireFields(to: &o)
+        return .object(o)
+    }
 }
 
 func messageType(_ json: JSON, side: String) throws(ProtocolError) -> (String, Fields) {
@@ -375,7 +421,7 @@ public enum ControlRequest: Sendable, Hashable {
     case subscribeTrace
     /// Station (hotspotd with `--wpa-supplicant`): the user joins `ssid` by hand (didAutoJoin false). Without
     /// `password`, a secure network uses the password a helper set in its filterScanList answer.
-    case join(ssid: String, password: String?)
+    case join(ssid: SSID, password: String?)
     /// Station: the user leaves the current network (no automatic re-join until `autoJoin`).
     case leave
     /// Station: let the device join known networks on its own (didAutoJoin true), except those whose
@@ -416,7 +462,7 @@ public enum ControlRequest: Sendable, Hashable {
         case "foreground": self = .foreground(helper: try f.optionalString("helper"))
         case "status": self = .status
         case "subscribeTrace": self = .subscribeTrace
-        case "join": self = .join(ssid: try f.string("ssid"), password: try f.optionalString("password"))
+        case "join": self = .join(ssid: try f.ssid(), password: try f.optionalString("password"))
         case "leave": self = .leave
         case "autoJoin": self = .autoJoin
         case "record":
@@ -448,7 +494,8 @@ public enum ControlRequest: Sendable, Hashable {
         case .status: return ["type": "status"]
         case .subscribeTrace: return ["type": "subscribeTrace"]
         case .join(let ssid, let password):
-            var o: [String: JSON] = ["type": "join", "ssid": .string(ssid)]
+            var o: [String: JSON] = ["type": "join"]
+            ssid.addWireFields(to: &o)
             if let password { o["password"] = .string(password) }
             return .object(o)
         case .leave: return ["type": "leave"]
@@ -479,5 +526,13 @@ public enum ControlReply {
         var o = object
         if let requestID { o["requestID"] = requestID }
         return .object(o)
+    }
+}
+
+extension SSIDText {
+    /// The SSID of a wire object or trace record (`ssid_hex` first, else `ssid`) as it may appear in a line of
+    /// output (`inline`: escaped when anything in it could break the line or drive a terminal); `?` if none.
+    public static func inline(wire json: JSON?) -> String {
+        json.flatMap(SSID.init(wire:)).map(inline) ?? "?"
     }
 }

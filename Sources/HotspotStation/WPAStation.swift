@@ -97,7 +97,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         control = nil
     }
 
-    public func join(ssid: String, password: String?) throws {
+    public func join(ssid: SSID, password: String?) throws {
         let control = try requireControl()
         let networks = try listNetworks()
         let id: String
@@ -106,8 +106,9 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             id = known.id
         } else {
             id = try control.request("ADD_NETWORK")
-            guard Int(id) != nil else { throw SystemError("add network", ssid, reason: "wpa_supplicant answered \(id)") }
-            try set(id, "ssid", quoted(ssid))
+            guard Int(id) != nil else { throw SystemError("add network", ssid.printable, reason: "wpa_supplicant answered \(id)") }
+            // The bytes as wpa_supplicant reads them: quoted text, or hex for any other bytes (lossless).
+            try set(id, "ssid", WPAText.networkValue(ssid))
             try set(id, "scan_ssid", "1")
             try set(id, "key_mgmt", "NONE")
             source = "none"
@@ -115,7 +116,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         // The password: given with the request, else the one a helper set in its filterScanList answer.
         var secret = password
         if password != nil { source = "request" }
-        if secret == nil, let claimed = daemon?.annotatedScanList?.first(where: { $0.network.ssid == ssid && $0.password != nil }) {
+        if secret == nil, let claimed = daemon?.annotatedScanList?.first(where: { $0.network.rawSSID == ssid && $0.password != nil }) {
             secret = claimed.password
             source = "filterScanList (\(claimed.claimedBy ?? "?"))"
         }
@@ -125,8 +126,8 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         }
         if let freq = try scanFrequency(ssid: ssid) { try set(id, "scan_freq", freq) }
         manualJoinPending = true
-        try expectOK(control.request("SELECT_NETWORK \(id)"), "select network \(id) (\(ssid))")
-        daemon?.record("station", ["action": "join", "ssid": .string(ssid), "networkID": .string(id), "passwordFrom": .string(source)])
+        try expectOK(control.request("SELECT_NETWORK \(id)"), "select network \(id) (\(ssid.printable))")
+        daemon?.record("station", ssid.wireFields.merging(["action": "join", "networkID": .string(id), "passwordFrom": .string(source)]) { $1 })
     }
 
     public func leave() throws {
@@ -142,11 +143,12 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         for network in try listNetworks() {
             let idStr = (try? control.request("GET_NETWORK \(network.id) id_str")) ?? ""
             let keyMgmt = (try? control.request("GET_NETWORK \(network.id) key_mgmt")) ?? "NONE"
-            let identity = NetworkIdentity(ssid: network.ssid, security: WPAText.security(keyMgmt: keyMgmt))
+            let identity = NetworkIdentity(rawSSID: network.ssid, security: WPAText.security(keyMgmt: keyMgmt))
             // Networks the lab configured with `auto-join: false` carry id_str "manual".
             let allowed = idStr != "\"manual\"" && !disabled.contains(identity)
-            try expectOK(control.request("\(allowed ? "ENABLE" : "DISABLE")_NETWORK \(network.id)"), "auto-join \(network.ssid)")
-            (allowed ? { enabled.append(.string(network.ssid)) } : { skipped.append(.string(network.ssid)) })()
+            try expectOK(control.request("\(allowed ? "ENABLE" : "DISABLE")_NETWORK \(network.id)"), "auto-join \(network.ssid.printable)")
+            let listed: JSON = network.ssid.needsHexOnTheWire ? .object(network.ssid.wireFields) : .string(network.ssid.text)
+            (allowed ? { enabled.append(listed) } : { skipped.append(listed) })()
         }
         manualJoinPending = false
         try expectOK(control.request("REASSOCIATE"), "reassociate")
@@ -176,7 +178,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     public func setAutoJoin(_ enabled: Bool, network: NetworkIdentity, interface: String) {
         guard !enabled else { return }   // a manual join selects the network anyway
         do {
-            for known in try listNetworks() where known.ssid == network.ssid {
+            for known in try listNetworks() where known.ssid == network.rawSSID {
                 try expectOK(try requireControl().request("DISABLE_NETWORK \(known.id)"), "disable network \(known.id)")
             }
         } catch {
@@ -233,29 +235,30 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         guard let daemon, let control else { return }
         do {
             let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
-            guard let ssid = status["ssid"], let bssid = status["bssid"] else {
+            guard let ssidText = status["ssid"], let bssid = status["bssid"] else {
                 daemon.record("error", ["message": .string("association reported without ssid/bssid: \(status)")])
                 return
             }
             if associatedBSSID == bssid, daemon.association != nil { return }   // the event and our start-up check
+            let ssid = WPAText.ssid(printfEncoded: ssidText)   // its bytes (wpa_supplicant escapes them)
             let rssi = Self.rssi(control) ?? -50
             // A roam: wpa_supplicant moved to another BSSID of the same SSID without a disconnection in between.
             // A new association (docs/DECISIONS.md): Inactive, then the cached sequence once DHCP is done.
             let previous = daemon.association
-            let roamedFrom: String? = (associatedBSSID != nil && associatedBSSID != bssid && previous?.ssid == ssid) ? associatedBSSID : nil
+            let roamedFrom: String? = (associatedBSSID != nil && associatedBSSID != bssid && previous?.rawSSID == ssid) ? associatedBSSID : nil
             let network = HotspotNetwork(
-                ssid: ssid, bssid: bssid, signalStrength: WPAText.strength(rssi: rssi),
+                rawSSID: ssid, bssid: bssid, signalStrength: WPAText.strength(rssi: rssi),
                 security: WPAText.security(keyMgmt: status["key_mgmt"] ?? "NONE"),
                 didAutoJoin: roamedFrom != nil ? (previous?.didAutoJoin ?? true) : !manualJoinPending)
             manualJoinPending = false
             associatedBSSID = bssid
             reportedRSSI = rssi
             if let roamedFrom {
-                daemon.record("station", ["action": "roamed", "ssid": .string(ssid), "from": .string(roamedFrom), "to": .string(bssid),
-                                          "rssi": .number(rssi), "frequency": .string(status["freq"] ?? "?")])
+                daemon.record("station", ssid.wireFields.merging(["action": "roamed", "from": .string(roamedFrom), "to": .string(bssid),
+                                          "rssi": .number(rssi), "frequency": .string(status["freq"] ?? "?")]) { $1 })
             }
-            daemon.record("station", ["action": "associated", "ssid": .string(ssid), "bssid": .string(bssid), "rssi": .number(rssi),
-                                      "keyMgmt": .string(status["key_mgmt"] ?? "?"), "frequency": .string(status["freq"] ?? "?")])
+            daemon.record("station", ssid.wireFields.merging(["action": "associated", "bssid": .string(bssid), "rssi": .number(rssi),
+                                      "keyMgmt": .string(status["key_mgmt"] ?? "?"), "frequency": .string(status["freq"] ?? "?")]) { $1 })
             daemon.submit(.associated(network), via: "wpa_supplicant")
             startDHCP()
         } catch {
@@ -411,7 +414,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     // MARK: wpa_supplicant helpers
 
-    struct KnownNetwork { var id: String; var ssid: String; var flags: String }
+    struct KnownNetwork { var id: String; var ssid: SSID; var flags: String }
 
     private func requireControl() throws -> WPACtrlSocket {
         guard let control else { throw SystemError("talk to wpa_supplicant at", options.wpaControlPath, reason: "not attached") }
@@ -419,22 +422,16 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     }
 
     private func listNetworks() throws -> [KnownNetwork] {
-        let reply = try requireControl().request("LIST_NETWORKS")
-        return reply.split(separator: "\n").dropFirst().compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count >= 2 else { return nil }
-            return KnownNetwork(id: fields[0], ssid: fields[1], flags: fields.count > 3 ? fields[3] : "")
-        }
+        WPAText.listNetworks(try requireControl().request("LIST_NETWORKS")).map { KnownNetwork(id: $0.id, ssid: $0.ssid, flags: $0.flags) }
     }
 
     /// The frequencies of the SSID in the last scan results, space-separated (so the join scans only the
     /// channels of its access points, every one of them: the station can roam between them).
-    private func scanFrequency(ssid: String) throws -> String? {
+    private func scanFrequency(ssid: SSID) throws -> String? {
         let reply = try requireControl().request("SCAN_RESULTS")
         var frequencies: [Int] = []
-        for line in reply.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            if fields.count >= 5, fields[4] == ssid, let f = Int(fields[1]), !frequencies.contains(f) { frequencies.append(f) }
+        for result in WPAText.scanResults(reply) where result.ssid == ssid {
+            if let f = result.frequency, !frequencies.contains(f) { frequencies.append(f) }
         }
         return frequencies.isEmpty ? nil : frequencies.map(String.init).joined(separator: " ")
     }

@@ -51,6 +51,7 @@ public final class Lab: @unchecked Sendable {
             let directory = LabState.root + "/" + prefix
             if mkdir(directory, 0o755) == 0 {
                 let lab = Lab(runID: id, prefix: prefix, stateDirectory: directory)
+                try LiveLabs.register(lab)   // refused once a stopping command tore its labs down
                 try LabState.writeOwner(directory)
                 try lab.startGuardian()
                 return lab
@@ -220,6 +221,7 @@ public final class Lab: @unchecked Sendable {
         let (items, hwsim, namespaces) = lock.withLock { () -> ([LabResource], Hwsim?, [String: NetworkNamespace]) in
             if tornDown { return ([], nil, [:]) }
             tornDown = true
+            LiveLabs.unregister(prefix)
             let result = (resources, self.hwsim, self.namespaces)
             resources = []
             self.hwsim = nil

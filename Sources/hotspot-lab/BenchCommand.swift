@@ -122,6 +122,7 @@ struct BenchLab: ParsableCommand {
     var withRadios = false
 
     func run() throws {
+        LabSignals.install(command: "bench lab")
         try LabBenchmark(sizes: sizes, skipIP: skipIP, pauseAfter: pauseAfter, withRadios: withRadios).run()
     }
 }
@@ -143,6 +144,7 @@ struct BenchSequence: AsyncParsableCommand {
     func run() async throws {
         let bench = try SequenceBenchmark(runs: runs, topologyPath: ScenarioFiles.resolveFolder(topology))
         try await placement.relayIfNeeded()
+        LabSignals.install(command: "bench sequence")
         try bench.run()
     }
 }
@@ -175,6 +177,7 @@ struct BenchReplay: AsyncParsableCommand {
     func run() async throws {
         let bench = try ReplayBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario))
         try await placement.relayIfNeeded()
+        LabSignals.install(command: "bench replay")
         try bench.run()
     }
 }

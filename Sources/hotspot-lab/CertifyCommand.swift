@@ -110,6 +110,7 @@ struct CertifyCommand: AsyncParsableCommand {
             }
         }
         try await placement.relayIfNeeded()
+        LabSignals.install(command: "certify")
         var selected = checks.isEmpty ? (CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
             ? CertificationCheck.providerChecks : [])).map(\.id) : checks
         if let shard { selected = try Shard.parse(shard).select(selected) }

@@ -147,9 +147,20 @@ struct CtlLogoff: ParsableCommand {
     @OptionGroup var socket: CtlSocket
     @Option(help: "The helper's identifier.") var helper: String
     @Option(help: "SSID (default: the current network).") var ssid: String?
+    @Option(name: .customLong("ssid-hex"), help: "The SSID's bytes as hex digits, for one that is not UTF-8 (instead of --ssid).")
+    var ssidHex: String?
     @Option(help: "Security of --ssid.") var security: SecurityType = .open
+
+    func validate() throws {
+        if ssid != nil && ssidHex != nil { throw ValidationError("logoff: give --ssid or --ssid-hex, not both") }
+        if let ssidHex, SSID(hex: ssidHex).map({ (1...SSID.maximumBytes).contains($0.bytes.count) }) != true {
+            throw ValidationError("logoff --ssid-hex \(ssidHex): expected 1 to \(SSID.maximumBytes) bytes as hex digits, two a byte")
+        }
+    }
+
     func run() throws {
-        try socket.send(.logoff(helper: helper, network: ssid.map { NetworkIdentity(ssid: $0, security: security) }))
+        let target = ssidHex.flatMap { SSID(hex: $0) } ?? ssid.map { SSID($0) }
+        try socket.send(.logoff(helper: helper, network: target.map { NetworkIdentity(rawSSID: $0, security: security) }))
     }
 }
 
@@ -186,9 +197,24 @@ struct CtlForeground: ParsableCommand {
 struct CtlJoin: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "join", abstract: "The user joins a network (hotspotd with --wpa-supplicant).")
     @OptionGroup var socket: CtlSocket
-    @Argument(help: "SSID") var ssid: String
+    @Argument(help: "SSID (text; or give --ssid-hex)") var ssid: String?
+    @Option(name: .customLong("ssid-hex"), help: "The SSID's bytes as hex digits, for one that is not UTF-8 (436166e9 is Caf\\xe9).")
+    var ssidHex: String?
     @Option(help: "Password (default: the one a helper set in its filterScanList answer, or the configured one).") var password: String?
-    func run() throws { try socket.send(.join(ssid: ssid, password: password)) }
+
+    func validate() throws {
+        if (ssid == nil) == (ssidHex == nil) { throw ValidationError("join: give the SSID as text or as --ssid-hex, one of them") }
+        if let ssidHex {
+            guard let bytes = SSID(hex: ssidHex), (1...SSID.maximumBytes).contains(bytes.bytes.count) else {
+                throw ValidationError("join --ssid-hex \(ssidHex): expected 1 to \(SSID.maximumBytes) bytes as hex digits, two a byte")
+            }
+        }
+    }
+
+    func run() throws {
+        let target = ssidHex.flatMap { SSID(hex: $0) } ?? SSID(ssid ?? "")
+        try socket.send(.join(ssid: target, password: password))
+    }
 }
 
 struct CtlLeave: ParsableCommand {

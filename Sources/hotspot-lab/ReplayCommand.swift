@@ -57,6 +57,7 @@ struct ReplayCommand: AsyncParsableCommand {
             return
         }
         try await placement.relayIfNeeded(inputs: [trace])
+        LabSignals.install(command: "replay")
         let reporter = ProgressReporter()
         reporter.say("━━ replay of \(trace): \(plan.scenario.steps.count) steps from \(plan.source); recorded path "
                      + (plan.recordedPath.isEmpty ? "(none)" : plan.recordedPath.joined(separator: " → ")))

@@ -37,6 +37,7 @@ struct DemoCommand: AsyncParsableCommand {
         let folder = ScenarioFiles.resolveFolder(scenarios)
         let loaded = try ScenarioFiles.load(Self.sequences.map { "\(folder)/\($0).yaml" })
         try await placement.relayIfNeeded()
+        LabSignals.install(command: "demo")
         let reporter = ProgressReporter()
         // Labs in parallel (issue 19): each lab has its own air namespace and radios, so they do not hear each
         // other; step lines carry the scenario's name and each timeline is printed whole when its sequence ends.
@@ -108,6 +109,7 @@ struct RunCommand: AsyncParsableCommand {
         if let shard { files = try Shard.parse(shard).select(files) }
         let loaded = try ScenarioFiles.load(files, helperOverride: helpers.isEmpty ? nil : helpers)
         try await placement.relayIfNeeded()
+        LabSignals.install(command: "run")
         let reporter = ProgressReporter()
         reporter.named = jobs > 1
         let runner = ScenarioRunner(logRoot: logs, helperOverride: helpers.isEmpty ? nil : helpers)
@@ -225,7 +227,7 @@ final class ProgressReporter: @unchecked Sendable {
     func say(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        labSay(line)   // EPIPE: a stop request, not a crash
     }
 
     func step(_ scenario: Scenario, _ step: StepResult) {

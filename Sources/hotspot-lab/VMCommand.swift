@@ -177,8 +177,10 @@ enum VMRelay {
             }
             return result.exitCode
         } catch VMError.interrupted {
-            FileHandle.standardError.write(Data("hotspot-lab vm: interrupted, VM stopped\n".utf8))
-            return 130
+            // 128 + the signal, as on the host: 130 for SIGINT, 143 for SIGTERM (docs/RELIABILITY.md).
+            let signal = VMRunner.interruptSignal ?? SIGINT
+            FileHandle.standardError.write(Data("hotspot-lab vm: interrupted, VM stopped (\(signalName(signal)))\n".utf8))
+            return 128 + signal
         }
     }
 }

@@ -34,6 +34,8 @@ messages += [
     {"type": "associate", "network": {"ssid": "Cafe", "bssid": "02:00:00:00:00:01", "security": "open"}},
     {"type": "showScanList", "networks": [{"ssid": "Cafe", "bssid": "02:00:00:00:00:01", "signalStrength": 0.5}]},
     {"type": "join", "ssid": "Cafe", "password": "secret"}, {"type": "signal", "strength": 0.25},
+    {"type": "associate", "network": {"ssid": "Caf\ufffd", "ssid_hex": "436166e9", "bssid": "02:00:00:00:00:01"}},
+    {"type": "join", "ssid_hex": "43616665004c756d69657265"},
     {"type": "record", "note": {"step": "x", "list": [1, -2.5e-3, True, None, "\u00e9\n"]}},
 ]
 texts = [json.dumps(m, separators=(",", ":"), ensure_ascii=False).encode() for m in messages]

@@ -53,9 +53,9 @@ struct EmbeddedProtocolTests {
         var joined: [String] = []
         d.stationHandler = { request in
             if case .join(let ssid, _) = request {
-                joined.append(ssid)
+                joined.append(ssid.text)
                 // The driver reports the association while the request is carried out.
-                d.submit(.associated(HotspotNetwork(ssid: ssid, bssid: "02:00:00:00:00:07")), via: "driver")
+                d.submit(.associated(HotspotNetwork(rawSSID: ssid, bssid: "02:00:00:00:00:07")), via: "driver")
             }
         }
         let join = ControlRequest.join(ssid: "Cafe", password: nil).json

@@ -20,11 +20,11 @@ final class FakeStation: StationDriver, @unchecked Sendable {
         sink.record("station", ["action": "attached"])
     }
 
-    func join(ssid: String, password: String?) throws {
-        guard ssid != "refused" else { throw Refused(ssid: ssid) }
-        joins.append(ssid)
-        sink?.record("station", ["action": "join", "ssid": .string(ssid)])
-        sink?.submit(.associated(HotspotNetwork(ssid: ssid, bssid: "02:00:00:00:00:09")), via: "fake")
+    func join(ssid: SSID, password: String?) throws {
+        guard ssid != "refused" else { throw Refused(ssid: ssid.text) }
+        joins.append(ssid.text)
+        sink?.record("station", ["action": "join", "ssid": .string(ssid.text)])
+        sink?.submit(.associated(HotspotNetwork(rawSSID: ssid, bssid: "02:00:00:00:00:09")), via: "fake")
     }
 
     func leave() throws {}

@@ -1,3 +1,4 @@
+import HotspotCore
 import Foundation
 import HotspotProtocol
 import Testing
@@ -55,8 +56,8 @@ final class FakeStepContext: StepContext {
         calls.append("showScanList")
         return [["ssid": "Cafe Lumiere", "security": "open", "annotation": "Portal Login"]]
     }
-    func join(_ ssid: String, password: String?) throws {
-        calls.append("join \(ssid) \(password ?? "-")")
+    func join(_ ssid: SSID, password: String?) throws {
+        calls.append("join \(ssid.isUTF8 ? ssid.text : "hex:" + ssid.hex) \(password ?? "-")")
         append(onJoin)
     }
     func autoJoin() throws {

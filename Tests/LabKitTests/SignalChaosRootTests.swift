@@ -192,22 +192,3 @@ struct SignalChaosRootTests {
         #expect(foreignLeft.values.allSatisfy { $0 }, "foreign objects: \(foreignLeft)")
     }
 }
-
-/// Issue 17: SSIDs print escaped, so a newline cannot break the summary and stray bytes stay visible.
-@Suite("SSID printable form")
-struct SSIDTextTests {
-    @Test("newline, quote, backslash, tab and control characters are escaped; the form stays on one line")
-    func textIsEscaped() {
-        #expect(SSIDText.printable("Cafe\nLumiere") == "\"Cafe\\nLumiere\"")
-        #expect(SSIDText.printable("a\"b\\c\td\u{1}\u{2028}") == "\"a\\\"b\\\\c\\td\\u{1}\\u{2028}\"")
-        #expect(SSIDText.printable("Café ☕") == "\"Café ☕\"")
-        #expect(!SSIDText.printable("x\r\ny").contains("\n"))
-    }
-
-    @Test("bytes that are not UTF-8 print as \\xNN; valid sequences around them as text")
-    func bytesAreEscaped() {
-        #expect(SSIDText.printable(bytes: [0x43, 0xFF, 0x61, 0xC3, 0xA9, 0xC3]) == "\"C\\xffaé\\xc3\"")
-        #expect(SSIDText.printable(bytes: [0xE2, 0x82]) == "\"\\xe2\\x82\"")
-        #expect(SSIDText.printable(bytes: [0x0A]) == "\"\\n\"")
-    }
-}

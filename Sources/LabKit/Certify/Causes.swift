@@ -1,3 +1,4 @@
+import HotspotCore
 import Foundation
 import HotspotProtocol
 
@@ -101,14 +102,14 @@ struct GroundTruthWalk {
                     let presented = command["networkList"]?.arrayValue ?? []
                     let claims = r["networkList"]?.arrayValue ?? []
                     if let bare = claims.first(where: { judge.secureWithoutPassword($0, presented: presented) }) {
-                        add("scan-list-passwords", r, "filterScanList claimed the secure network \(bare["ssid"]?.stringValue ?? "?") without a password", [command])
+                        add("scan-list-passwords", r, "filterScanList claimed the secure network \(SSIDText.inline(wire: bare)) without a password", [command])
                     }
                     // A secure claim without a password is ignored by hotspotd: it claims nothing.
                     if let wrong = claims.first(where: { n in
                         let claimed = n["ssid"]?.stringValue ?? ""
                         return (judge.decoys.contains(claimed) || claimed == judge.notCaptive) && !judge.secureWithoutPassword(n, presented: presented)
                     }) {
-                        add("decoys", r, "filterScanList claimed \(wrong["ssid"]?.stringValue ?? "?"), a network it cannot know", [command])
+                        add("decoys", r, "filterScanList claimed \(SSIDText.inline(wire: wrong)), a network it cannot know", [command])
                     }
                 case "evaluate":
                     let confidence = r["network"]?["confidence"]?.intValue ?? 0
@@ -118,9 +119,9 @@ struct GroundTruthWalk {
                     } else if let ssid, judge.decoys.contains(ssid), confidence > 0 {
                         if confidence == 2, let high = highForNotCaptive {
                             // High for everything: the not-captive network's check owns it (its first answer is the cause).
-                            add("not-high-for-everything", r, "evaluate of the decoy \(ssid) answered high too: high for every network", [command, high])
+                            add("not-high-for-everything", r, "evaluate of the decoy \(SSIDText.inline(ssid)) answered high too: high for every network", [command, high])
                         } else {
-                            add("decoys", r, "evaluate of the decoy \(ssid) answered confidence \(confidence), not none", [command])
+                            add("decoys", r, "evaluate of the decoy \(SSIDText.inline(ssid)) answered confidence \(confidence), not none", [command])
                         }
                     }
                 // Under a DNS hijack nothing says what authenticate should answer (a pair's evaluation provider claims

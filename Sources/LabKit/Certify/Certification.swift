@@ -363,7 +363,7 @@ final class RunDriver {
     static func render(scanList: [JSON]) -> [String] {
         scanList.map { entry in
             let security = entry["security"]?.stringValue ?? (entry["isSecure"]?.boolValue == true ? "wpa2-psk" : "open")
-            var line = (entry["ssid"]?.stringValue ?? "?") + (security == "open" ? "" : " [\(security)]")
+            var line = SSIDText.inline(wire: entry) + (security == "open" ? "" : " [\(security)]")
             if let annotation = entry["annotation"]?.stringValue { line += " (\(annotation))" }
             return line
         }

@@ -1,3 +1,4 @@
+import HotspotCore
 /// Configuration text and arguments for the daemons a hotspot runs. Pure: no I/O, golden-tested.
 
 /// hostapd.conf per security kind, plus the EAP user file for WPA2-Enterprise.
@@ -23,8 +24,9 @@ public enum HostapdConfig {
             "interface=\(interface)",
             "driver=nl80211",
             "ctrl_interface=\(controlDirectory)",
-            "ssid2=\(hex(hotspot.ssid))",
-            "utf8_ssid=1",
+            // The SSID's bytes as hex (any bytes: quotes, newlines, Latin-1); flagged UTF-8 only when they are.
+            "ssid2=\(hotspot.rawSSID.hex)",
+            "utf8_ssid=\(hotspot.rawSSID.isUTF8 ? 1 : 0)",
             "bssid=\(hotspot.bssid)",
             "hw_mode=\(hotspot.channel <= 14 ? "g" : "a")",
             "channel=\(hotspot.channel)",
@@ -73,13 +75,6 @@ public enum HostapdConfig {
 
     static func quote(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\"", with: "") + "\""
-    }
-
-    static func hex(_ text: String) -> String {
-        text.utf8.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
-        }.joined()
     }
 }
 

@@ -1,3 +1,4 @@
+import HotspotCore
 import Foundation
 import HotspotSystem
 import Netlink
@@ -360,7 +361,7 @@ public final class HotspotLab: @unchecked Sendable {
         lines.append("  CA bundle for station tools: \(PortalTLS.caBundle(labLogDirectory: logDirectory)) (SSL_CERT_FILE, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE)")
         for running in hotspots {
             let h = running.hotspot
-            var line = "hotspot \(h.name) \(SSIDText.printable(h.ssid)) \(h.bssid) ch \(h.channel) \(h.security.kindName)"
+            var line = "hotspot \(h.name) \(h.rawSSID.printable) \(h.bssid) ch \(h.channel) \(h.security.kindName)"
             if let portal = h.gateway.portal {
                 line += ", portal \(portal.kind) at \(h.gateway.portalURL ?? "")"
                 if PortalTLS.isHTTPSOnly(portal.settings) { line += " (HTTPS only: \(PortalTLS.url(hotspot: h.name)), CA \(PortalTLS.caFile(labLogDirectory: logDirectory)))" }
@@ -390,7 +391,7 @@ public final class HotspotLab: @unchecked Sendable {
                          + "    # the station's DNS as /etc/resolv.conf; interface \(station.interface), wpa_cli -p \(station.directory)/wpa-ctrl")
             lines.append("  hotspotd: \(station.hotspotdRunDirectory)/control.sock, trace \(station.traceFile), log \(station.hotspotdLog)")
             if let first = station.station.knownNetworks.first {
-                lines.append("  drive it: hotspot-lab ctl --station \(station.station.name) join \(SSIDText.printable(first.ssid))   (status, trace, foreground, logoff, leave, auto-join)")
+                lines.append("  drive it: hotspot-lab ctl --station \(station.station.name) \(first.rawSSID.isUTF8 ? "join \(SSIDText.printable(first.ssid))" : "join --ssid-hex \(first.rawSSID.hex)")   (status, trace, foreground, logoff, leave, auto-join)")
             }
         }
         lines.append("timings: " + timings.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))

@@ -108,7 +108,7 @@ public enum Replay {
         let start = trace.records.first { $0["kind"]?.stringValue == "start" }
         guard let topologyPath = topology ?? header?["topology"]?.stringValue else {
             let ssids = Set(trace.records.compactMap { r -> String? in
-                r["kind"]?.stringValue == "event" && r["event"]?.stringValue == "associated" ? r["detail"]?["network"]?["ssid"]?.stringValue : nil
+                r["kind"]?.stringValue == "event" && r["event"]?.stringValue == "associated" ? SSIDText.inline(wire: r["detail"]?["network"]) : nil
             })
             throw TraceFileError(file: trace.file, line: 1, message: "the trace does not name its topology; give --topology FILE with the networks "
                                  + (ssids.isEmpty ? "it needs" : ssids.sorted().joined(separator: ", ")))
@@ -192,6 +192,14 @@ public enum Replay {
                     helpers: recordedHelpers.map { (identifier: $0.0, displayName: $0.1) }, notes: notes, yaml: yaml)
     }
 
+    /// A `join` step for the SSID of a request or network object: `join: TEXT` for a plain UTF-8 SSID (as
+    /// before), else `join: {ssid_hex: HEX}`: the bytes, and nothing in them can break the scenario's YAML.
+    static func joinStep(_ json: JSON?) -> String {
+        guard let ssid = json.flatMap(SSID.init(wire:)) else { return "join: ?" }
+        if ssid.isUTF8, SSIDText.inline(ssid) == ssid.text { return "join: \(ssid.text)" }
+        return "join: {ssid_hex: \(ssid.hex)}"
+    }
+
     /// Actions from what hotspotd recorded of the user and the world (no lab step records).
     static func eventActions(_ trace: TraceFile) -> [(index: Int, text: String)] {
         var actions: [(Int, String)] = []
@@ -199,7 +207,7 @@ public enum Replay {
             switch r["kind"]?.stringValue {
             case "userAction":
                 switch r["request"]?["type"]?.stringValue {
-                case "join": actions.append((i, "join: \(r["request"]?["ssid"]?.stringValue ?? "?")"))
+                case "join": actions.append((i, joinStep(r["request"])))
                 case "leave": actions.append((i, "leave"))
                 case "autoJoin": actions.append((i, "auto-join"))
                 default: break
@@ -209,7 +217,7 @@ public enum Replay {
                 switch r["event"]?.stringValue {
                 case "associated":
                     let n = r["detail"]?["network"]
-                    actions.append((i, n?["didAutoJoin"]?.boolValue == true ? "auto-join" : "join: \(n?["ssid"]?.stringValue ?? "?")"))
+                    actions.append((i, n?["didAutoJoin"]?.boolValue == true ? "auto-join" : joinStep(n)))
                 case "disassociated": actions.append((i, "leave"))
                 case "foreground": actions.append((i, "foreground: \(r["detail"]?["helper"]?.stringValue ?? "null")"))
                 case "scanListShown": actions.append((i, "show-scan-list"))

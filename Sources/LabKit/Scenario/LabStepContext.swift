@@ -1,3 +1,4 @@
+import HotspotCore
 import Foundation
 import PortalKinds
 import HotspotProtocol
@@ -39,7 +40,7 @@ final class LabStepContext: StepContext {
         try station.waitForState(state, after: cursor, timeout: timeout)
     }
     func showScanList() throws -> [JSON] { try station.showScanList() }
-    func join(_ ssid: String, password: String?) throws { try station.join(ssid, password: password) }
+    func join(_ ssid: SSID, password: String?) throws { try station.join(ssid, password: password) }
     func autoJoin() throws { try station.autoJoin() }
     func leave() throws { try station.leave() }
     func foreground(_ identifier: String?) throws { try station.foreground(identifier) }

@@ -4,6 +4,12 @@ import HotspotProtocol
 
 /// The readable timeline of a run, from hotspotd's trace.
 public enum Timeline {
+    /// The SSID of a record or network object (`ssid_hex` first), as it may appear in a line: escaped if
+    /// anything in it could break the line or the terminal (issue 17).
+    static func ssid(_ json: JSON?) -> String {
+        SSIDText.inline(wire: json)
+    }
+
     public static func build(_ records: [JSON]) -> [TimelineEntry] {
         guard let t0 = records.first?["t_ns"]?.doubleValue else { return [] }
         var entries: [TimelineEntry] = []
@@ -17,8 +23,8 @@ public enum Timeline {
                     + (r["bestHelper"]?.stringValue.map { " (best helper \($0))" } ?? ""))
             case "command":
                 var text = "→ \(r["commandType"]?.stringValue ?? "?") to \(r["helper"]?.stringValue ?? "?")"
-                if let n = r["network"], let ssid = n["ssid"]?.stringValue {
-                    text += " [\(ssid)\(n["didJustJoin"]?.boolValue == true ? ", didJustJoin" : "")]"
+                if let n = r["network"], n["ssid"] != nil || n["ssid_hex"] != nil {
+                    text += " [\(ssid(n))\(n["didJustJoin"]?.boolValue == true ? ", didJustJoin" : "")]"
                 }
                 add(r, "command", text)
             case "response":
@@ -33,7 +39,7 @@ public enum Timeline {
                 switch name {
                 case "associated":
                     let n = r["detail"]?["network"]
-                    add(r, "event", "associated with \(n?["ssid"]?.stringValue ?? "?") \(n?["bssid"]?.stringValue ?? "")"
+                    add(r, "event", "associated with \(ssid(n)) \(n?["bssid"]?.stringValue ?? "")"
                         + (n?["didAutoJoin"]?.boolValue == true ? " (auto-join)" : " (joined by the user)"))
                 case "disassociated", "ipUp", "ipDown", "maintainTimerFired":
                     add(r, "event", name + (r["via"]?.stringValue.map { " (\($0))" } ?? ""))
@@ -52,16 +58,16 @@ public enum Timeline {
             case "irregular", "rejected":
                 add(r, r["kind"]?.stringValue ?? "?", r["message"]?.stringValue ?? "?")
             case "cache":
-                add(r, "cache", "cache \(r["network"]?["ssid"]?.stringValue ?? "?"): "
+                add(r, "cache", "cache \(ssid(r["network"])): "
                     + (r["action"]?.stringValue == "remove" ? "removed" : (r["helper"]?.stringValue ?? "not captive")))
             case "autoJoin":
-                add(r, "autoJoin", "auto-join \(r["action"]?.stringValue ?? "?")d for \(r["network"]?["ssid"]?.stringValue ?? "?")")
+                add(r, "autoJoin", "auto-join \(r["action"]?.stringValue ?? "?")d for \(ssid(r["network"]))")
             case "station":
                 let action = r["action"]?.stringValue ?? "?"
                 if action == "dhcpLease" {
                     add(r, "station", "DHCP lease \(r["lease"]?["ip"]?.stringValue ?? "?")" + String(format: " in %.0f ms", r["latency_ms"]?.doubleValue ?? 0))
                 } else if action == "join" {
-                    add(r, "user", "user joins \(r["ssid"]?.stringValue ?? "?") (password from \(r["passwordFrom"]?.stringValue ?? "?"))")
+                    add(r, "user", "user joins \(ssid(r)) (password from \(r["passwordFrom"]?.stringValue ?? "?"))")
                 } else if action == "roamed" {
                     add(r, "station", "roamed from \(r["from"]?.stringValue ?? "?") to \(r["to"]?.stringValue ?? "?")")
                 } else if action == "signal" {
@@ -76,7 +82,7 @@ public enum Timeline {
                 add(r, "event", "logoff \(r["accepted"]?.boolValue == true ? "accepted" : "refused")")
             case "scanList":
                 let claimed = (r["networks"]?.arrayValue ?? []).filter { $0["annotation"]?.stringValue != nil }
-                add(r, "scanList", "scan list shown: " + claimed.map { "\($0["ssid"]?.stringValue ?? "?") — \($0["annotation"]?.stringValue ?? "")" }.joined(separator: ", "))
+                add(r, "scanList", "scan list shown: " + claimed.map { "\(ssid($0)) — \($0["annotation"]?.stringValue ?? "")" }.joined(separator: ", "))
             default:
                 break
             }

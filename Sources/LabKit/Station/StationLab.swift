@@ -317,7 +317,8 @@ public final class RunningStation: @unchecked Sendable {
     public func status() throws -> JSON { try control().status() }
 
     /// The user joins `ssid` by hand (the password: given, or the one a helper set in filterScanList).
-    public func join(_ ssid: String, password: String? = nil) throws { try request(.join(ssid: ssid, password: password)) }
+    public func join(_ ssid: SSID, password: String? = nil) throws { try request(.join(ssid: ssid, password: password)) }
+    public func join(_ ssid: String, password: String? = nil) throws { try join(SSID(ssid), password: password) }
     /// The device joins known networks on its own.
     public func autoJoin() throws { try request(.autoJoin) }
     /// The user leaves the network.
@@ -363,15 +364,13 @@ public final class RunningStation: @unchecked Sendable {
         return Self.parseScanResults(try c.request("SCAN_RESULTS"))
     }
 
-    /// `SCAN_RESULTS` (bssid, frequency, signal level, flags, ssid) as networks; hidden SSIDs are skipped.
+    /// `SCAN_RESULTS` (bssid, frequency, signal level, flags, ssid) as networks, SSIDs as their bytes
+    /// (`WPAText.scanResults` decodes wpa_supplicant's escapes); hidden SSIDs (empty, or NUL-filled) are skipped.
     public static func parseScanResults(_ text: String) -> [HotspotNetwork] {
         var seen = Set<String>()
-        return text.split(separator: "\n").dropFirst().compactMap { line -> HotspotNetwork? in
-            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 5, !f[4].isEmpty, !f[4].hasPrefix("\\x00"), seen.insert(f[0].lowercased()).inserted else { return nil }
-            // The flags ([WPA2-PSK-CCMP][ESS]) name the key management as STATUS's key_mgmt does.
-            return HotspotNetwork(ssid: f[4], bssid: f[0], signalStrength: WPAText.strength(rssi: Double(f[2]) ?? -60),
-                                  security: WPAText.security(keyMgmt: f[3]))
+        return WPAText.scanResults(text).compactMap { result -> HotspotNetwork? in
+            guard let first = result.ssid.bytes.first, first != 0, seen.insert(result.bssid.lowercased()).inserted else { return nil }
+            return result.network
         }
     }
 
@@ -394,7 +393,7 @@ public final class RunningStation: @unchecked Sendable {
     /// The scan list as a person sees it: one line per network with its helper's annotation.
     public static func render(scanList: [JSON]) -> [String] {
         scanList.map { entry in
-            let ssid = entry["ssid"]?.stringValue ?? "?"
+            let ssid = SSID(wire: entry).map(SSIDText.inline) ?? "?"
             let secure = entry["isSecure"]?.boolValue == true || (entry["security"]?.stringValue ?? "open") != "open"
             var line = (secure ? "🔒 " : "   ") + ssid
             if let annotation = entry["annotation"]?.stringValue { line += "  — \(annotation)" }

@@ -1,4 +1,5 @@
 import HotspotProtocol
+import HotspotCore
 import PortalKinds
 
 /// A lab topology: hotspots (radio + gateway + portal), the shared "internet" and the stations.
@@ -201,7 +202,13 @@ public struct AccessPoint: Sendable, Equatable {
 public struct Hotspot: Sendable, Equatable {
     /// Short identifier (letters, digits, '-'), unique in the topology.
     public var name: String
-    public var ssid: String
+    /// The SSID's bytes (topology `ssid:` as UTF-8, or `ssid_hex:`): what hostapd serves.
+    public var rawSSID: SSID
+    /// The SSID as text (lossy for bytes that are not UTF-8; display only). Setting it sets its UTF-8 bytes.
+    public var ssid: String {
+        get { rawSSID.text }
+        set { rawSSID = SSID(newValue) }
+    }
     /// The first access point's BSSID and channel.
     public var bssid: MACAddressText
     public var channel: Int
@@ -216,8 +223,16 @@ public struct Hotspot: Sendable, Equatable {
         name: String, ssid: String, bssid: MACAddressText, channel: Int, hidden: Bool,
         security: Security, gateway: Gateway, faults: Faults = Faults(), extraAccessPoints: [AccessPoint] = []
     ) {
+        self.init(name: name, rawSSID: SSID(ssid), bssid: bssid, channel: channel, hidden: hidden, security: security,
+                  gateway: gateway, faults: faults, extraAccessPoints: extraAccessPoints)
+    }
+
+    public init(
+        name: String, rawSSID: SSID, bssid: MACAddressText, channel: Int, hidden: Bool,
+        security: Security, gateway: Gateway, faults: Faults = Faults(), extraAccessPoints: [AccessPoint] = []
+    ) {
         self.name = name
-        self.ssid = ssid
+        self.rawSSID = rawSSID
         self.bssid = bssid
         self.channel = channel
         self.hidden = hidden
@@ -257,13 +272,22 @@ public struct Hotspot: Sendable, Equatable {
 }
 
 public struct KnownNetwork: Sendable, Equatable {
-    public var ssid: String
+    /// The SSID's bytes (`ssid:` as UTF-8, or `ssid_hex:`).
+    public var rawSSID: SSID
+    /// The SSID as text (lossy for bytes that are not UTF-8; display only). Setting it sets its UTF-8 bytes.
+    public var ssid: String {
+        get { rawSSID.text }
+        set { rawSSID = SSID(newValue) }
+    }
     public var psk: String?
     public var identity: String?
     public var password: String?
     public var autoJoin: Bool
     public init(ssid: String, psk: String? = nil, identity: String? = nil, password: String? = nil, autoJoin: Bool = true) {
-        self.ssid = ssid
+        self.init(rawSSID: SSID(ssid), psk: psk, identity: identity, password: password, autoJoin: autoJoin)
+    }
+    public init(rawSSID: SSID, psk: String? = nil, identity: String? = nil, password: String? = nil, autoJoin: Bool = true) {
+        self.rawSSID = rawSSID
         self.psk = psk
         self.identity = identity
         self.password = password

@@ -1,3 +1,4 @@
+import HotspotCore
 import Foundation
 import PortalKinds
 import Yams
@@ -187,13 +188,11 @@ final class Reader {
 
     func hotspot(_ field: Field) throws -> Hotspot {
         let keys = try field.keys(
-            allowed: ["name", "ssid", "bssid", "channel", "hidden", "security", "gateway", "faults", "access-points"],
-            required: ["name", "ssid", "bssid", "gateway"])
+            allowed: ["name", "ssid", "ssid_hex", "bssid", "channel", "hidden", "security", "gateway", "faults", "access-points"],
+            required: ["name", "bssid", "gateway"])
         let name = try identifier(try keys.required("name"))
         remember(try keys.required("name"))
-        let ssidField = try keys.required("ssid")
-        let ssid = try ssidField.nonEmptyString()
-        guard ssid.utf8.count <= 32 else { throw ssidField.error("expected an SSID of at most 32 bytes, found \(ssid.utf8.count)") }
+        let ssid = try Reader.ssid(keys)
         let bssidField = try keys.required("bssid")
         remember(bssidField)
         let bssid = try bssidField.unicastMAC(example: "02:00:00:00:01:00")
@@ -212,7 +211,7 @@ final class Reader {
                 extra.append(AccessPoint(bssid: try field.unicastMAC(), channel: try ap["channel"]?.int(in: 1...13) ?? channel))
             }
         }
-        return Hotspot(name: name, ssid: ssid, bssid: bssid, channel: channel, hidden: hidden,
+        return Hotspot(name: name, rawSSID: ssid, bssid: bssid, channel: channel, hidden: hidden,
                        security: security, gateway: gateway, faults: faults, extraAccessPoints: extra)
     }
 
@@ -340,6 +339,32 @@ final class Reader {
         return faults
     }
 
+    /// An SSID: `ssid:` (text, its UTF-8 bytes) or `ssid_hex:` (the bytes as hex digits, for an SSID that is
+    /// not UTF-8), exactly one of them; 1 to 32 bytes (IEEE 802.11; an empty SSID is a hidden one's broadcast).
+    static func ssid(_ keys: FieldKeys) throws -> SSID {
+        switch (keys["ssid"], keys["ssid_hex"]) {
+        case (nil, nil):
+            throw keys.parent.error("missing key `ssid`")   // (or `ssid_hex`: the bytes of an SSID that is not UTF-8, docs/TOPOLOGY.md)
+        case (.some, .some(let hex)):
+            throw hex.error("expected `ssid` or `ssid_hex`, not both")
+        case (.some(let field), nil):
+            let text = try field.nonEmptyString()
+            guard text.utf8.count <= SSID.maximumBytes else {
+                throw field.error("expected an SSID of at most \(SSID.maximumBytes) bytes, found \(text.utf8.count)")
+            }
+            return SSID(text)
+        case (nil, .some(let field)):
+            let text = try field.nonEmptyString()
+            guard let ssid = SSID(hex: text) else {
+                throw field.error("expected the SSID's bytes as hex digits, two a byte (e.g. 436166e9 for Caf\\xe9), found `\(text)`")
+            }
+            guard (1...SSID.maximumBytes).contains(ssid.bytes.count) else {
+                throw field.error("expected an SSID of 1 to \(SSID.maximumBytes) bytes, found \(ssid.bytes.count)")
+            }
+            return ssid
+        }
+    }
+
     func station(_ field: Field) throws -> Station {
         let keys = try field.keys(allowed: ["name", "helpers", "known-networks", "apps"], required: ["name"])
         let name = try identifier(try keys.required("name"))
@@ -348,13 +373,14 @@ final class Reader {
         let known = try keys["known-networks"].map { f in
             try f.list().map { item -> KnownNetwork in
                 remember(item)
-                let k = try item.keys(allowed: ["ssid", "psk", "identity", "password", "auto-join"], required: ["ssid"])
+                let k = try item.keys(allowed: ["ssid", "ssid_hex", "psk", "identity", "password", "auto-join"])
+                let ssid = try Reader.ssid(k)
                 if let p = k["psk"] {
                     let psk = try p.string()
                     guard (8...63).contains(psk.count) else { throw p.error("expected a PSK of 8 to 63 characters, found \(psk.count)") }
                 }
                 return KnownNetwork(
-                    ssid: try k.required("ssid").nonEmptyString(), psk: try k["psk"]?.string(),
+                    rawSSID: ssid, psk: try k["psk"]?.string(),
                     identity: try k["identity"]?.string(), password: try k["password"]?.string(),
                     autoJoin: try k["auto-join"]?.bool() ?? true)
             }
@@ -416,15 +442,15 @@ struct Validator {
             }
             for (k, known) in station.knownNetworks.enumerated() {
                 let path = "stations[\(index)].known-networks[\(k)]"
-                guard let hotspot = topology.hotspots.first(where: { $0.ssid == known.ssid }) else {
+                guard let hotspot = topology.hotspots.first(where: { $0.rawSSID == known.rawSSID }) else {
                     continue // a network the station remembers but that is not on the air: allowed
                 }
                 switch hotspot.security {
                 case .wpa2PSK where known.psk == nil && station.helperCommands.isEmpty && !station.apps.contains(where: \.hasProviders):
                     // With helpers, the password may come from a helper's filterScanList answer.
-                    throw error(marks, path, "`\(known.ssid)` is wpa2-psk; expected `psk:` (8 to 63 characters), or a helper that sets the password in its filterScanList answer")
+                    throw error(marks, path, "\(known.rawSSID.printable) is wpa2-psk; expected `psk:` (8 to 63 characters), or a helper that sets the password in its filterScanList answer")
                 case .wpa2Enterprise where known.identity == nil || known.password == nil:
-                    throw error(marks, path, "`\(known.ssid)` is wpa2-enterprise; expected `identity:` and `password:`")
+                    throw error(marks, path, "\(known.rawSSID.printable) is wpa2-enterprise; expected `identity:` and `password:`")
                 default: break
                 }
             }

@@ -383,15 +383,19 @@ final class VMInterruptWatcher: @unchecked Sendable {
     private let lock = HotspotSystem.Mutex()
     private var _fired = false
     private var sources: [any DispatchSourceSignal] = []
+    /// The first signal that stopped a VM run in this process (`VMRunner.interruptSignal`).
+    nonisolated(unsafe) static var firstSignal: Int32 = 0
+    static let signalLock = HotspotSystem.Mutex()
 
     init() {
         signal(SIGPIPE, SIG_IGN)  // a closed stdout (`| head`) must not kill us before the VM is stopped
-        for sig in [SIGINT, SIGTERM] {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [weak self] in
                 guard let self else { return }
                 self.lock.lock(); self._fired = true; self.lock.unlock()
+                VMInterruptWatcher.signalLock.withLock { if VMInterruptWatcher.firstSignal == 0 { VMInterruptWatcher.firstSignal = sig } }
             }
             source.resume()
             sources.append(source)
@@ -408,6 +412,15 @@ final class VMInterruptWatcher: @unchecked Sendable {
         sources = []
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+        signal(SIGHUP, SIG_DFL)
         signal(SIGPIPE, SIG_DFL)
+    }
+}
+
+extension VMRunner {
+    /// The signal (SIGINT, SIGTERM or SIGHUP) that stopped a VM run of this process (`VMError.interrupted`), nil if none.
+    public static var interruptSignal: Int32? {
+        let sig = VMInterruptWatcher.signalLock.withLock { VMInterruptWatcher.firstSignal }
+        return sig == 0 ? nil : sig
     }
 }

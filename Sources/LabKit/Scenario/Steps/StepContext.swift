@@ -1,4 +1,5 @@
 import Foundation
+import HotspotCore
 import PortalKinds
 import HotspotProtocol
 
@@ -22,7 +23,7 @@ public protocol StepContext: AnyObject {
     /// Waits for the first transition to `state` after trace line `cursor`; returns the line after it.
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int
     func showScanList() throws -> [JSON]
-    func join(_ ssid: String, password: String?) throws
+    func join(_ ssid: SSID, password: String?) throws
     func autoJoin() throws
     func leave() throws
     func foreground(_ identifier: String?) throws
@@ -84,9 +85,10 @@ extension StepContext {
             guard let h = topology.hotspots.first(where: { $0.name == name }) else { throw StepFailure("no hotspot \(name) in \(topology.file)") }
             return h
         }
-        let ssid = try status()["association"]?["ssid"]?.stringValue
-            ?? readTrace(from: 0).last(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated" })?["ssid"]?.stringValue
-        if let h = topology.hotspots.first(where: { $0.ssid == ssid }) { return h }
+        // By the SSID's bytes (`ssid_hex` first): two SSIDs that are not UTF-8 may share their lossy text.
+        let ssid = try status()["association"].flatMap(SSID.init(wire:))
+            ?? readTrace(from: 0).last(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated" }).flatMap(SSID.init(wire:))
+        if let h = topology.hotspots.first(where: { $0.rawSSID == ssid }) { return h }
         if topology.hotspots.count == 1 { return topology.hotspots[0] }
         throw StepFailure("which hotspot? name one (`hotspot:`); the station is not associated")
     }

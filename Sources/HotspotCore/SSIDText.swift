@@ -8,6 +8,20 @@ public enum SSIDText {
         "\"" + ssid.unicodeScalars.map(escape).joined() + "\""
     }
 
+    /// An SSID inside a line of output: as itself when nothing in it needs escaping (UTF-8 without control or
+    /// line-breaking characters, quotes or backslashes), else its quoted printable form. "Cafe Lumiere" stays
+    /// Cafe Lumiere; "Cafe\nLumiere" is "Cafe\\nLumiere" with its quotes, so it cannot end the line.
+    public static func inline(_ ssid: SSID) -> String {
+        guard ssid.isUTF8, !ssid.bytes.isEmpty else { return printable(bytes: ssid.bytes) }
+        for scalar in ssid.text.unicodeScalars where scalar == "\"" || escape(scalar) != String(scalar) {
+            return printable(ssid.text)
+        }
+        return ssid.text
+    }
+
+    /// `inline` for an SSID given as text.
+    public static func inline(_ ssid: String) -> String { inline(SSID(ssid)) }
+
     /// The printable, quoted form of an SSID given as bytes (invalid UTF-8 sequences as `\xNN`).
     public static func printable(bytes: [UInt8]) -> String {
         var out = ""

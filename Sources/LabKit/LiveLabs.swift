@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotSystem
+
+/// The labs this process has up, for a command stopped by a signal (`hotspot-lab run`, `demo`, `certify`,
+/// `replay`, `bench`: docs/RELIABILITY.md). A signal can arrive while a scenario's step waits for a state
+/// or while several labs run at once (`--jobs`); the command's signal thread then calls `stopAll`, which tears
+/// each lab down as `Lab.teardown` does and sweeps what a bring-up racing with it may have added (the
+/// run's namespaces and root links, as `clean` would), and refuses to register labs started after it.
+public enum LiveLabs {
+    private final class Weak: @unchecked Sendable {
+        weak var lab: Lab?
+        init(_ lab: Lab) { self.lab = lab }
+    }
+
+    private static let lock = Mutex()
+    nonisolated(unsafe) private static var labs: [String: Weak] = [:]
+    nonisolated(unsafe) private static var closed = false
+
+    /// A lab started (`Lab.start`); throws once `stopAll` ran: the process is stopping.
+    static func register(_ lab: Lab) throws {
+        try lock.withLock {
+            if closed { throw SystemError("start lab", lab.prefix, reason: "this command is stopping (signal received)") }
+            labs[lab.prefix] = Weak(lab)
+        }
+    }
+
+    /// A lab torn down.
+    static func unregister(_ prefix: String) {
+        lock.withLock { _ = labs.removeValue(forKey: prefix) }
+    }
+
+    /// The prefixes of the labs up now.
+    public static var prefixes: [String] {
+        lock.withLock { labs.filter { $0.value.lab != nil }.keys.sorted() }
+    }
+
+    /// Tears down every lab this process has up (in parallel), then removes whatever of their runs is left
+    /// (processes in their namespaces, the namespaces, root links, the state folders); no lab may start
+    /// afterwards. Returns the prefixes torn down and the errors met.
+    @discardableResult
+    public static func stopAll() -> (prefixes: [String], errors: [String]) {
+        let live: [(String, Lab?)] = lock.withLock {
+            closed = true
+            return labs.map { ($0.key, $0.value.lab) }.sorted { $0.0 < $1.0 }
+        }
+        let errors = Mutex()
+        var collected: [String] = []
+        var threads: [pthread_t] = []
+        final class Job: @unchecked Sendable {
+            let lab: Lab
+            let done: ([any Error]) -> Void
+            init(_ lab: Lab, _ done: @escaping ([any Error]) -> Void) { self.lab = lab; self.done = done }
+        }
+        for case (_, let lab?) in live {
+            let job = Job(lab) { found in errors.withLock { collected += found.map { "\($0)" } } }
+            var tid = pthread_t()
+            let rc = pthread_create(&tid, nil, { raw in
+                guard let raw else { return nil }
+                let job = Unmanaged<Job>.fromOpaque(raw).takeRetainedValue()
+                job.done(job.lab.teardown())
+                return nil
+            }, Unmanaged.passRetained(job).toOpaque())
+            if rc == 0 { threads.append(tid) } else { job.done(job.lab.teardown()) }
+        }
+        for tid in threads { pthread_join(tid, nil) }
+        // What a bring-up racing with the teardown may have created after it (and what teardown could not remove).
+        var report = CleanReport()
+        for (prefix, _) in live {
+            LabCleanup.clean(run: prefix, directory: LabState.root + "/" + prefix, into: &report)
+        }
+        lock.withLock { labs = [:] }
+        return (live.map(\.0), errors.withLock { collected } + report.errors)
+    }
+}
