@@ -31,36 +31,35 @@ public struct ProfileBenchmark: Sendable {
         let localAcct = NSTemporaryDirectory() + "hotspot-profile-\(getpid()).acct"
         try ProcessAccounting.start(path: localAcct)
         defer { try? ProcessAccounting.stop() }
-        let perf = Process()
-        perf.executableURL = URL(fileURLWithPath: perfPath)
         // perf.data goes to the VM's tmpfs first (perf writes continuously; over 9p that costs the run itself).
         let localPerf = NSTemporaryDirectory() + "hotspot-profile-\(getpid()).perf.data"
-        perf.arguments = ["record", "-a", "-e", "cpu-clock", "-F", "\(frequency)", "-o", localPerf, "--", "sleep", "100000"]
-        let perfLog = FileHandle(forWritingAtPath: folder + "/perf.log") ?? {
-            FileManager.default.createFile(atPath: folder + "/perf.log", contents: nil)
-            return FileHandle(forWritingAtPath: folder + "/perf.log")
-        }()
-        perf.standardOutput = perfLog
-        perf.standardError = perfLog
-        try perf.run()
+        // No workload: `perf record -a` samples until SIGINT (with a workload it also waits for that to end).
+        let arguments = ["record", "-a", "-e", "cpu-clock", "-F", "\(frequency)", "-o", localPerf]
+        Self.say("starting \(perfPath) \(arguments.joined(separator: " "))")
+        let perf = try ChildProcess.spawn(ProcessConfiguration(perfPath, arguments, stdout: .file(folder + "/perf.log"), stderr: .file(folder + "/perf.log")))
         // perf prints nothing when sampling starts; its output file appears once the sampling buffers are mapped.
         let startedBy = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: localPerf) && perf.isRunning && Date() < startedBy {
+        while !FileManager.default.fileExists(atPath: localPerf) && perf.exitStatus == nil && Date() < startedBy {
             usleep(20_000)
         }
-        guard perf.isRunning else {
-            throw SystemError("start", "perf record", reason: "it exited (status \(perf.terminationStatus)); see \(folder)/perf.log")
+        if let status = perf.exitStatus {
+            throw SystemError("start", "perf record", reason: "it exited (\(status)); see \(folder)/perf.log")
         }
-        print("profiling \(scenario.name): perf record -a -e cpu-clock -F \(frequency) and process accounting are on")
+        Self.say("profiling \(scenario.name): perf record -a -e cpu-clock -F \(frequency) and process accounting are on")
         let start = Date()
         let runner = ScenarioRunner()
         runner.onStep = { _, step in
-            print(String(format: "  %@ %6.2f s  %@", step.passed ? "✓" : "✗", step.elapsed, step.step.text as NSString))
+            Self.say(String(format: "  %@ %6.2f s  %@", step.passed ? "✓" : "✗", step.elapsed, step.step.text as NSString))
         }
         let result = runner.run(scenario)
         let wall = Date().timeIntervalSince(start)
-        kill(perf.processIdentifier, SIGINT)
-        perf.waitUntilExit()
+        Self.say("scenario done; stopping perf")
+        try perf.signal(SIGINT)
+        guard let status = try perf.wait(timeout: .seconds(120)) else {
+            try? perf.signal(SIGKILL)
+            throw SystemError("stop", "perf record", reason: "still writing 120 s after SIGINT; see \(folder)/perf.log")
+        }
+        Self.say("perf stopped (\(status))")
         try ProcessAccounting.stop()
         for name in ["acct", "perf.data"] { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
         try FileManager.default.copyItem(atPath: localPerf, toPath: folder + "/perf.data")
@@ -74,6 +73,13 @@ public struct ProfileBenchmark: Sendable {
         print(String(format: "scenario %@: %@ in %.2f s (lab up %.2f s); profile in %@", scenario.name,
                      result.passed ? "passed" : "FAILED", wall, result.labUpSeconds, folder))
         if !result.passed { print("  failure: \(result.failure?.message ?? result.setupError ?? "?")") }
+        if let traceFile = result.traceFile, let trace = try? TraceFile.load(path: traceFile) {
+            let row = SequenceBenchmark.breakdown(trace.records)
+            for key in ["join -> associated", "associated -> DHCP lease", "lease -> evaluate answered", "evaluate -> authenticate answered",
+                        "join -> Authenticated"] {
+                if let value = row[key] { print(String(format: "  %@: %.3f s", key, value)) }
+            }
+        }
     }
 
     /// The tables from the raw files in `folder` (on the host: perf report is slow under TCG).
@@ -102,6 +108,9 @@ public struct ProfileBenchmark: Sendable {
             }
         }
     }
+
+    /// Progress, unbuffered (standard output is a pipe to the host when this runs in the VM).
+    static func say(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 
     static func tool(_ name: String, package: String) throws -> String {
         for dir in ["/usr/bin", "/usr/sbin", "/bin", "/sbin"] where access(dir + "/" + name, X_OK) == 0 { return dir + "/" + name }

@@ -204,6 +204,7 @@ struct BenchProfile: AsyncParsableCommand {
         if let report { return try ProfileBenchmark.report(folder: report) }
         let bench = try ProfileBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario), frequency: frequency)
         if InVM.isActive, let share = InVM.resultsDirectory {
+            try await placement.relayIfNeeded()  // in the VM: no relay; the labs log to the host's folder
             return try bench.record(into: share + "/profile")
         }
         var folder: String?

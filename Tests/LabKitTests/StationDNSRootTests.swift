@@ -46,6 +46,10 @@ struct StationDNSRootTests {
             let inode = try FileManager.default.attributesOfItem(atPath: resolvConf)[.systemFileNumber] as? UInt64
             let dhcp = try client.run("busybox", ["udhcpc", "-i", interface, "-f", "-q", "-n", "-t", "5", "-T", "1", "-s", options.dhcpScript])
             try #require(dhcp.status.succeeded, "udhcpc: \(dhcp.status) \(dhcp.stderr)")
+            // As hotspotd does once udhcpc has exited: the lease's address and default route over netlink.
+            let leased = try DHCPLease(fields: DHCPLease.fields(readSmallFile(options.leaseFile) ?? ""), file: options.leaseFile)
+            try WPAStation.configure(leased, interface: interface, route: station.route)
+            #expect(try station.route.addresses().contains { $0.prefix == leased.address }, "the lease's address is on \(interface)")
             #expect(readSmallFile(resolvConf) == "nameserver \(client.gateway)\n")
             #expect(try FileManager.default.attributesOfItem(atPath: resolvConf)[.systemFileNumber] as? UInt64 == inode,
                     "the script rewrites resolv.conf in place (the bind mount holds the inode)")

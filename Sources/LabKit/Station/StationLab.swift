@@ -92,6 +92,8 @@ public final class RunningStation: @unchecked Sendable {
     public var hotspotdLog: String { directory + "/hotspotd.log" }
     public var wpaLog: String { directory + "/wpa_supplicant.log" }
     public var traceFile: String { hotspotdRunDirectory + "/trace.jsonl" }
+    /// The trace, read incrementally (`TraceTail`).
+    public let trace: TraceTail
     /// The station's resolv.conf: /etc/resolv.conf for every process the lab starts in its namespace (`StationResolver`).
     public var resolvConf: String { StationResolver.file(runDirectory: hotspotdRunDirectory) }
     public private(set) var hotspotd: ChildProcess
@@ -110,6 +112,7 @@ public final class RunningStation: @unchecked Sendable {
         self.interface = interface
         self.directory = directory
         hotspotdRunDirectory = directory + "/hotspotd"
+        trace = TraceTail(path: directory + "/hotspotd/trace.jsonl")
         wpaControlPath = directory + "/wpa-ctrl/" + interface
         self.lab = lab
         self.options = options
@@ -404,14 +407,9 @@ public final class RunningStation: @unchecked Sendable {
     // MARK: the trace
 
     /// hotspotd's trace records from line `from` (0-based) on.
-    public func readTrace(from: Int = 0) -> [JSON] {
-        guard let text = readSmallFile(traceFile, limit: 64 << 20) else { return [] }
-        return text.split(separator: "\n", omittingEmptySubsequences: true).dropFirst(from).compactMap { try? JSON.parse(Array($0.utf8)) }
-    }
+    public func readTrace(from: Int = 0) -> [JSON] { trace.records(from: from) }
 
-    public func traceLineCount() -> Int {
-        (readSmallFile(traceFile, limit: 64 << 20) ?? "").split(separator: "\n", omittingEmptySubsequences: true).count
-    }
+    public func traceLineCount() -> Int { trace.lineCount() }
 
     /// The states entered (transition targets) from trace line `from` on.
     public func states(from: Int = 0) -> [String] {
@@ -424,14 +422,17 @@ public final class RunningStation: @unchecked Sendable {
     @discardableResult
     public func waitForState(_ state: String, after cursor: Int = 0, timeout: Duration = .seconds(20)) throws -> Int {
         let deadline = ContinuousClock.now + timeout
+        var first = true
         while true {
             let records = readTrace(from: cursor)
             if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && $0["to"]?.stringValue == state }) {
                 return cursor + index + 1
             }
-            if !records.contains(where: { $0["kind"]?.stringValue == "transition" }), (try? status()["state"]?.stringValue) == state {
+            // Already there: asked once (every later change of state writes a transition record, found above).
+            if first, !records.contains(where: { $0["kind"]?.stringValue == "transition" }), (try? status()["state"]?.stringValue) == state {
                 return cursor
             }
+            first = false
             if ContinuousClock.now > deadline {
                 let current = (try? status()["state"]?.stringValue) ?? "unknown"
                 let path = states(from: cursor).joined(separator: " -> ")

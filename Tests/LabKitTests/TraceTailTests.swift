@@ -1,0 +1,35 @@
+import Foundation
+import HotspotProtocol
+import Testing
+@testable import LabKit
+
+/// The incremental trace reader the scenario steps poll.
+@Suite("trace tail")
+struct TraceTailTests {
+    @Test("appended lines are read once, a half-written line waits for its newline, line numbers count bad lines, a new file starts over")
+    func incremental() throws {
+        let path = NSTemporaryDirectory() + "hslt-tail-\(getpid()).jsonl"
+        defer { unlink(path) }
+        FileManager.default.createFile(atPath: path, contents: Data())
+        let tail = TraceTail(path: path)
+        func append(_ text: String) throws {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            handle.seekToEndOfFile()
+            handle.write(Data(text.utf8))
+            try handle.close()
+        }
+        #expect(tail.lineCount() == 0)
+        try append("{\"seq\":1}\nnot json\n{\"seq\":")
+        #expect(tail.lineCount() == 2)
+        #expect(tail.records().map { $0["seq"]?.doubleValue } == [1])
+        try append("3}\n\n{\"seq\":4}\n")
+        #expect(tail.lineCount() == 4)
+        #expect(tail.records(from: 2).map { $0["seq"]?.doubleValue } == [3, 4])
+        #expect(tail.records(from: 9).isEmpty)
+        // Replaced by a shorter file (hotspotd restarted its trace): read from the start.
+        unlink(path)
+        FileManager.default.createFile(atPath: path, contents: Data("{\"seq\":7}\n".utf8))
+        #expect(tail.records().map { $0["seq"]?.doubleValue } == [7])
+        #expect(tail.lineCount() == 1)
+    }
+}
