@@ -73,6 +73,7 @@ public struct ProfileBenchmark: Sendable {
         print(String(format: "scenario %@: %@ in %.2f s (lab up %.2f s); profile in %@", scenario.name,
                      result.passed ? "passed" : "FAILED", wall, result.labUpSeconds, folder))
         if !result.passed { print("  failure: \(result.failure?.message ?? result.setupError ?? "?")") }
+        print("  lab up: " + result.labUpParts.map { String(format: "%@ %.2f s", $0.0, $0.1) }.joined(separator: ", "))
         if let traceFile = result.traceFile, let trace = try? TraceFile.load(path: traceFile) {
             let row = SequenceBenchmark.breakdown(trace.records)
             for key in ["join -> associated", "associated -> DHCP lease", "lease -> evaluate answered", "evaluate -> authenticate answered",

@@ -33,6 +33,8 @@ public struct ScenarioResult: Sendable {
     public var path: [String]
     public var duration: Double
     public var labUpSeconds: Double
+    /// What bringing the lab up spent, part by part (`HotspotLab.timings`: lab CA, each hotspot's services, stations).
+    public var labUpParts: [(String, Double)] = []
     public var logDirectory: String
     public var traceFile: String?
     /// Set when the lab could not be built (the scenario did not run).
@@ -92,6 +94,7 @@ public final class ScenarioRunner: @unchecked Sendable {
             if !errors.isEmpty { FileHandle.standardError.write(Data("hotspot-lab: teardown of \(lab.lab.prefix): \(errors)\n".utf8)) }
         }
         result.labUpSeconds = Self.seconds(since: start)
+        result.labUpParts = lab.timings
         result.logDirectory = lab.logDirectory
         // The air: every radio's frames on hwsim0, as a pcap in the lab's log folder (stopped before the lab goes
         // down, whose log copy takes it to the host). Runs at once share hwsim0: each capture holds all of them.
