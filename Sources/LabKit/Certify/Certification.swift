@@ -168,23 +168,12 @@ public final class Certifier: @unchecked Sendable {
         let needed = CertificationRun.allCases.filter { run in checks.contains { $0.runs.contains(run) } }
         // The runs are independent labs (each its own namespaces and radio medium, as `run --jobs`): up to
         // `jobs` at a time, each on its own thread (a lab blocks); the records in run order.
-        let slots = Slots(needed.count)
-        let group = DispatchGroup()
-        let gate = DispatchSemaphore(value: max(1, jobs))
-        for (index, run) in needed.enumerated() {
-            group.enter()
-            gate.wait()
-            Thread.detachNewThread { [self] in
-                onProgress?("run \(run.rawValue): starting a lab")
-                let record = perform(run)
-                onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
-                slots.set(index, record)
-                gate.signal()
-                group.leave()
-            }
+        let records = ParallelRuns.map(needed, jobs: jobs) { [self] run in
+            onProgress?("run \(run.rawValue): starting a lab")
+            let record = perform(run)
+            onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
+            return record
         }
-        group.wait()
-        let records = slots.values
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
         return judge.report(helpers: subjects, checks: checks)
     }
@@ -237,15 +226,6 @@ public final class Certifier: @unchecked Sendable {
         record.duration = ScenarioRunner.seconds(since: start)
         return record
     }
-}
-
-/// The runs' records, filled from several threads.
-final class Slots: @unchecked Sendable {
-    private let lock = Mutex()
-    private var slots: [CertificationRunRecord?]
-    init(_ count: Int) { slots = Array(repeating: nil, count: count) }
-    func set(_ index: Int, _ record: CertificationRunRecord) { lock.withLock { slots[index] = record } }
-    var values: [CertificationRunRecord] { lock.withLock { slots.compactMap { $0 } } }
 }
 
 /// Drives one run's lab, tolerating any helper behaviour (the judge decides afterwards).
