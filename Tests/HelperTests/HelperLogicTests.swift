@@ -177,6 +177,23 @@ struct HelperLogicTests {
         #expect(lab.gate.entries == ["allow 127.0.0.1 30"])
     }
 
+    @Test func portalHelperSignsInWithAnEmailAddressOnlyWhenGivenOne() async throws {
+        let lab = try await LoopbackPortal.start("email")
+        defer { lab.stop() }
+        let without = try Self.portalLogic(["--account", "guest:croissant"])
+        let with = try Self.portalLogic(["--email", "guest@cafe.example"])
+        let (declined, evaluation, authentication) = try await blocking {
+            (Outcome(without.evaluate(lab.http, lease: [:])), Outcome(with.evaluate(lab.http, lease: [:])),
+             Outcome(with.authenticate(lab.http, ssid: "Cafe")))
+        }
+        #expect(declined.confidence == HotspotHelperConfidence.none && declined.reason.contains("no --email"), "\(declined)")
+        #expect(evaluation.confidence == .high && evaluation.reason.contains("e-mail portal"), "\(evaluation)")
+        #expect(authentication.result == .success, "\(authentication)")
+        #expect(lab.sent.contains("POST \(lab.base)/email"))
+        #expect(lab.gate.entries == ["allow 127.0.0.1 30"])
+        #expect(throws: PortalHelperOptions.UsageError.self) { try PortalHelperOptions.parse(["--email", "not-an-address"]) }
+    }
+
     @Test(arguments: ["voucher", "captive-api", "broken-500", "broken-redirect-loop", "broken-empty"])
     func portalHelperClaimsNothingElse(_ kind: String) async throws {
         let lab = try await LoopbackPortal.start(kind, settings: kind == "voucher" ? ["voucher": "ROOM-4217"] : [:])

@@ -53,7 +53,7 @@ struct PortalPageTests {
                 "a new portal kind: decide what the reference helpers make of it")
     }
 
-    /// hotspot-helper-portal claims form-login, click-through and WISPr, and nothing else.
+    /// hotspot-helper-portal claims form-login, click-through, e-mail and WISPr, and nothing else.
     @Test(arguments: PortalRegistry.names)
     func portalHelperRecognizer(_ kind: String) async throws {
         let rendered = try await RenderedPortal.render(kind)
@@ -85,6 +85,14 @@ struct PortalPageTests {
             }
             #expect(form.action.hasSuffix("/login") && form.method == "post")
             #expect(pageForm.action == "/login")
+        case "email":
+            // One e-mail field: signed in with --email (without it, evaluate says "not mine": HelperLogicTests).
+            guard case .email(let form, let field)? = onPage else {
+                Issue.record("email page not recognized: \(String(describing: onPage))")
+                return
+            }
+            #expect(field == "email" && form.action == "/email" && form.method == "post")
+            #expect(onRedirect == nil)
         case "wispr":
             // WISPr puts the XML in the redirect itself (and on the portal page).
             #expect(rendered.redirect.status == 302)

@@ -41,6 +41,7 @@ struct GroundTruthWalk {
         var portalMark: JSON?
         var hijack: JSON?
         var highForNotCaptive: JSON?
+        var failedStarts: Set<String> = []  // the roles whose provider answered start() false
         func add(_ check: String, _ record: JSON, _ reason: String, _ context: [JSON?]) {
             out.append(CertificationDeviation(check: check, run: run.run, seq: record["seq"]?.intValue ?? 0, reason: reason,
                                               evidence: ([record] + context.compactMap { $0 }).map { judge.evidence(run.run, $0) }))
@@ -79,12 +80,19 @@ struct GroundTruthWalk {
             case "irregular":
                 switch r["irregularity"]?.stringValue {
                 case "noAnswer":
+                    // A provider that answered start() false gets no command: its commands go unanswered because
+                    // of that start, which start-stop owns (below), not because of a deadline.
+                    if failedStarts.contains(Judge.role(handling: r["commandType"]?.stringValue ?? "")) { continue }
                     add("deadlines", r, "no answer to \(r["commandType"]?.stringValue ?? "a") command \(r["command"]?.intValue ?? 0) by its deadline", [])
                 case "invalidResult":
                     add("valid-results", r, "answered \(r["commandType"]?.stringValue ?? "a command") with \(r["result"]?.stringValue ?? "?"), not a valid result for it", [])
                 default:
                     continue
                 }
+            case "providerStarted" where r["ok"]?.boolValue == false:
+                failedStarts.insert(r["role"]?.stringValue ?? "")
+                add("start-stop", r, "the \(r["role"]?.stringValue ?? "?") of \(r["app"]?.stringValue ?? "?") answered start() false "
+                    + "(a provider that does not start gets no command; each of them counts as not answered)", [])
             case "rejected" where Judge.strayResponses.contains(r["reason"]?.stringValue ?? ""):
                 add("one-response", r, "a response hotspotd rejected (\(r["reason"]?.stringValue ?? "?")): \(r["message"]?.stringValue ?? "")", [])
             case "helperReport" where r["report"]?.stringValue == "deliverCalledByProvider":

@@ -138,9 +138,14 @@ final class AirCapture: @unchecked Sendable {
             try RouteNetlink.current().setUp("hwsim0")
             let log = path + ".log"
             let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
-            let deadline = ContinuousClock.now + .seconds(5)
+            // The steps wait for the capture: with two labs at a time under TCG tcpdump once took more than the 5 s
+            // this used to allow, and a short scenario was over before its first frame (air.pcap: the header only).
+            let deadline = ContinuousClock.now + .seconds(30)
             while !(readSmallFile(log)?.contains("listening on") ?? false), ContinuousClock.now < deadline, (try? child.poll()) == nil {
                 usleep(20_000)
+            }
+            if !(readSmallFile(log)?.contains("listening on") ?? false) {
+                FileHandle.standardError.write(Data("hotspot-lab: tcpdump on hwsim0 did not say it was listening within 30 s; the capture may miss the start (\(log))\n".utf8))
             }
             return AirCapture(process: child, path: path)
         } catch {

@@ -30,12 +30,14 @@ public struct PortalHelperOptions {
     public var identifier = "com.hotspotlab.portal"
     public var socketPath: String?
     public var account: (username: String, password: String)?
+    /// The address to type on a portal that asks for an e-mail address only (`email` kind).
+    public var email: String?
     /// Networks to claim in filterScanList: SSID -> password (nil for an open network).
     public var networks: [(ssid: String, password: String?)] = []
     public var httpTimeout: Duration = .seconds(8)
 
     static let usage = """
-        usage: hotspot-helper-portal [--account USER:PASSWORD] [--network SSID[:PASSWORD]]... [--name NAME]
+        usage: hotspot-helper-portal [--account USER:PASSWORD] [--email ADDRESS] [--network SSID[:PASSWORD]]... [--name NAME]
                                      [--identifier ID] [--socket PATH] [--http-timeout SECONDS]
         """
 
@@ -65,6 +67,12 @@ public struct PortalHelperOptions {
                     throw UsageError(description: "--account: expected USER:PASSWORD, found `\(value)`")
                 }
                 options.account = (String(value[..<colon]), String(value[value.index(after: colon)...]))
+            case "--email":
+                guard let at = value.firstIndex(of: "@"), at != value.startIndex, value.index(after: at) != value.endIndex,
+                      !value.contains(" ") else {
+                    throw UsageError(description: "--email: expected an address such as someone@example.com, found `\(value)`")
+                }
+                options.email = value
             case "--network":
                 // SSID[:PASSWORD]: the first colon separates (an SSID containing a colon cannot be configured).
                 let parts = value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -255,6 +263,8 @@ enum PortalPage: Equatable {
     case formLogin(HTMLForm, usernameField: String, passwordField: String)
     /// Terms to accept, nothing to type.
     case clickThrough(HTMLForm)
+    /// One e-mail field to type, nothing else (`<input type="email">`).
+    case email(HTMLForm, field: String)
     /// A WISPr gateway (MessageType 100 Redirect) with its LoginURL.
     case wispr(loginURL: String)
 
@@ -262,6 +272,7 @@ enum PortalPage: Equatable {
         switch self {
         case .formLogin: "form-login"
         case .clickThrough: "click-through"
+        case .email: "e-mail"
         case .wispr: "WISPr"
         }
     }
@@ -280,6 +291,9 @@ enum PortalPage: Equatable {
                 // A username is the first typed field that is not the password.
                 guard let user = typed.first(where: { $0.type != "password" && !$0.name.isEmpty }), !password.name.isEmpty else { continue }
                 return .formLogin(form, usernameField: user.name, passwordField: password.name)
+            }
+            if typed.count == 1, typed[0].type == "email", !typed[0].name.isEmpty {
+                return .email(form, field: typed[0].name)
             }
             guard typed.isEmpty else { continue } // something to type that is not a password: not for this helper
             let wording = (form.text + " " + form.fields.map(\.name).joined(separator: " ")).lowercased()
@@ -408,6 +422,9 @@ public final class PortalLogic: @unchecked Sendable {
             switch try Portal.discover(http) {
             case .online:
                 return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "the probe succeeds: not captive")
+            case .page(.email, let url) where options.email == nil:
+                return Decision(result: .success, confidence: HotspotHelperConfidence.none,
+                                reason: "e-mail portal at \(url) and no --email configured: not mine")
             case .page(let page, let url):
                 return Decision(result: .success, confidence: .high, reason: "\(page.kind) portal at \(url)")
             case .unknown(let why):
@@ -450,6 +467,12 @@ public final class PortalLogic: @unchecked Sendable {
         case .clickThrough(let form):
             let response = try submit(form, fields: form.defaultSubmission, page: url, http)
             if let refused = judge(response, what: "accepting the terms") { return refused }
+        case .email(let form, let field):
+            guard let email = options.email else {
+                return Decision(result: .failure, reason: "e-mail portal at \(url) but no --email configured")
+            }
+            let response = try submit(form, fields: form.defaultSubmission + [(field, email)], page: url, http)
+            if let refused = judge(response, what: "signing in as \(email)") { return refused }
         case .wispr(let loginURL):
             guard let account = options.account else {
                 return Decision(result: .failure, reason: "WISPr gateway at \(url) but no --account configured")
