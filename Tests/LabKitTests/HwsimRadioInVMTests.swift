@@ -101,19 +101,7 @@ struct InVMLabCrashRadioTests {
         let hotspotLab = try BuildProducts.locate("hotspot-lab")
         let child = try ChildProcess.spawn(ProcessConfiguration(hotspotLab, ["bench", "lab", "--pause-after", "2", "--with-radios"],
                                                                 stdout: .pipe, stderr: .pipe))
-        var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256)
-        var pfd = pollfd(fd: child.stdoutFD!, events: Int16(POLLIN), revents: 0)
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(60)
-        while !String(decoding: output, as: UTF8.self).contains("\n"), clock.now < deadline {
-            if poll(&pfd, 1, 200) > 0 {
-                let count = read(child.stdoutFD!, &buffer, buffer.count)
-                if count <= 0 { break }
-                output += buffer[0..<count]
-            }
-        }
-        let line = String(decoding: output, as: UTF8.self)
+        let line = readFirstLine(fd: child.stdoutFD!, timeout: .seconds(60))
         #expect(line.hasPrefix("PAUSED hsl"), "bench lab --pause-after --with-radios printed: \(line)")
         let prefix = String(line.dropFirst("PAUSED ".count).prefix(7))
         // Halfway: two radios live in the first namespaces of the two pairs.

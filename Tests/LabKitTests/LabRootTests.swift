@@ -106,19 +106,7 @@ struct LabRootTests {
         try live.createNamespace("live")
 
         let child = try ChildProcess.spawn(ProcessConfiguration(hotspotLab, ["bench", "lab", "--pause-after", "3"], stdout: .pipe, stderr: .pipe))
-        var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256)
-        var pfd = pollfd(fd: child.stdoutFD!, events: Int16(POLLIN), revents: 0)
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        while !String(decoding: output, as: UTF8.self).contains("\n"), clock.now < deadline {
-            if poll(&pfd, 1, 200) > 0 {
-                let count = read(child.stdoutFD!, &buffer, buffer.count)
-                if count <= 0 { break }
-                output += buffer[0..<count]
-            }
-        }
-        let line = String(decoding: output, as: UTF8.self)
+        let line = readFirstLine(fd: child.stdoutFD!, timeout: .seconds(30))
         #expect(line.hasPrefix("PAUSED hsl"), "bench lab --pause-after printed: \(line)")
         let prefix = String(line.dropFirst("PAUSED ".count).prefix(7))
         #expect(LabState.isRunPrefix(prefix))

@@ -22,19 +22,7 @@ struct LabSignalsRootTests {
 
         let child = try ChildProcess.spawn(ProcessConfiguration(hotspotLab, ["bench", "lab", "--pause-after", "2"],
                                                                 stdout: .pipe, stderr: .file(errorLog)))
-        var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256)
-        var pfd = pollfd(fd: child.stdoutFD!, events: Int16(POLLIN), revents: 0)
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        while !String(decoding: output, as: UTF8.self).contains("\n"), clock.now < deadline {
-            if poll(&pfd, 1, 200) > 0 {
-                let count = read(child.stdoutFD!, &buffer, buffer.count)
-                if count <= 0 { break }
-                output += buffer[0..<count]
-            }
-        }
-        let line = String(decoding: output, as: UTF8.self)
+        let line = readFirstLine(fd: child.stdoutFD!, timeout: .seconds(30))
         guard line.hasPrefix("PAUSED hsl") else {
             _ = try? child.signal(SIGKILL)
             _ = try? child.wait(timeout: .seconds(5))

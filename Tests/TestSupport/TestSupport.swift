@@ -35,3 +35,22 @@ extension Tag {
 public func testPrefix(_ letter: String) -> String {
     "hslt" + String(String(UInt32(getpid()) & 0xffff, radix: 16).suffix(4)) + letter
 }
+
+/// Reads `fd` (a child's standard output pipe) until its first newline, end of file or `timeout`; returns what
+/// was read (the first line with its newline, or less). For the root tests that wait for a paused lab's
+/// `PAUSED <prefix>` line.
+public func readFirstLine(fd: Int32, timeout: Duration) -> String {
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 256)
+    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while !output.contains(UInt8(ascii: "\n")), clock.now < deadline {
+        if poll(&pfd, 1, 200) > 0 {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            output += buffer[0..<count]
+        }
+    }
+    return String(decoding: output, as: UTF8.self)
+}
