@@ -69,7 +69,8 @@ struct CertifyJudgeTests {
     }
 
     /// The captive run as the reference helper plays it.
-    static func goodCaptive(signOutAfterLogin: Bool = false, fromMemory: Bool = false, secondDelivery: Bool = false) -> Trace {
+    static func goodCaptive(signOutAfterLogin: Bool = false, fromMemory: Bool = false, secondDelivery: Bool = false,
+                            maintainCrossesTheEnd: Bool = false) -> Trace {
         let t = Trace()
         t.transition("Inactive", "Evaluating")
         t.answer("evaluate", "success")
@@ -90,7 +91,23 @@ struct CertifyJudgeTests {
         }
         t.transition("Maintaining", "Authenticated")
         t.gate("afterMaintain", true)
-        t.mark(RunDriver.sessionEndedMark)
+        if maintainCrossesTheEnd {
+            // The scaled maintain timer fires just before the lab flushes the gate; the probe is cut: failure.
+            t.transition("Authenticated", "Maintaining")
+            let id = t.nextCommand
+            t.nextCommand += 1
+            t.add("command", ["id": .number(Double(id)), "commandType": "maintain", "helper": "acme",
+                              "network": ["ssid": "Cafe Lumiere", "didJustJoin": false]])
+            t.mark(RunDriver.sessionEndedMark)
+            t.add("response", ["command": .number(Double(id)), "commandType": "maintain", "helper": "acme", "result": "failure"])
+            t.transition("Maintaining", "Evaluating")
+            t.answer("evaluate", "success")
+            t.transition("Evaluating", "Authenticating")
+            t.answer("authenticate", "success")
+            t.transition("Authenticating", "Authenticated")
+        } else {
+            t.mark(RunDriver.sessionEndedMark)
+        }
         t.transition("Authenticated", "Maintaining")
         t.answer("maintain", fromMemory ? "success" : "authenticationRequired")
         if !fromMemory {
@@ -125,6 +142,18 @@ struct CertifyJudgeTests {
         #expect(report.causes.isEmpty, "\(report.causes)")
         for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
         #expect(report.passed)
+    }
+
+    @Test("a maintain sent before the lab ended the session and answered after it is not judged; the next one is")
+    func maintainCrossingTheEnd() throws {
+        let t = Self.goodCaptive(maintainCrossesTheEnd: true)
+        let report = try Self.judge(t, gate: Self.gate(t))
+        #expect(report.causes.isEmpty, "\(report.causes)")
+        #expect(try Self.result(report, "maintain").passed)
+        // Answered from memory after the end (sent after it): still a failure of maintain.
+        let memory = Self.goodCaptive(fromMemory: true, maintainCrossesTheEnd: true)
+        let judged = try Self.judge(memory, gate: Self.gate(memory))
+        #expect(!(try Self.result(judged, "maintain")).passed)
     }
 
     @Test("a helper that answers maintain from memory fails maintain at the answer after the session ended; logoff and reauthenticate are only not reached")
