@@ -137,7 +137,7 @@ final class AirCapture: @unchecked Sendable {
         do {
             try RouteNetlink.current().setUp("hwsim0")
             let log = path + ".log"
-            let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
+            let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "--immediate-mode", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
             // The steps wait for the capture: with two labs at a time under TCG tcpdump once took more than the 5 s
             // this used to allow, and a short scenario was over before its first frame (air.pcap: the header only).
             let deadline = ContinuousClock.now + .seconds(30)
@@ -154,7 +154,17 @@ final class AirCapture: @unchecked Sendable {
         }
     }
 
-    func stop() { _ = try? process.terminate(grace: .seconds(2)) }
+    /// Stops tcpdump once the file holds a frame past its 24-byte header (the access points beacon every 100 ms,
+    /// so one comes soon; up to 5 s): a scenario of a few seconds once ended before tcpdump had handed libpcap's
+    /// first buffer to the file (air.pcap: the header only), hence also `--immediate-mode`.
+    func stop() {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, (try? process.poll()) == nil,
+              ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) <= 24 {
+            usleep(20_000)
+        }
+        _ = try? process.terminate(grace: .seconds(2))
+    }
 }
 
 /// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
