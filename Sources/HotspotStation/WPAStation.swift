@@ -370,10 +370,11 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     /// `route` (the station namespace's rtnetlink).
     public static func configure(_ lease: DHCPLease, interface: String, route: RouteNetlink) throws {
         let index = try route.index(of: interface)
-        for address in try route.addresses() where address.index == index && !address.prefix.address.isIPv6 && address.prefix != lease.address {
-            try route.deleteAddress(address.prefix, from: interface)
+        let present = try route.addresses().filter { $0.index == index && !$0.prefix.address.isIPv6 }.map(\.prefix)
+        for prefix in present where prefix != lease.address {
+            try route.deleteAddress(prefix, from: interface)
         }
-        if !(try route.addresses()).contains(where: { $0.index == index && $0.prefix == lease.address }) {
+        if !present.contains(lease.address) {
             try route.addAddress(lease.address, to: interface)
         }
         guard let router = lease.router else { return }
