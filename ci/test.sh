@@ -14,6 +14,15 @@ swift build
 ci/fuzz.sh --runs 100000
 # One suite at a time: on 2 cores, suites that block Swift's cooperative threads starve the in-process portal
 # servers of the helper tests; the end-to-end suites run one at a time in the VM anyway.
-swift test --no-parallel
+# The output is long and CI keeps only its tail: on a failure the failing tests and their issues are printed again last.
+log="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-swift-test.XXXXXX")"
+status=0
+swift test --no-parallel 2>&1 | tee "$log" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "=== swift test failed (exit status $status); its failures, again ($log has the whole output):"
+    grep -aE '✘|error:|Fatal error|recorded an issue|flaky|retry' "$log" | tail -n 120 || true
+    exit "$status"
+fi
+rm -f "$log"
 # The timing-sensitive suites again beside a CPU hog (CI runs on shared machines): docs/RELIABILITY.md.
 ci/under-load.sh
