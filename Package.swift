@@ -137,7 +137,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hotspot-portal",
-            dependencies: ["Portals", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Portals", "Netlink", "HotspotSystem", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(name: "hotspot-nsexec"),

@@ -36,6 +36,11 @@ public protocol NetlinkSocket: AnyObject, Sendable {
     /// dump and returns the data messages. Throws `NetlinkKernelError` when the kernel answers an errno,
     /// `SystemError` when the socket itself fails.
     func request(_ message: NetlinkMessage) throws -> [NetlinkReply]
+
+    /// Sends `messages` in one datagram (an nfnetlink batch: begin, changes, end), sequence numbers filled in
+    /// here, and waits until every message flagged `NL.ack` is acknowledged. Throws `NetlinkKernelError` for
+    /// the first message the kernel refuses (it then applies none of the batch).
+    func requestBatch(_ messages: [NetlinkMessage]) throws
 }
 
 /// rtnetlink (or any netlink protocol) through libmnl. The socket stays in the network namespace it was
@@ -113,6 +118,38 @@ public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
                         replies.append(reply)
                         if !isDump && reply.flags & NL.multi == 0 && outgoing.flags & NL.ack == 0 { return replies }
                     }
+                }
+            }
+        }
+    }
+
+    public func requestBatch(_ messages: [NetlinkMessage]) throws {
+        try lock.withLock {
+            if closed { throw SystemError("send netlink batch", "\(messages.count) messages", errno: EBADF) }
+            var bytes: [UInt8] = []
+            var awaited = Set<UInt32>()
+            var sent = Set<UInt32>()
+            for message in messages {
+                sequence &+= 1
+                var outgoing = message
+                outgoing.sequence = sequence
+                sent.insert(sequence)
+                if outgoing.flags & NL.ack != 0 { awaited.insert(sequence) }
+                bytes += outgoing.bytes
+                while bytes.count % 4 != 0 { bytes.append(0) }
+            }
+            let count = bytes.withUnsafeBytes { mnl_socket_sendto(socket, $0.baseAddress, $0.count) }
+            if count < 0 { throw SystemError.current("send netlink batch", "\(messages.count) messages") }
+            while !awaited.isEmpty {
+                let count = receiveBuffer.withUnsafeMutableBytes { mnl_socket_recvfrom(socket, $0.baseAddress, $0.count) }
+                if count < 0 {
+                    if Errno.current == EINTR { continue }
+                    throw SystemError.current("receive netlink batch reply", "\(messages.count) messages")
+                }
+                for reply in splitMessages(Array(receiveBuffer[0..<count])) where sent.contains(reply.sequence) && reply.type == NL.error {
+                    let (code, text) = NetlinkKernelError.parse(payload: reply.payload, flags: reply.flags)
+                    if code != 0 { throw NetlinkKernelError(code: -code, message: text) }
+                    awaited.remove(reply.sequence)
                 }
             }
         }

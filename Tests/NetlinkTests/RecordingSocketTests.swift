@@ -15,6 +15,11 @@ final class RecordingSocket: NetlinkSocket, @unchecked Sendable {
         sent.append(message)
         return try answer(message)
     }
+
+    func requestBatch(_ messages: [NetlinkMessage]) throws {
+        sent += messages
+        for message in messages where message.flags & NL.ack != 0 { _ = try answer(message) }
+    }
 }
 
 /// An RTM_NEWLINK reply for link `index` named `name`.

@@ -154,7 +154,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             let name = httpsURL.dropFirst(8).prefix { $0 != "/" && $0 != ":" }
             let sessions = PortalSessions(
                 portalURL: httpsURL, sessionSeconds: sessionSeconds,
-                gate: try NFTGate(spec: gateTable), neighbours: ProcNeighbourTable())
+                gate: try NetlinkGate(spec: gateTable), neighbours: ProcNeighbourTable())
             let server = PortalServer(kind: portalKind, context: sessions, portalHost: String(name), otherPortalHosts: [tlsIP])
             logLine("portal \(kind!) HTTPS only at \(httpsURL) (TLS on \(httpsListen)) session \(sessionSeconds)s gate \(gateTable)")
             try await server.runHTTPSOnly(ip: ip, port: port, tls: tls, tlsIP: tlsIP, tlsPort: tlsPort, httpsURL: httpsURL,
@@ -163,7 +163,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
         }
         let sessions = PortalSessions(
             portalURL: portalURL ?? "http://\(ip):\(port)/", sessionSeconds: sessionSeconds,
-            gate: try NFTGate(spec: gateTable), neighbours: ProcNeighbourTable())
+            gate: try NetlinkGate(spec: gateTable), neighbours: ProcNeighbourTable())
         let server = PortalServer(kind: portalKind, context: sessions, portalHost: ip)
         logLine("portal \(kind!) session \(sessionSeconds)s gate \(gateTable)")
         try await server.run(ip: ip, port: port, onListening: onListening)
