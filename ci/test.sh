@@ -3,21 +3,33 @@
 # unit tests, root tests (namespaces, nftables) and the end-to-end suite inside one VM boot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build
+# How long each step took, printed again at the end (CI keeps only the tail of the output).
+timings=()
+step() {
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    timings+=("$name: $((SECONDS - start)) s")
+}
+print_timings() { [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"; }
+trap print_timings EXIT
+step "swift build" swift build
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
-/usr/bin/python3 ci/check-workflows.py
+step "workflow certify" /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
-/usr/bin/python3 ci/check-architecture.py
+step "architecture" /usr/bin/python3 ci/check-architecture.py
 # Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
 # target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
 # trap or a hang and keeps the input under Tests/Fuzz/crashes/. Builds into .build-fuzz.
-ci/fuzz.sh --runs 100000
+step "fuzz" ci/fuzz.sh --runs 100000
 # One suite at a time: on 2 cores, suites that block Swift's cooperative threads starve the in-process portal
 # servers of the helper tests; the end-to-end suites run one at a time in the VM anyway.
 # The output is long and CI keeps only its tail: on a failure the failing tests and their issues are printed again last.
 log="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-swift-test.XXXXXX")"
 status=0
+start=$SECONDS
 swift test --no-parallel 2>&1 | tee "$log" || status=$?
+timings+=("swift test: $((SECONDS - start)) s")
 if [ "$status" -ne 0 ]; then
     echo "=== swift test failed (exit status $status); its failures, again ($log has the whole output):"
     grep -aE '✘|error:|Fatal error|recorded an issue|flaky|retry' "$log" | tail -n 120 || true
@@ -25,4 +37,4 @@ if [ "$status" -ne 0 ]; then
 fi
 rm -f "$log"
 # The timing-sensitive suites again beside a CPU hog (CI runs on shared machines): docs/RELIABILITY.md.
-ci/under-load.sh
+step "under load" ci/under-load.sh
