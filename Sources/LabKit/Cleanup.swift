@@ -32,6 +32,20 @@ public enum LabState {
         if write(fd, bytes, bytes.count) != bytes.count { throw SystemError.current("write lab state", path) }
     }
 
+    /// Runs `body` holding the lock on `<stateRoot>/.clean.lock` (flock: also between threads of one process,
+    /// each opens the file itself). Cleaners hold it while they judge which runs are dead, and a starting lab
+    /// while it creates its directory and writes its owner, so no cleaner ever sees a run directory that has
+    /// no owner yet (and removes it under the new lab, as two labs starting at once did). Without the file
+    /// (no state root yet) `body` runs unlocked.
+    static func withRunsLock<T>(stateRoot: String = root, _ body: () throws -> T) rethrows -> T {
+        let lockFD = open(stateRoot + "/.clean.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if lockFD >= 0 {
+            while flock(lockFD, LOCK_EX) != 0 && Errno.current == EINTR {}
+        }
+        defer { if lockFD >= 0 { close(lockFD) } }
+        return try body()
+    }
+
     static func removeDirectory(_ directory: String) {
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -89,13 +103,11 @@ public struct CleanReport: Sendable, CustomStringConvertible {
 public enum LabCleanup {
     @discardableResult
     public static func cleanDeadRuns(stateRoot: String = LabState.root, markerDirectory: String = LabState.upMarkerDirectory) -> CleanReport {
+        LabState.withRunsLock(stateRoot: stateRoot) { cleanDeadRunsLocked(stateRoot: stateRoot, markerDirectory: markerDirectory) }
+    }
+
+    private static func cleanDeadRunsLocked(stateRoot: String, markerDirectory: String) -> CleanReport {
         var report = CleanReport()
-        // One cleaner at a time (every lab start cleans, and so does `hotspot-lab clean`).
-        let lockFD = open(stateRoot + "/.clean.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if lockFD >= 0 {
-            while flock(lockFD, LOCK_EX) != 0 && Errno.current == EINTR {}
-        }
-        defer { if lockFD >= 0 { close(lockFD) } }
         let entries = ((try? FileManager.default.contentsOfDirectory(atPath: stateRoot)) ?? []).sorted()
         for entry in entries where LabState.isRunPrefix(entry) {
             let directory = stateRoot + "/" + entry

@@ -49,14 +49,29 @@ public final class Lab: @unchecked Sendable {
             let id = requested ?? String(format4Hex(UInt16.random(in: 0...UInt16.max)))
             let prefix = namePrefix + id
             let directory = LabState.root + "/" + prefix
-            if mkdir(directory, 0o755) == 0 {
+            // The directory and its owner appear together for any cleaner (`LabState.withRunsLock`).
+            let code: Int32 = try LabState.withRunsLock {
+                guard mkdir(directory, 0o755) == 0 else { return Errno.current }
+                do {
+                    try LabState.writeOwner(directory)
+                } catch {
+                    LabState.removeDirectory(directory)
+                    throw error
+                }
+                return 0
+            }
+            if code == 0 {
                 let lab = Lab(runID: id, prefix: prefix, stateDirectory: directory)
-                try LiveLabs.register(lab)   // refused once a stopping command tore its labs down
-                try LabState.writeOwner(directory)
+                do {
+                    try LiveLabs.register(lab)   // refused once a stopping command tore its labs down
+                } catch {
+                    lab.tornDown = true
+                    LabState.removeDirectory(directory)
+                    throw error
+                }
                 try lab.startGuardian()
                 return lab
             }
-            let code = Errno.current
             if code != EEXIST || requested != nil { throw SystemError("create lab state", directory, errno: code) }
         }
         throw SystemError("create lab state", LabState.root, reason: "no free run id after 64 tries")

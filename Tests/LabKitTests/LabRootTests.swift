@@ -58,6 +58,26 @@ struct LabRootTests {
         #expect(access(lab.stateDirectory, F_OK) != 0)
     }
 
+    /// Every lab start cleans dead runs; a cleaner once saw another starting lab's directory before its owner
+    /// file and removed it under that lab ("write lab state /run/hotspot-lab/hslXXXX/journal: ENOENT" when two
+    /// certify runs started at once). Many labs started two at a time: each keeps its directory and owner.
+    @Test("root: labs started two at a time never lose their state directory to each other's dead-run cleaning")
+    func rootConcurrentStartsKeepTheirState() throws {
+        let outcomes = ParallelRuns.map(Array(0..<120), jobs: 2) { _ -> String? in
+            do {
+                let lab = try Lab.start()
+                defer { lab.teardown() }
+                guard access(lab.stateDirectory + "/owner", F_OK) == 0 else { return "\(lab.prefix): its owner file is gone" }
+                _ = try lab.createNamespace("c")  // journals `netns ...` into the state directory
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let failures = outcomes.compactMap { $0 }
+        #expect(failures.isEmpty, "\(failures.count) of \(outcomes.count) starts failed, e.g. \(failures.prefix(3))")
+    }
+
     @Test func rootLabRefusesForeignNamespacesAndLongNames() throws {
         let lab = try Lab.start()
         defer { lab.teardown() }
