@@ -18,6 +18,7 @@
 //   HotspotBench       the `hotspot-lab bench` measurements (a library the CLI calls)
 //   PortalKinds        one file per captive portal kind, as data and request handling (the `portals/` folder)
 //   Portals            the portal server around them: HTTP (FlyingFox) and TLS (`portals/Server/`)
+//   StepRegistryScanner, step-registry-tool, StepRegistryPlugin  the build-tool plugin that lists LabKit's step kinds
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -120,8 +121,15 @@ let package = Package(
                 "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "PortalKinds",
                 .product(name: "Yams", package: "Yams"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // Generates `StepRegistry.declaredKinds` from Sources/LabKit/Scenario/Steps: a step kind is its file.
+            plugins: ["StepRegistryPlugin"]
         ),
+        // MARK: build tools (run at build time, linked into nothing)
+        // The generator's reading of the step files (standard library only), the program the plugin runs, the plugin.
+        .target(name: "StepRegistryScanner", swiftSettings: strict),
+        .executableTarget(name: "step-registry-tool", dependencies: ["StepRegistryScanner"], swiftSettings: strict),
+        .plugin(name: "StepRegistryPlugin", capability: .buildTool(), dependencies: ["step-registry-tool"]),
         // The portal kinds as data and their request handling, one file per kind; no HTTP server (LabKit reads it).
         .target(name: "PortalKinds", path: "portals", exclude: ["Server"], swiftSettings: strict),
         // The portal server (FlyingFox, OpenSSL) around the kinds; re-exports PortalKinds.
@@ -230,6 +238,7 @@ let package = Package(
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals", "HotspotStation", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore", "HotspotProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
+        .testTarget(name: "StepRegistryScannerTests", dependencies: ["StepRegistryScanner"], swiftSettings: strict),
         .testTarget(
             name: "ProviderTests",
             dependencies: ["HotspotHelper", "NEHotspotHelperCompat", "HotspotCore", "HotspotProtocol", "HotspotSystem", "TestSupport"],

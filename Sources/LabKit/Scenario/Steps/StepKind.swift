@@ -1,7 +1,7 @@
 import Foundation
 
 /// A parsed step: what it does to the lab (through a `StepContext`) and what it checks. Each kind is one
-/// file in this folder, registered once in `StepRegistry.kinds`.
+/// file in this folder; `StepRegistry.kinds` lists them all (generated from the files).
 public protocol ScenarioStepAction: Sendable {
     /// Carries the step out; returns what it saw (the progress line's message), throws `StepFailure` when
     /// an expectation does not hold.
@@ -43,18 +43,15 @@ public struct StepKind: Sendable {
     }
 }
 
-/// Every step kind, in the order the parser's messages list them: the one list (the parser, the runner and
-/// the replay all read it). A new kind: its file in this folder, one line here, its row in docs/SCENARIOS.md
-/// (`StepRegistryTests` checks the three agree, and parses and replays its `example`).
+/// Every step kind: the one list (the parser, its messages, the runner and the replay all read it), in the order
+/// of their files' names, then of declaration in a file. It is generated: the build-tool plugin StepRegistryPlugin
+/// (Plugins/StepRegistryPlugin, its reading in Sources/StepRegistryScanner) finds every
+/// `static let <name> = StepKind(...)` of a type in this folder on every build and writes `declaredKinds`; a kind
+/// declared in a form it cannot read fails the build at its line. A new kind: its file in this folder (with an
+/// `example`) and its row in docs/SCENARIOS.md (`StepRegistryTests` checks the rows, and parses and replays
+/// every kind's `example`).
 public enum StepRegistry {
-    public static let kinds: [StepKind] = [
-        ShowScanListStep.kind, JoinStep.kind, AutoJoinStep.kind, LeaveStep.kind, WaitStateStep.kind, ExpectStatesStep.kind,
-        ExpectCommandStep.kind, ExpectNotificationStep.kind, ForegroundStep.kind, TypeStep.kind, ExpireSessionStep.kind,
-        LogoffStep.kind, KillHelperStep.kind, RestartHotspotdStep.kind, ApplicationStep.kind, ExpectAutoJoinDisabledStep.kind,
-        ExpectCacheStep.kind, SleepStep.kind, GateStep.kind, PortalStep.kind, AccessPointStep.kind, UplinkStep.kind,
-        LinkQualityStep.kind, StopHelperStep.stopKind, StopHelperStep.continueKind, FlapStep.kind, DNSStep.kind, SignalStep.kind,
-        RoamStep.kind, ProbeStep.kind, ExpectProviderStep.kind,
-    ]
+    public static let kinds: [StepKind] = declaredKinds
 
     public static var names: [String] { kinds.map(\.name) }
 
