@@ -61,7 +61,8 @@ public enum StepRegistryScanner {
         var reader = DeclarationReader(tokens: tokens, file: file)
         reader.read()
         var problems = lexer.problems.map {
-            StepKindProblem(file: file, line: $0.line, column: $0.column, message: $0.message)
+            StepKindProblem(file: file, line: $0.line, column: $0.column,
+                            message: "reading the step kinds of \(fileName(file)): \($0.message)")
         }
         problems += reader.problems
         return (reader.kinds, problems)

@@ -125,7 +125,7 @@ struct ScenarioParserTests {
     @Test("errors name file:line:column, the field and what was expected")
     func errors() throws {
         let unknownStep = try #require(failure("topology: t.yaml\nsteps:\n  - jump: Cafe\n"))
-        #expect(unknownStep.description.hasPrefix("s.yaml:3:5: steps[0]: unknown step `jump`; expected one of: show-scan-list, join"))
+        #expect(unknownStep.description.hasPrefix("s.yaml:3:5: steps[0]: unknown step `jump`; expected one of: ap, application, auto-join"))
         let badState = try #require(failure("topology: t.yaml\nsteps:\n  - wait-state: Authenticatd\n"))
         #expect(badState.line == 3 && badState.column == 17)
         #expect(badState.field == "steps[0].wait-state")

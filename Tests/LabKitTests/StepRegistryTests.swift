@@ -4,7 +4,9 @@ import Testing
 @testable import LabKit
 
 /// The step kinds are one registry (no root): the parser, the runner and the replay read it; each kind is one
-/// file in Sources/LabKit/Scenario/Steps, registered once, documented in docs/SCENARIOS.md, and says how it replays.
+/// file in Sources/LabKit/Scenario/Steps, documented in docs/SCENARIOS.md, and says how it replays. The registry
+/// is generated from the files at build time (Plugins/StepRegistryPlugin; its parsing is tested in
+/// StepRegistryScannerTests): what can still go wrong is a kind missing from it, its order, and the docs rows.
 @Suite("Step kinds: one registry (no root)")
 struct StepRegistryTests {
     static let stepsFolder = "Sources/LabKit/Scenario/Steps"
@@ -26,23 +28,40 @@ struct StepRegistryTests {
         #expect(names.count == 31)
     }
 
+    /// The kind names each file of Steps/ constructs, in the order of their files' names, then of the text.
+    static func declaredInFiles() throws -> [(file: String, kinds: [String])] {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.stepsFolder).filter { $0.hasSuffix(".swift") }.sorted()
+        let pattern = try NSRegularExpression(pattern: #"StepKind\("([a-z-]+)""#)
+        return try files.map { file in
+            let text = try String(contentsOfFile: Self.stepsFolder + "/" + file, encoding: .utf8)
+            let kinds = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+                Range(match.range(at: 1), in: text).map { String(text[$0]) }
+            }
+            return (file, kinds)
+        }
+    }
+
     @Test("every kind is declared in exactly one file of Steps/, and every kind declared there is registered")
     func oneFilePerKind() throws {
-        let files = try FileManager.default.contentsOfDirectory(atPath: Self.stepsFolder).filter { $0.hasSuffix(".swift") }
-        let pattern = try NSRegularExpression(pattern: #"StepKind\("([a-z-]+)""#)
         var declared: [String: [String]] = [:]
-        for file in files {
-            let text = try String(contentsOfFile: Self.stepsFolder + "/" + file, encoding: .utf8)
-            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                guard let range = Range(match.range(at: 1), in: text) else { continue }
-                declared[String(text[range]), default: []].append(file)
-            }
+        for (file, kinds) in try Self.declaredInFiles() {
+            for kind in kinds { declared[kind, default: []].append(file) }
         }
         for (kind, where_) in declared {
             #expect(StepRegistry.kind(kind) != nil, "\(kind) is declared in \(where_) but not in StepRegistry.kinds")
             #expect(where_.count == 1, "\(kind) is declared in \(where_)")
         }
         for kind in StepRegistry.names { #expect(declared[kind] != nil, "\(kind) is registered but declared in no file of \(Self.stepsFolder)") }
+    }
+
+    @Test("the generated registry: every *Step.swift file's kinds, in the order of the files' names, then of declaration")
+    func generatedOrder() throws {
+        let declared = try Self.declaredInFiles()
+        for (file, kinds) in declared where file.hasSuffix("Step.swift") {
+            #expect(!kinds.isEmpty, "\(file) declares no step kind")
+        }
+        #expect(StepRegistry.names == declared.flatMap(\.kinds))
+        #expect(StepRegistry.names.prefix(3) == ["ap", "application", "auto-join"])
     }
 
     @Test("every kind has its row in docs/SCENARIOS.md")
