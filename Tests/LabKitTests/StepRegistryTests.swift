@@ -25,7 +25,7 @@ struct StepRegistryTests {
         let names = StepRegistry.names
         #expect(Set(names).count == names.count)
         #expect(ScenarioParser.stepKinds == names)
-        #expect(names.count == 31)
+        #expect(names.count >= 31, "the 31 kinds shipped when the registry became generated are all there")
     }
 
     /// The kind names each file of Steps/ constructs, in the order of their files' names, then of the text.

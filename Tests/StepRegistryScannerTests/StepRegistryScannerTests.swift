@@ -145,7 +145,7 @@ struct StepRegistryScannerTests {
             line.drop { $0 == " " }.hasPrefix("static let ") && line.contains(" = StepKind(")
         }.count
         #expect(kinds.count == constructions)
-        #expect(kinds.count == 31)
+        #expect(kinds.count >= 31)  // the kinds shipped when the registry became generated
         #expect(kinds.filter { $0.type == "StopHelperStep" }.map(\.name) == ["stopKind", "continueKind"])
         #expect(Set(kinds.map(\.reference)).count == kinds.count)
     }
