@@ -32,7 +32,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Lowest first. A target may depend only on targets of a lower layer (peers in one layer may not depend on
 # each other). Packages from outside the repository (ArgumentParser, Yams, FlyingFox) count as layer 0.
 LAYERS = [
-    ("system libraries", ["CLibNL", "CLibNLGenl", "CLibMNL", "COpenSSL"]),
+    # StepRegistryScanner: build-time code (the step kind registry generator's reading of LabKit's step files, for
+    # step-registry-tool and the StepRegistryPlugin); it imports nothing (PURE_IMPORTS) and is in BUILD_TOOLS.
+    ("system libraries, build-time code", ["CLibNL", "CLibNLGenl", "CLibMNL", "COpenSSL", "StepRegistryScanner"]),
     ("C shims", ["CSystemShims", "CNetlinkShim", "CTLSShim"]),
     ("pure core", ["HotspotCore"]),
     ("wire protocol", ["HotspotProtocol"]),
@@ -48,7 +50,13 @@ LAYERS = [
     ("test support", ["TestSupport"]),
 ]
 EXECUTABLES = "programs"  # every executable target: above every library
+PLUGINS = "build plugins"  # every plugin target: above the programs it runs
 TESTS = "tests"  # every test target: above everything (a test may use a program's module)
+
+# What runs at build time, before any library of the package exists: a build-tool plugin, the program it runs and
+# that program's library. They depend only on one another (and the toolchain), and no library or program of the
+# package depends on them (a target applies a plugin, `plugins:` in Package.swift, which is no dependency).
+BUILD_TOOLS = ["StepRegistryScanner", "step-registry-tool", "StepRegistryPlugin"]
 
 # (target, must not reach, why, pending): checked through the whole dependency closure.
 # pending: the rule is the goal but not yet true on main; say what makes it true.
@@ -67,7 +75,7 @@ PURE_SUBSYSTEM = ["HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotDae
                   "HotspotHelper", "NEHotspotHelperCompat", "Netlink"]
 
 # Targets whose sources may import only what is listed (no Foundation, no Glibc): pure code, no I/O.
-PURE_IMPORTS = {"HotspotCore": set(), "HotspotProtocol": {"HotspotCore"}}
+PURE_IMPORTS = {"HotspotCore": set(), "HotspotProtocol": {"HotspotCore"}, "StepRegistryScanner": set()}
 
 BEGIN, END = "<!-- imports:begin -->", "<!-- imports:end -->"
 KIND = {"regular": "library", "executable": "program", "test": "test", "system": "system library",
@@ -99,10 +107,11 @@ def graph(package):
                 deps.append(value[0])
             elif how == "product":
                 products.append(value[0] + (f" ({value[1]})" if value[1] else ""))
-        default = "Tests" if t["type"] == "test" else "Sources"
+        default = {"test": "Tests", "plugin": "Plugins"}.get(t["type"], "Sources")
+        plugins = [u["plugin"][0] for u in t.get("pluginUsages") or [] if "plugin" in u]
         targets[t["name"]] = {"type": t["type"], "deps": deps, "products": products,
                               "path": t.get("path") or os.path.join(default, t["name"]),
-                              "exclude": t.get("exclude", [])}
+                              "exclude": t.get("exclude", []), "plugins": plugins}
     # byName may name a product of a package rather than a target: treat it as external.
     for t in targets.values():
         t["products"] += [d for d in t["deps"] if d not in targets]
@@ -112,7 +121,9 @@ def graph(package):
 
 def layer_of(name, info):
     if info["type"] == "test":
-        return len(LAYERS) + 1, TESTS
+        return len(LAYERS) + 2, TESTS
+    if info["type"] == "plugin":
+        return len(LAYERS) + 1, PLUGINS
     if info["type"] == "executable":
         return len(LAYERS), EXECUTABLES
     for rank, (label, names) in enumerate(LAYERS):
@@ -248,6 +259,20 @@ def check_rules(targets, allowed):
         if name in PURE_SUBSYSTEM and t["products"]:
             problems.append(f"target {name} uses {', '.join(t['products'])}: the subsystem and its SDK use no "
                             "package from outside this repository")
+    for name, t in targets.items():
+        if name in BUILD_TOOLS:
+            for d in sorted(closure(targets, name) - set(BUILD_TOOLS)):
+                problems.append(f"build tool {name} reaches {d}: a build tool runs before the package's libraries are "
+                                "built, so it depends only on the other BUILD_TOOLS")
+        elif t["type"] != "test":
+            for d in sorted(set(t["deps"]) & set(BUILD_TOOLS)):
+                problems.append(f"edge {name} -> {d}: only build tools (and tests) depend on the build tools; "
+                                "a target uses a build-tool plugin with `plugins:`")
+        for p in t["plugins"]:
+            if p not in targets or targets[p]["type"] != "plugin":
+                problems.append(f"target {name} applies plugin {p}, which is not a plugin target of this package")
+            elif p not in BUILD_TOOLS:
+                problems.append(f"target {name} applies plugin {p}, which is not in BUILD_TOOLS")
     for name, goal, why, pending in FORBIDDEN:
         if name not in targets or goal not in targets:
             continue
