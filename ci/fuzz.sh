@@ -48,8 +48,10 @@ if [[ ! -d $scratch/checkouts && -d .build/checkouts ]]; then
     [[ -f .build/workspace-state.json ]] && cp .build/workspace-state.json "$scratch"/
 fi
 echo "fuzz: building LabKit and its dependencies with -sanitize=fuzzer into $scratch"
+# -use-ld=lld: SwiftPM applies -Xswiftc to the build-time program LabKit's plugin runs (step-registry-tool) too, and
+# linking that program with -sanitize=fuzzer makes gold fail (an internal error); lld links it and it runs as usual.
 swift build -c release --scratch-path "$scratch" --target LabKit \
-    -Xswiftc -sanitize=fuzzer -Xcc -fsanitize=fuzzer-no-link
+    -Xswiftc -sanitize=fuzzer -Xcc -fsanitize=fuzzer-no-link -Xswiftc -use-ld=lld
 out=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
 mkdir -p "$scratch/bin"
 
