@@ -32,7 +32,7 @@ swift test --no-parallel 2>&1 | tee "$log" || status=$?
 timings+=("swift test: $((SECONDS - start)) s")
 if [ "$status" -ne 0 ]; then
     echo "=== swift test failed (exit status $status); its failures, again ($log has the whole output):"
-    grep -aE '✘|error:|Fatal error|recorded an issue|flaky|retry' "$log" | tail -n 120 || true
+    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$log" | cut -c1-600 | tail -n 80 || true
     exit "$status"
 fi
 rm -f "$log"
