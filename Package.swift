@@ -195,31 +195,34 @@ let package = Package(
         // MARK: reference helpers (templates for vendors)
         // Each reference helper's logic is a library (<Name>Helper.swift) that its entry point (main.swift) and its
         // provider pair share.
-        .target(name: "PortalHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/PortalHelper",
+        // What the reference helpers and providers do alike (the HTML form parser, the command line, the probe, one
+        // command's log and answers, the entry point, the evaluation extension), written once; the SDK only.
+        .target(name: "ReferenceHelperSupport", dependencies: ["HotspotHelper"], path: "Sources/helpers/Support", swiftSettings: strict),
+        .target(name: "PortalHelper", dependencies: ["HotspotHelper", "ReferenceHelperSupport"], path: "Sources/helpers/PortalHelper",
                 exclude: ["main.swift"], swiftSettings: strict),
-        .executableTarget(name: "PortalHelperMain", dependencies: ["HotspotHelper", "PortalHelper"], path: "Sources/helpers/PortalHelper",
+        .executableTarget(name: "PortalHelperMain", dependencies: ["HotspotHelper", "PortalHelper", "ReferenceHelperSupport"], path: "Sources/helpers/PortalHelper",
                           exclude: ["PortalHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
-        .target(name: "VoucherHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/VoucherHelper",
+        .target(name: "VoucherHelper", dependencies: ["HotspotHelper", "ReferenceHelperSupport"], path: "Sources/helpers/VoucherHelper",
                 exclude: ["main.swift"], swiftSettings: strict),
-        .executableTarget(name: "VoucherHelperMain", dependencies: ["HotspotHelper", "VoucherHelper"], path: "Sources/helpers/VoucherHelper",
+        .executableTarget(name: "VoucherHelperMain", dependencies: ["HotspotHelper", "VoucherHelper", "ReferenceHelperSupport"], path: "Sources/helpers/VoucherHelper",
                           exclude: ["VoucherHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
-        .target(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper"], path: "Sources/helpers/CaptiveAPIHelper",
+        .target(name: "CaptiveAPIHelper", dependencies: ["HotspotHelper", "ReferenceHelperSupport"], path: "Sources/helpers/CaptiveAPIHelper",
                 exclude: ["main.swift"], swiftSettings: strict),
-        .executableTarget(name: "CaptiveAPIHelperMain", dependencies: ["HotspotHelper", "CaptiveAPIHelper"], path: "Sources/helpers/CaptiveAPIHelper",
+        .executableTarget(name: "CaptiveAPIHelperMain", dependencies: ["HotspotHelper", "CaptiveAPIHelper", "ReferenceHelperSupport"], path: "Sources/helpers/CaptiveAPIHelper",
                           exclude: ["CaptiveAPIHelper.swift"], sources: ["main.swift"], swiftSettings: strict),
 
         // MARK: reference providers (iOS 26 app extensions: one file per extension, Apple's spellings)
-        .executableTarget(name: "PortalEvaluation", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
+        .executableTarget(name: "PortalEvaluation", dependencies: ["NEHotspotHelperCompat", "PortalHelper", "ReferenceHelperSupport"],
                           path: "Sources/providers/PortalEvaluation", swiftSettings: strict),
-        .executableTarget(name: "PortalAuthentication", dependencies: ["NEHotspotHelperCompat", "PortalHelper"],
+        .executableTarget(name: "PortalAuthentication", dependencies: ["NEHotspotHelperCompat", "PortalHelper", "ReferenceHelperSupport"],
                           path: "Sources/providers/PortalAuthentication", swiftSettings: strict),
-        .executableTarget(name: "VoucherEvaluation", dependencies: ["NEHotspotHelperCompat", "VoucherHelper"],
+        .executableTarget(name: "VoucherEvaluation", dependencies: ["NEHotspotHelperCompat", "VoucherHelper", "ReferenceHelperSupport"],
                           path: "Sources/providers/VoucherEvaluation", swiftSettings: strict),
-        .executableTarget(name: "VoucherAuthentication", dependencies: ["NEHotspotHelperCompat", "VoucherHelper"],
+        .executableTarget(name: "VoucherAuthentication", dependencies: ["NEHotspotHelperCompat", "VoucherHelper", "ReferenceHelperSupport"],
                           path: "Sources/providers/VoucherAuthentication", swiftSettings: strict),
-        .executableTarget(name: "CaptiveAPIEvaluation", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper"],
+        .executableTarget(name: "CaptiveAPIEvaluation", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper", "ReferenceHelperSupport"],
                           path: "Sources/providers/CaptiveAPIEvaluation", swiftSettings: strict),
-        .executableTarget(name: "CaptiveAPIAuthentication", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper"],
+        .executableTarget(name: "CaptiveAPIAuthentication", dependencies: ["NEHotspotHelperCompat", "CaptiveAPIHelper", "ReferenceHelperSupport"],
                           path: "Sources/providers/CaptiveAPIAuthentication", swiftSettings: strict),
 
         // MARK: tests
@@ -247,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "HelperTests",
             dependencies: [
-                "HotspotHelper", "Portals", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper",
+                "HotspotHelper", "Portals", "ReferenceHelperSupport", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper",
                 "HotspotCore", "HotspotProtocol", "HotspotSystem", "HotspotClient", "HotspotDaemon", "LabKit", "Netlink", "TestSupport",
             ],
             swiftSettings: strict

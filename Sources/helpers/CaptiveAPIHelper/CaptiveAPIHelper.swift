@@ -19,10 +19,11 @@
 // passes while the station suppresses IP; redirects not followed; bounded by the command's deadline).
 import Foundation
 import HotspotHelper
+import ReferenceHelperSupport
 
 // MARK: - Options
 
-public struct CaptiveAPIHelperOptions {
+public struct CaptiveAPIHelperOptions: ReferenceHelperOptions {
     public var displayName = "Captive API"
     public var identifier = "com.hotspotlab.captive-api"
     public var socketPath: String?
@@ -31,53 +32,13 @@ public struct CaptiveAPIHelperOptions {
     /// Extend the session when fewer seconds than this remain (and the API allows it).
     public var extendBelowSeconds = 60
 
-    static let usage = """
+    public static let usage = """
         usage: hotspot-helper-captive-api [--network SSID[:PASSWORD]]... [--name NAME] [--identifier ID] [--socket PATH]
                                           [--http-timeout SECONDS]
         """
 
-    public struct UsageError: Error, CustomStringConvertible {
-        public var description: String
-    }
-
-    public static func parse(_ arguments: [String]) throws(UsageError) -> CaptiveAPIHelperOptions {
-        var options = CaptiveAPIHelperOptions()
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            if argument == "--help" || argument == "-h" { throw UsageError(description: usage) }
-            guard argument.hasPrefix("--") else { throw UsageError(description: "unexpected argument `\(argument)`\n\(usage)") }
-            var flag = argument
-            var value: String?
-            if let eq = argument.firstIndex(of: "=") {
-                flag = String(argument[..<eq])
-                value = String(argument[argument.index(after: eq)...])
-            } else {
-                value = rest.popFirst()
-            }
-            guard let value else { throw UsageError(description: "\(flag) needs a value\n\(usage)") }
-            switch flag {
-            case "--network":
-                let parts = value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-                guard !parts[0].isEmpty, parts[0].utf8.count <= 32 else {
-                    throw UsageError(description: "--network: expected SSID[:PASSWORD] with an SSID of 1 to 32 bytes, found `\(value)`")
-                }
-                options.networks.append((parts[0], parts.count > 1 ? parts[1] : nil))
-            case "--name":
-                guard !value.isEmpty, value.count <= 15 else { throw UsageError(description: "--name: 1 to 15 characters, found `\(value)`") }
-                options.displayName = value
-            case "--identifier": options.identifier = value
-            case "--socket": options.socketPath = value
-            case "--http-timeout":
-                guard let seconds = Double(value), seconds > 0, seconds <= 300 else {
-                    throw UsageError(description: "--http-timeout: seconds, more than 0 and at most 300, found `\(value)`")
-                }
-                options.httpTimeout = .milliseconds(Int64(seconds * 1000))
-            default:
-                throw UsageError(description: "unknown option \(flag)\n\(usage)")
-            }
-        }
-        return options
-    }
+    /// No flags of its own: those all reference helpers take are parsed by `ReferenceHelperOptions.parse`.
+    public init() {}
 }
 
 public func log(_ line: String) {
@@ -105,8 +66,6 @@ struct CaptiveAPIState: Equatable {
             canExtendSession: object["can-extend-session"] as? Bool ?? false)
     }
 }
-
-typealias HTTPSend = (HotspotHTTPRequest) throws(HotspotTrafficError) -> HotspotHTTPResponse
 
 enum CaptiveAPI {
     static let mediaType = "application/captive+json"
@@ -148,13 +107,7 @@ enum CaptiveAPI {
     }
 }
 
-// MARK: - Decisions
-
-struct Decision {
-    var result: HotspotHelperResult
-    var confidence: HotspotHelperConfidence?
-    var reason: String
-}
+// MARK: - Decisions (`Decision`, `HTTPSend`: ReferenceHelperSupport)
 
 public final class CaptiveAPILogic: @unchecked Sendable {
     public let options: CaptiveAPIHelperOptions
@@ -165,18 +118,7 @@ public final class CaptiveAPILogic: @unchecked Sendable {
     public init(options: CaptiveAPIHelperOptions) { self.options = options }
 
     public func filter(_ networks: [HotspotNetwork]) -> (claimed: [HotspotNetwork], reason: String) {
-        var claimed: [HotspotNetwork] = []
-        for network in networks {
-            guard let configured = options.networks.first(where: { $0.ssid == network.ssid }) else { continue }
-            if network.isSecure {
-                guard let password = configured.password else { continue }
-                network.setPassword(password)
-            }
-            claimed.append(network)
-        }
-        let reason = options.networks.isEmpty ? "no --network configured: claiming nothing"
-            : "claiming \(claimed.count) of \(networks.count): [\(claimed.map(\.ssid).joined(separator: ", "))]"
-        return (claimed, reason)
+        options.claimConfigured(networks)
     }
 
     /// The API URI from DHCP option 114, or the reason there is none.
@@ -282,61 +224,28 @@ public final class CaptiveAPILogic: @unchecked Sendable {
 
     /// Runs one command and answers it (the legacy helper; the provider pair returns `response(to:)` instead).
     public func handle(_ command: HotspotHelperCommand) {
-        let response = response(to: command)
-        if command.isCancelled {
-            log("\(command.commandType) #\(command.identifier): withdrawn by hotspotd meanwhile: not answering")
-            return
-        }
-        if !response.deliver() { log("\(command.commandType) #\(command.identifier): the answer could not be delivered: \(HotspotHelper.lastError ?? "?")") }
+        HelperCommandRun.deliver(response(to: command), to: command, log: log)
     }
 
     /// Runs one command and returns its answer.
     public func response(to command: HotspotHelperCommand) -> HotspotHelperResponse {
-        let network = command.network
-        let ssid = network?.ssid ?? ""
-        let label = "\(command.commandType) #\(command.identifier)" + (network.map { " \($0.ssid) (\($0.bssid))" } ?? "")
-        log("\(label): received" + (command.deadlineMilliseconds.map { " deadline \(Int($0)) ms" } ?? " no deadline"))
-        let http: HTTPSend = { (request) throws(HotspotTrafficError) -> HotspotHTTPResponse in
-            var r = request
-            if r.timeout == nil { r.timeout = self.options.httpTimeout }
-            let response = try command.http(r)
-            log("\(label): \(r.method) \(r.url) -> \(response.status)")
-            return response
-        }
+        let run = HelperCommandRun(command, httpTimeout: options.httpTimeout, showsLocation: false, log: log)
         let lease = HotspotHelperEnvironment.dhcpLease()
-        let response: HotspotHelperResponse
         switch command.commandType {
         case .filterScanList:
-            let (claimed, reason) = filter(command.networkList ?? [])
-            log("\(label): \(reason)")
-            response = command.createResponse(.success)
-            response.setNetworkList(claimed)
+            return run.claim(filter)
         case .evaluate:
-            guard let network else {
-                response = command.createResponse(.success)
-                break
-            }
-            let d = evaluate(http, lease: lease)
-            network.setConfidence(d.confidence ?? HotspotHelperConfidence.none)
-            log("\(label): confidence \(network.confidence): \(d.reason)")
-            response = command.createResponse(d.result)
-            response.setNetwork(network)
-        case .authenticate, .maintain, .logoff:
-            let d = switch command.commandType {
-            case .authenticate: authenticate(http, ssid: ssid, lease: lease)
-            case .maintain: maintain(http, ssid: ssid, lease: lease)
-            default: logoff(http, ssid: ssid, lease: lease)
-            }
-            log("\(label): \(d.result): \(d.reason)")
-            response = command.createResponse(d.result)
+            return run.evaluate { evaluate(run.http, lease: lease) }
+        case .authenticate:
+            return run.answer(authenticate(run.http, ssid: run.ssid, lease: lease))
+        case .maintain:
+            return run.answer(maintain(run.http, ssid: run.ssid, lease: lease))
+        case .logoff:
+            return run.answer(logoff(run.http, ssid: run.ssid, lease: lease))
         case .presentUI:
-            log("\(label): success: nothing to show (the API needs no user input)")
-            response = command.createResponse(.success)
+            return run.nothingToShow("the API needs no user input")
         default:
-            log("\(label): commandNotRecognized")
-            response = command.createResponse(.commandNotRecognized)
+            return run.notRecognized()
         }
-        return response
     }
 }
-

@@ -1,35 +1,14 @@
-// hotspot-helper-captive-api's entry point: options, registration, the wait. What it does is in CaptiveAPIHelper.swift
-// (the reference helper's logic, shared with its provider pair in Sources/providers).
-import Foundation
-import HotspotHelper
+// hotspot-helper-captive-api's entry point: options, registration, the wait (`runReferenceHelper`, shared by the
+// reference helpers). What it does is in CaptiveAPIHelper.swift (the reference helper's logic, shared with its
+// provider pair in Sources/providers).
 import CaptiveAPIHelper
+import HotspotHelper
+import ReferenceHelperSupport
 
-// MARK: - Main
-
-func runCaptiveAPIHelper() -> Never {
-    let options: CaptiveAPIHelperOptions
-    do {
-        options = try CaptiveAPIHelperOptions.parse(Array(CommandLine.arguments.dropFirst()))
-    } catch {
-        let help = error.description.hasPrefix("usage:")
-        (help ? FileHandle.standardOutput : FileHandle.standardError).write(Data("\(error)\n".utf8))
-        exit(help ? 0 : 64)
+runReferenceHelper(
+    CaptiveAPIHelperOptions.self, program: "hotspot-helper-captive-api", log: log,
+    handler: { CaptiveAPILogic(options: $0).handle },
+    details: { options in
+        "networks [\(options.networks.map(\.ssid).joined(separator: ", "))]; lease \(HotspotHelperEnvironment.dhcpLeasePath ?? "none")"
     }
-    let logic = CaptiveAPILogic(options: options)
-    let queue = DispatchQueue(label: "hotspot-helper-captive-api", attributes: .concurrent)
-    let registered = HotspotHelper.register(
-        options: HotspotHelperOptions(displayName: options.displayName, identifier: options.identifier, socketPath: options.socketPath),
-        queue: queue
-    ) { command in logic.handle(command) }
-    guard registered else {
-        log("register failed: \(HotspotHelper.lastError ?? "unknown error")")
-        exit(2)
-    }
-    log("registered as \(options.identifier) (\"\(options.displayName)\"); networks [\(options.networks.map(\.ssid).joined(separator: ", "))]; "
-        + "lease \(HotspotHelperEnvironment.dhcpLeasePath ?? "none")")
-    while HotspotHelper.isConnected { usleep(50_000) }
-    log("hotspotd went away: exiting")
-    exit(0)
-}
-
-runCaptiveAPIHelper()
+)

@@ -22,10 +22,11 @@
 // temporary failure with the verify error in the reason; the helper never skips the verification.
 import Foundation
 import HotspotHelper
+import ReferenceHelperSupport
 
 // MARK: - Options
 
-public struct PortalHelperOptions {
+public struct PortalHelperOptions: ReferenceHelperOptions {
     public var displayName = "Portal Login"
     public var identifier = "com.hotspotlab.portal"
     public var socketPath: String?
@@ -36,65 +37,30 @@ public struct PortalHelperOptions {
     public var networks: [(ssid: String, password: String?)] = []
     public var httpTimeout: Duration = .seconds(8)
 
-    static let usage = """
+    public static let usage = """
         usage: hotspot-helper-portal [--account USER:PASSWORD] [--email ADDRESS] [--network SSID[:PASSWORD]]... [--name NAME]
                                      [--identifier ID] [--socket PATH] [--http-timeout SECONDS]
         """
 
-    public struct UsageError: Error, CustomStringConvertible {
-        public var description: String
-    }
+    public init() {}
 
-    /// Plain `--flag VALUE` / `--flag=VALUE` parsing.
-    public static func parse(_ arguments: [String]) throws(UsageError) -> PortalHelperOptions {
-        var options = PortalHelperOptions()
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            if argument == "--help" || argument == "-h" { throw UsageError(description: usage) }
-            guard argument.hasPrefix("--") else { throw UsageError(description: "unexpected argument `\(argument)`\n\(usage)") }
-            var flag = argument
-            var value: String?
-            if let eq = argument.firstIndex(of: "=") {
-                flag = String(argument[..<eq])
-                value = String(argument[argument.index(after: eq)...])
-            } else {
-                value = rest.popFirst()
+    /// `--account` and `--email`; the flags all reference helpers take are parsed by `ReferenceHelperOptions.parse`.
+    public mutating func parseOwn(_ flag: String, _ value: String) throws(HelperUsageError) -> Bool {
+        switch flag {
+        case "--account":
+            guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+                throw HelperUsageError(description: "--account: expected USER:PASSWORD, found `\(value)`")
             }
-            guard let value else { throw UsageError(description: "\(flag) needs a value\n\(usage)") }
-            switch flag {
-            case "--account":
-                guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
-                    throw UsageError(description: "--account: expected USER:PASSWORD, found `\(value)`")
-                }
-                options.account = (String(value[..<colon]), String(value[value.index(after: colon)...]))
-            case "--email":
-                guard let at = value.firstIndex(of: "@"), at != value.startIndex, value.index(after: at) != value.endIndex,
-                      !value.contains(" ") else {
-                    throw UsageError(description: "--email: expected an address such as someone@example.com, found `\(value)`")
-                }
-                options.email = value
-            case "--network":
-                // SSID[:PASSWORD]: the first colon separates (an SSID containing a colon cannot be configured).
-                let parts = value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-                guard !parts[0].isEmpty, parts[0].utf8.count <= 32 else {
-                    throw UsageError(description: "--network: expected SSID[:PASSWORD] with an SSID of 1 to 32 bytes, found `\(value)`")
-                }
-                options.networks.append((parts[0], parts.count > 1 ? parts[1] : nil))
-            case "--name":
-                guard !value.isEmpty, value.count <= 15 else { throw UsageError(description: "--name: 1 to 15 characters, found `\(value)`") }
-                options.displayName = value
-            case "--identifier": options.identifier = value
-            case "--socket": options.socketPath = value
-            case "--http-timeout":
-                guard let seconds = Double(value), seconds > 0, seconds <= 300 else {
-                    throw UsageError(description: "--http-timeout: seconds, more than 0 and at most 300, found `\(value)`")
-                }
-                options.httpTimeout = .milliseconds(Int64(seconds * 1000))
-            default:
-                throw UsageError(description: "unknown option \(flag)\n\(usage)")
+            account = (String(value[..<colon]), String(value[value.index(after: colon)...]))
+        case "--email":
+            guard let at = value.firstIndex(of: "@"), at != value.startIndex, value.index(after: at) != value.endIndex,
+                  !value.contains(" ") else {
+                throw HelperUsageError(description: "--email: expected an address such as someone@example.com, found `\(value)`")
             }
+            email = value
+        default: return false
         }
-        return options
+        return true
     }
 }
 
@@ -105,138 +71,8 @@ public func log(_ line: String) {
 
 // MARK: - Reading portal pages (pure: unit-tested on the pages the lab's portal kinds render)
 
-/// An `<input>` or a named `<button>` of a form.
-struct FormField: Equatable {
-    var name: String
-    var type: String
-    var value: String
-}
-
-/// A `<form>`: where it goes, how, and its fields; `text` is its visible text (tags removed).
-struct HTMLForm: Equatable {
-    var action: String
-    var method: String
-    var fields: [FormField]
-    var text: String
-
-    /// Fields a person would have to type into.
-    var typedFields: [FormField] { fields.filter { ["text", "email", "tel", "number", "password", ""].contains($0.type) } }
-    var passwordField: FormField? { fields.first { $0.type == "password" } }
-
-    /// What the browser submits without typing: hidden fields, ticked boxes, the first named submit button.
-    var defaultSubmission: [(name: String, value: String)] {
-        var out: [(name: String, value: String)] = []
-        var buttonTaken = false
-        for field in fields where !field.name.isEmpty {
-            switch field.type {
-            case "hidden": out.append((field.name, field.value))
-            case "checkbox": out.append((field.name, field.value.isEmpty ? "on" : field.value))
-            case "submit" where !buttonTaken:
-                buttonTaken = true
-                out.append((field.name, field.value))
-            default: break
-            }
-        }
-        return out
-    }
-}
-
-enum HTMLScan {
-    /// Every form of the page, in order.
-    static func forms(in html: String) -> [HTMLForm] {
-        var forms: [HTMLForm] = []
-        var rest = html[...]
-        while let open = rest.range(of: "<form", options: .caseInsensitive) {
-            guard let tagEnd = rest[open.upperBound...].firstIndex(of: ">") else { break }
-            let attributes = attributes(of: rest[open.upperBound..<tagEnd])
-            let bodyStart = rest.index(after: tagEnd)
-            let close = rest[bodyStart...].range(of: "</form", options: .caseInsensitive)
-            let body = rest[bodyStart..<(close?.lowerBound ?? rest.endIndex)]
-            forms.append(HTMLForm(action: attributes["action"] ?? "", method: (attributes["method"] ?? "get").lowercased(),
-                                  fields: fields(in: body), text: visibleText(body)))
-            rest = rest[(close?.upperBound ?? rest.endIndex)...]
-        }
-        return forms
-    }
-
-    /// `<input>` tags and named `<button>`s, in order.
-    static func fields(in body: Substring) -> [FormField] {
-        var out: [FormField] = []
-        var rest = body
-        while let lt = rest.firstIndex(of: "<") {
-            let after = rest[rest.index(after: lt)...]
-            guard let gt = after.firstIndex(of: ">") else { break }
-            let tag = after[..<gt]
-            let name = tag.prefix { $0.isLetter }.lowercased()
-            if name == "input" || name == "button" {
-                let a = attributes(of: tag.dropFirst(name.count))
-                let type = (a["type"] ?? (name == "button" ? "submit" : "text")).lowercased()
-                out.append(FormField(name: a["name"] ?? "", type: type, value: a["value"] ?? ""))
-            }
-            rest = after[after.index(after: gt)...]
-        }
-        return out
-    }
-
-    /// `name="v"`, `name='v'`, `name=v` and bare `name`; names lowercased, entities decoded.
-    static func attributes(of text: Substring) -> [String: String] {
-        var out: [String: String] = [:]
-        var i = text.startIndex
-        func skipSpace() { while i < text.endIndex, text[i].isWhitespace || text[i] == "/" { i = text.index(after: i) } }
-        while true {
-            skipSpace()
-            guard i < text.endIndex else { break }
-            let nameStart = i
-            while i < text.endIndex, !text[i].isWhitespace, text[i] != "=", text[i] != ">" { i = text.index(after: i) }
-            let name = text[nameStart..<i].lowercased()
-            skipSpace()
-            var value = ""
-            if i < text.endIndex, text[i] == "=" {
-                i = text.index(after: i)
-                while i < text.endIndex, text[i].isWhitespace { i = text.index(after: i) }
-                if i < text.endIndex, text[i] == "\"" || text[i] == "'" {
-                    let quote = text[i]
-                    let start = text.index(after: i)
-                    let end = text[start...].firstIndex(of: quote) ?? text.endIndex
-                    value = String(text[start..<end])
-                    i = end < text.endIndex ? text.index(after: end) : end
-                } else {
-                    let start = i
-                    while i < text.endIndex, !text[i].isWhitespace { i = text.index(after: i) }
-                    value = String(text[start..<i])
-                }
-            }
-            if !name.isEmpty, out[name] == nil { out[name] = decodeEntities(value) }
-            if i == nameStart { i = text.index(after: i) }
-        }
-        return out
-    }
-
-    static func decodeEntities(_ s: String) -> String {
-        guard s.contains("&") else { return s }
-        return s.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&amp;", with: "&")
-    }
-
-    /// The text outside tags and comments, white space collapsed.
-    static func visibleText(_ html: Substring) -> String {
-        var out = ""
-        var rest = html
-        while let lt = rest.firstIndex(of: "<") {
-            out += rest[..<lt]
-            let after = rest[lt...]
-            if after.hasPrefix("<!--") {
-                rest = after.range(of: "-->").map { after[$0.upperBound...] } ?? ""
-            } else {
-                rest = after.firstIndex(of: ">").map { after[after.index(after: $0)...] } ?? ""
-            }
-            out += " "
-        }
-        out += rest
-        return decodeEntities(out.split(whereSeparator: \.isWhitespace).joined(separator: " "))
-    }
-}
+// The forms of a page are read by the shared parser (`HTMLScan` in ReferenceHelperSupport); what they are is
+// decided here (`PortalPage`).
 
 /// WISPr 1.0 (the Wi-Fi Alliance's "universal access method" XML in an HTML comment).
 enum WISPr {
@@ -308,27 +144,10 @@ enum PortalPage: Equatable {
 
 // MARK: - The probe and the portal
 
-/// How the logic reaches the network: `command.http` in the helper (marked, deadline-bound), a fake in tests.
-typealias HTTPSend = (HotspotHTTPRequest) throws(HotspotTrafficError) -> HotspotHTTPResponse
-
-/// What the connectivity probe found.
-enum ProbeResult {
-    /// The success page: the internet is reachable.
-    case online
-    /// Redirected to a portal (the 302 itself; its body may carry WISPr XML).
-    case redirected(HotspotHTTPResponse, to: HotspotURL)
-    /// Some other answer (a portal served in place, an error page, an empty page).
-    case other(HotspotHTTPResponse)
-}
+// The probe (`ProbeResult`), a portal's redirects (`PortalLanding`), `HTTPSend` and `Decision` are in
+// ReferenceHelperSupport.
 
 enum Portal {
-    static func probe(_ http: HTTPSend) throws(HotspotTrafficError) -> ProbeResult {
-        let response = try http(.get(HotspotHelperEnvironment.probeURL))
-        if response.status == 200, HotspotHelperEnvironment.isProbeSuccess(response.text) { return .online }
-        if let target = response.redirectURL { return .redirected(response, to: target) }
-        return .other(response)
-    }
-
     /// What signing in would start from.
     enum Discovery {
         case online
@@ -341,39 +160,27 @@ enum Portal {
     /// Probes; when redirected, reads the portal page (following at most 3 more redirects, as a browser
     /// would) and recognizes it.
     static func discover(_ http: HTTPSend) throws(HotspotTrafficError) -> Discovery {
-        switch try probe(http) {
+        switch try ProbeResult.probe(http) {
         case .online:
             return .online
         case .other(let response):
             if let page = PortalPage.recognize(response.text) { return .page(page, url: response.url) }
             return .unknown("the probe answered \(response.status) with \(response.body.count) bytes that are not a known portal page")
-        case .redirected(let redirect, var target):
+        case .redirected(let redirect, let target):
             // WISPr puts its XML in the redirect itself.
             if let page = PortalPage.recognize(redirect.text) { return .page(page, url: target) }
-            for _ in 0..<4 {
-                let response = try http(.get(target.description))
-                if let next = response.redirectURL {
-                    target = next
-                    continue
-                }
-                guard (200...299).contains(response.status) else {
-                    return .unknown("the portal page \(target) answered \(response.status)")
-                }
-                if let page = PortalPage.recognize(response.text) { return .page(page, url: target) }
-                return .unknown("the portal page \(target) is not a form-login, click-through or WISPr page")
+            switch try PortalLanding.follow(target, http) {
+            case .unusable(let why):
+                return .unknown(why)
+            case .page(let response, let url):
+                if let page = PortalPage.recognize(response.text) { return .page(page, url: url) }
+                return .unknown("the portal page \(url) is not a form-login, click-through or WISPr page")
             }
-            return .unknown("the portal redirects more than 4 times (last \(target))")
         }
     }
 }
 
 // MARK: - Decisions (what to answer, and why)
-
-struct Decision {
-    var result: HotspotHelperResult
-    var confidence: HotspotHelperConfidence?
-    var reason: String
-}
 
 /// What the helper remembers about a network it signed in to (for logoff).
 struct Session {
@@ -393,24 +200,7 @@ public final class PortalLogic: @unchecked Sendable {
 
     /// filterScanList: only the configured networks; a secure one only with its password.
     public func filter(_ networks: [HotspotNetwork]) -> (claimed: [HotspotNetwork], reason: String) {
-        var claimed: [HotspotNetwork] = []
-        var skipped: [String] = []
-        for network in networks {
-            guard let configured = options.networks.first(where: { $0.ssid == network.ssid }) else { continue }
-            if network.isSecure {
-                guard let password = configured.password else {
-                    skipped.append("\(network.ssid) (secure, no password configured)")
-                    continue
-                }
-                network.setPassword(password)
-            }
-            claimed.append(network)
-        }
-        let names = claimed.map(\.ssid).joined(separator: ", ")
-        var reason = options.networks.isEmpty ? "no --network configured: claiming nothing"
-            : "claiming \(claimed.count) of \(networks.count): [\(names)]"
-        if !skipped.isEmpty { reason += "; skipped \(skipped.joined(separator: ", "))" }
-        return (claimed, reason)
+        options.claimConfigured(networks, listingSkipped: true)
     }
 
     func evaluate(_ http: HTTPSend, lease: [String: String]) -> Decision {
@@ -499,7 +289,7 @@ public final class PortalLogic: @unchecked Sendable {
             }
         }
         // Signed in: the probe must now get through.
-        if case .online = try Portal.probe(http) {
+        if case .online = try ProbeResult.probe(http) {
             remember(Session(portal: url, logoffURL: logoffURL), for: ssid)
             return Decision(result: .success, reason: "signed in to the \(page.kind) portal at \(url.origin); the probe succeeds")
         }
@@ -531,7 +321,7 @@ public final class PortalLogic: @unchecked Sendable {
 
     func maintain(_ http: HTTPSend) -> Decision {
         do {
-            switch try Portal.probe(http) {
+            switch try ProbeResult.probe(http) {
             case .online:
                 return Decision(result: .success, reason: "the probe succeeds")
             case .redirected(_, let target):
@@ -568,59 +358,27 @@ public final class PortalLogic: @unchecked Sendable {
 
     /// Runs one command and answers it (the legacy helper; the provider pair returns `response(to:)` instead).
     public func handle(_ command: HotspotHelperCommand) {
-        let response = response(to: command)
-        if command.isCancelled {
-            log("\(command.commandType) #\(command.identifier): withdrawn by hotspotd meanwhile: not answering")
-            return
-        }
-        if !response.deliver() { log("\(command.commandType) #\(command.identifier): the answer could not be delivered: \(HotspotHelper.lastError ?? "?")") }
+        HelperCommandRun.deliver(response(to: command), to: command, log: log)
     }
 
     /// Runs one command and returns its answer.
     public func response(to command: HotspotHelperCommand) -> HotspotHelperResponse {
-        let network = command.network
-        let label = "\(command.commandType) #\(command.identifier)" + (network.map { " \($0.ssid) (\($0.bssid))" } ?? "")
-        let deadline = command.deadlineMilliseconds.map { " deadline \(Int($0)) ms" } ?? " no deadline"
-        log("\(label): received\(deadline)")
-        let http: HTTPSend = { (request) throws(HotspotTrafficError) -> HotspotHTTPResponse in
-            var r = request
-            if r.timeout == nil { r.timeout = self.options.httpTimeout }
-            let response = try command.http(r)
-            log("\(label): \(r.method) \(r.url) -> \(response.status)\(response.redirectURL.map { " Location \($0)" } ?? "")")
-            return response
-        }
-        let response: HotspotHelperResponse
+        let run = HelperCommandRun(command, httpTimeout: options.httpTimeout, log: log)
         switch command.commandType {
         case .filterScanList:
-            let (claimed, reason) = filter(command.networkList ?? [])
-            log("\(label): \(reason)")
-            response = command.createResponse(.success)
-            response.setNetworkList(claimed)
+            return run.claim(filter)
         case .evaluate:
-            guard let network else {
-                log("\(label): no network in the command: answering success with none")
-                response = command.createResponse(.success)
-                break
-            }
-            let d = evaluate(http, lease: HotspotHelperEnvironment.dhcpLease())
-            network.setConfidence(d.confidence ?? HotspotHelperConfidence.none)
-            log("\(label): confidence \(network.confidence): \(d.reason)")
-            response = command.createResponse(d.result)
-            response.setNetwork(network)
-        case .authenticate, .maintain, .logoff:
-            let ssid = network?.ssid ?? ""
-            let d = command.commandType == .authenticate ? authenticate(http, ssid: ssid)
-                : command.commandType == .maintain ? maintain(http) : logoff(http, ssid: ssid)
-            log("\(label): \(d.result): \(d.reason)")
-            response = command.createResponse(d.result)
+            return run.evaluate(logsMissingNetwork: true) { evaluate(run.http, lease: HotspotHelperEnvironment.dhcpLease()) }
+        case .authenticate:
+            return run.answer(authenticate(run.http, ssid: run.ssid))
+        case .maintain:
+            return run.answer(maintain(run.http))
+        case .logoff:
+            return run.answer(logoff(run.http, ssid: run.ssid))
         case .presentUI:
-            log("\(label): success: nothing to show (this helper needs no user input)")
-            response = command.createResponse(.success)
+            return run.nothingToShow("this helper needs no user input")
         default:
-            log("\(label): commandNotRecognized")
-            response = command.createResponse(.commandNotRecognized)
+            return run.notRecognized()
         }
-        return response
     }
 }
-

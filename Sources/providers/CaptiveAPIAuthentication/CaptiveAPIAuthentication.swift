@@ -9,18 +9,15 @@
 //   hotspot-provider-captive-api-authentication [--http-timeout SECONDS]      (launched by hotspotd)
 import NEHotspotHelperCompat
 import CaptiveAPIHelper
+import ReferenceHelperSupport
 
 @main
 final class CaptiveAPIAuthenticationProvider: NEHotspotAuthenticationProvider {
     let logic: CaptiveAPILogic
 
     init() {
-        do {
-            logic = CaptiveAPILogic(options: try CaptiveAPIHelperOptions.parse(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            log("authentication: \(error)")
-            exit(64)
-        }
+        // A usage error is logged and exits 64 (ReferenceHelperSupport).
+        logic = CaptiveAPILogic(options: CaptiveAPIHelperOptions.fromCommandLineOrExit { log("authentication: \($0)") })
     }
 
     func start() async -> Bool {

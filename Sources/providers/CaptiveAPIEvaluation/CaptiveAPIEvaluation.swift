@@ -10,18 +10,15 @@
 //   hotspot-provider-captive-api-evaluation [--network SSID[:PASSWORD]]...      (launched by hotspotd: docs/PROVIDERS.md)
 import NEHotspotHelperCompat
 import CaptiveAPIHelper
+import ReferenceHelperSupport
 
 @main
 final class CaptiveAPIEvaluationProvider: NEHotspotEvaluationProvider {
     let logic: CaptiveAPILogic
 
     init() {
-        do {
-            logic = CaptiveAPILogic(options: try CaptiveAPIHelperOptions.parse(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            log("evaluation: \(error)")
-            exit(64)
-        }
+        // A usage error is logged and exits 64 (ReferenceHelperSupport).
+        logic = CaptiveAPILogic(options: CaptiveAPIHelperOptions.fromCommandLineOrExit { log("evaluation: \($0)") })
     }
 
     func start() async -> Bool {
@@ -34,28 +31,8 @@ final class CaptiveAPIEvaluationProvider: NEHotspotEvaluationProvider {
     }
 
     func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
-        let label = "evaluation: \(command.commandType) #\(command.identifier)"
-        switch command.commandType {
-        case .filterScanList:
-            let (claimed, reason) = logic.filter(command.networkList ?? [])
-            log("\(label): \(reason)")
-            let response = command.createResponse(.success)
-            response.setNetworkList(claimed)
-            return response
-        case .evaluate:
-            guard let network = command.network else {
-                log("\(label): no network in the command: success with none")
-                return command.createResponse(.success)
-            }
-            let configured = logic.options.networks.contains { $0.ssid == network.ssid }
-            network.setConfidence(configured ? .high : .none)
-            log("\(label): \(network.ssid): confidence \(network.confidence) (\(configured ? "a configured network" : "not configured"))")
-            let response = command.createResponse(.success)
-            response.setNetwork(network)
-            return response
-        default:
-            log("\(label): not an evaluation command: commandNotRecognized")
-            return command.createResponse(.commandNotRecognized)
-        }
+        // The evaluation every reference app shares (ReferenceHelperSupport): filterScanList claims the configured
+        // networks (`logic.filter`), evaluate gives a configured SSID high confidence and any other none.
+        evaluateConfiguredNetworks(command, options: logic.options, filter: logic.filter, log: log)
     }
 }

@@ -10,18 +10,15 @@
 //                                          (launched by hotspotd: docs/PROVIDERS.md)
 import NEHotspotHelperCompat
 import PortalHelper
+import ReferenceHelperSupport
 
 @main
 final class PortalAuthenticationProvider: NEHotspotAuthenticationProvider {
     let logic: PortalLogic
 
     init() {
-        do {
-            logic = PortalLogic(options: try PortalHelperOptions.parse(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            log("authentication: \(error)")
-            exit(64)
-        }
+        // A usage error is logged and exits 64 (ReferenceHelperSupport).
+        logic = PortalLogic(options: PortalHelperOptions.fromCommandLineOrExit { log("authentication: \($0)") })
     }
 
     func start() async -> Bool {

@@ -11,18 +11,15 @@
 //   hotspot-provider-portal-evaluation [--network SSID[:PASSWORD]]...      (launched by hotspotd: docs/PROVIDERS.md)
 import NEHotspotHelperCompat
 import PortalHelper
+import ReferenceHelperSupport
 
 @main
 final class PortalEvaluationProvider: NEHotspotEvaluationProvider {
     let logic: PortalLogic
 
     init() {
-        do {
-            logic = PortalLogic(options: try PortalHelperOptions.parse(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            log("evaluation: \(error)")
-            exit(64)
-        }
+        // A usage error is logged and exits 64 (ReferenceHelperSupport).
+        logic = PortalLogic(options: PortalHelperOptions.fromCommandLineOrExit { log("evaluation: \($0)") })
     }
 
     func start() async -> Bool {
@@ -35,28 +32,8 @@ final class PortalEvaluationProvider: NEHotspotEvaluationProvider {
     }
 
     func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
-        let label = "evaluation: \(command.commandType) #\(command.identifier)"
-        switch command.commandType {
-        case .filterScanList:
-            let (claimed, reason) = logic.filter(command.networkList ?? [])
-            log("\(label): \(reason)")
-            let response = command.createResponse(.success)
-            response.setNetworkList(claimed)
-            return response
-        case .evaluate:
-            guard let network = command.network else {
-                log("\(label): no network in the command: success with none")
-                return command.createResponse(.success)
-            }
-            let configured = logic.options.networks.contains { $0.ssid == network.ssid }
-            network.setConfidence(configured ? .high : .none)
-            log("\(label): \(network.ssid): confidence \(network.confidence) (\(configured ? "a configured network" : "not configured"))")
-            let response = command.createResponse(.success)
-            response.setNetwork(network)
-            return response
-        default:
-            log("\(label): not an evaluation command: commandNotRecognized")
-            return command.createResponse(.commandNotRecognized)
-        }
+        // The evaluation every reference app shares (ReferenceHelperSupport): filterScanList claims the configured
+        // networks (`logic.filter`), evaluate gives a configured SSID high confidence and any other none.
+        evaluateConfiguredNetworks(command, options: logic.options, filter: logic.filter, log: log)
     }
 }

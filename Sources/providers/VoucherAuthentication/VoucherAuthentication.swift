@@ -9,18 +9,15 @@
 //   hotspot-provider-voucher-authentication [--http-timeout SECONDS] [--ui DIRECTORY]   (launched by hotspotd)
 import NEHotspotHelperCompat
 import VoucherHelper
+import ReferenceHelperSupport
 
 @main
 final class VoucherAuthenticationProvider: NEHotspotAuthenticationProvider {
     let logic: VoucherLogic
 
     init() {
-        do {
-            logic = VoucherLogic(options: try VoucherHelperOptions.parse(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            log("authentication: \(error)")
-            exit(64)
-        }
+        // A usage error is logged and exits 64 (ReferenceHelperSupport).
+        logic = VoucherLogic(options: VoucherHelperOptions.fromCommandLineOrExit { log("authentication: \($0)") })
     }
 
     func start() async -> Bool {
