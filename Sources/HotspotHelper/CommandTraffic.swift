@@ -165,6 +165,34 @@ func targetText(host: String, port: UInt16, address: String) -> String {
     host == address ? "\(host):\(port)" : "\(host):\(port) (\(address))"
 }
 
+/// A socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`; `kind` names it in errors: "TCP", "UDP") to `host` (resolved as
+/// `resolveIPv4` does), nonblocking, marked with `mark` (when given) BEFORE connecting, and its connect started:
+/// `connectError` is connect(2)'s errno, nil when it connected at once. The caller owns `fd` (closes it).
+private func startConnecting(_ type: __socket_type, _ kind: String, host: String, port: UInt16, deadline: TrafficDeadline,
+                             mark: UInt32?, resolver: HotspotResolver?)
+    throws(HotspotTrafficError) -> (fd: Int32, address: String, target: String, connectError: Int32?)
+{
+    let address = try resolveIPv4(host, deadline: deadline, mark: mark, resolver: resolver)
+    let addressText = ipv4Text(address)
+    let target = targetText(host: host, port: port, address: addressText)
+    let fd = socket(AF_INET, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+    guard fd >= 0 else { throw HotspotTrafficError("create a \(kind) socket for", target, errno: Errno.current) }
+    if let mark { CommandTrafficMark.apply(mark, to: fd) }
+    var sa = socketAddress(address, port: port)
+    let rc = withUnsafePointer(to: &sa) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    return (fd, addressText, target, rc == 0 ? nil : Errno.current)
+}
+
+/// Closes `fd` once (-1 afterwards).
+private func closeOnce(_ fd: inout Int32) {
+    if fd >= 0 {
+        _ = Glibc.close(fd)
+        fd = -1
+    }
+}
+
 /// A connected TCP socket (IPv4), marked for command traffic when asked (`HotspotHelperCommand.createTCPConnection`).
 /// Nonblocking underneath; every read and write takes a timeout. Closed by `close()` or deinit.
 public final class HotspotTCPConnection: @unchecked Sendable {
@@ -200,19 +228,10 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     static func connect(host: String, port: UInt16, deadline: TrafficDeadline, mark: UInt32?,
                         resolver: HotspotResolver?) throws(HotspotTrafficError) -> HotspotTCPConnection
     {
-        let address = try resolveIPv4(host, deadline: deadline, mark: mark, resolver: resolver)
-        let addressText = ipv4Text(address)
-        let target = targetText(host: host, port: port, address: addressText)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw HotspotTrafficError("create a TCP socket for", target, errno: Errno.current) }
-        let connection = HotspotTCPConnection(fd: fd, host: host, port: port, address: addressText)
-        if let mark { CommandTrafficMark.apply(mark, to: fd) }
-        var sa = socketAddress(address, port: port)
-        let rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if rc != 0 {
-            let code = Errno.current
+        let started = try startConnecting(SOCK_STREAM, "TCP", host: host, port: port, deadline: deadline, mark: mark, resolver: resolver)
+        let (fd, target) = (started.fd, started.target)
+        let connection = HotspotTCPConnection(fd: fd, host: host, port: port, address: started.address)
+        if let code = started.connectError {
             guard code == EINPROGRESS || code == EINTR else { throw HotspotTrafficError("connect to", target, errno: code) }
             guard deadline.wait(fd, Int16(POLLOUT)) else { throw deadline.timedOut("connect to", target) }
             var error: Int32 = 0
@@ -226,12 +245,7 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     /// The socket's SO_MARK (0: unmarked), nil when closed or unreadable.
     public var mark: UInt32? { fd >= 0 ? CommandTrafficMark.read(fd) : nil }
 
-    public func close() {
-        if fd >= 0 {
-            _ = Glibc.close(fd)
-            fd = -1
-        }
-    }
+    public func close() { closeOnce(&fd) }
 
     /// Writes all of `bytes` within `timeout`.
     public func write(_ bytes: [UInt8], timeout: Duration = .seconds(10)) throws(HotspotTrafficError) {
@@ -342,19 +356,10 @@ public final class HotspotUDPSocket: @unchecked Sendable {
     public static func connect(host: String, port: UInt16, timeout: Duration = .seconds(10), mark: UInt32? = nil,
                                resolver: HotspotResolver? = nil) throws(HotspotTrafficError) -> HotspotUDPSocket
     {
-        let deadline = TrafficDeadline(timeout)
-        let address = try resolveIPv4(host, deadline: deadline, mark: mark, resolver: resolver)
-        let addressText = ipv4Text(address)
-        let target = targetText(host: host, port: port, address: addressText)
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw HotspotTrafficError("create a UDP socket for", target, errno: Errno.current) }
-        let udp = HotspotUDPSocket(fd: fd, host: host, port: port, address: addressText)
-        if let mark { CommandTrafficMark.apply(mark, to: fd) }
-        var sa = socketAddress(address, port: port)
-        let rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { throw HotspotTrafficError("connect a UDP socket to", target, errno: Errno.current) }
+        let started = try startConnecting(SOCK_DGRAM, "UDP", host: host, port: port, deadline: TrafficDeadline(timeout),
+                                          mark: mark, resolver: resolver)
+        let udp = HotspotUDPSocket(fd: started.fd, host: host, port: port, address: started.address)
+        if let code = started.connectError { throw HotspotTrafficError("connect a UDP socket to", started.target, errno: code) }
         return udp
     }
 
@@ -366,12 +371,7 @@ public final class HotspotUDPSocket: @unchecked Sendable {
         if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
-    public func close() {
-        if fd >= 0 {
-            _ = Glibc.close(fd)
-            fd = -1
-        }
-    }
+    public func close() { closeOnce(&fd) }
 
     /// Sends one datagram (the kernel refuses at once what policy routing makes unreachable: EHOSTUNREACH).
     public func send(_ datagram: [UInt8]) throws(HotspotTrafficError) {

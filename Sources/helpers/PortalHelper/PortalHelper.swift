@@ -144,39 +144,18 @@ enum PortalPage: Equatable {
 
 // MARK: - The probe and the portal
 
-// The probe (`ProbeResult`), a portal's redirects (`PortalLanding`), `HTTPSend` and `Decision` are in
+// The probe (`ProbeResult`), the portal page it leads to (`PortalDiscovery`), `HTTPSend` and `Decision` are in
 // ReferenceHelperSupport.
 
 enum Portal {
     /// What signing in would start from.
-    enum Discovery {
-        case online
-        /// A page this helper signs in to, at `url`.
-        case page(PortalPage, url: HotspotURL)
-        /// Captive (or broken) in a way this helper does not handle; the reason in words.
-        case unknown(String)
-    }
+    typealias Discovery = PortalDiscovery<PortalPage>
 
     /// Probes; when redirected, reads the portal page (following at most 3 more redirects, as a browser
-    /// would) and recognizes it.
+    /// would) and recognizes it (WISPr puts its XML in the redirect itself).
     static func discover(_ http: HTTPSend) throws(HotspotTrafficError) -> Discovery {
-        switch try ProbeResult.probe(http) {
-        case .online:
-            return .online
-        case .other(let response):
-            if let page = PortalPage.recognize(response.text) { return .page(page, url: response.url) }
-            return .unknown("the probe answered \(response.status) with \(response.body.count) bytes that are not a known portal page")
-        case .redirected(let redirect, let target):
-            // WISPr puts its XML in the redirect itself.
-            if let page = PortalPage.recognize(redirect.text) { return .page(page, url: target) }
-            switch try PortalLanding.follow(target, http) {
-            case .unusable(let why):
-                return .unknown(why)
-            case .page(let response, let url):
-                if let page = PortalPage.recognize(response.text) { return .page(page, url: url) }
-                return .unknown("the portal page \(url) is not a form-login, click-through or WISPr page")
-            }
-        }
+        try Discovery.discover(http, readsRedirect: true, recognize: PortalPage.recognize, notAPage: "not a known portal page",
+                               notOnPage: "is not a form-login, click-through or WISPr page")
     }
 }
 

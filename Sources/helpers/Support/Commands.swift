@@ -40,28 +40,43 @@ public enum ProbeResult {
     }
 }
 
-/// Where a portal's redirects lead.
-public enum PortalLanding {
-    /// A 2xx page, at `url`.
-    case page(HotspotHTTPResponse, url: HotspotURL)
-    /// No page to read (an error status, too many redirects); the reason in words.
-    case unusable(String)
+/// What signing in would start from: the probe, and the portal page it leads to, read by a helper's recognizer.
+public enum PortalDiscovery<Page> {
+    case online
+    /// A page the helper handles, at `url`.
+    case page(Page, url: HotspotURL)
+    /// Captive (or broken) in a way the helper does not handle; the reason in words.
+    case unknown(String)
 
-    /// GETs `target`, following at most 3 more redirects as a browser would, to the page it lands on.
-    public static func follow(_ target: HotspotURL, _ http: HTTPSend) throws(HotspotTrafficError) -> PortalLanding {
-        var target = target
-        for _ in 0..<4 {
-            let response = try http(.get(target.description))
-            if let next = response.redirectURL {
-                target = next
-                continue
+    /// Probes; when redirected, reads the portal page (following at most 3 more redirects, as a browser would) and
+    /// recognizes it. `readsRedirect`: the redirect's own body is recognized first (WISPr puts its XML there).
+    /// `notAPage` ends the reason for a probe answered in place with something else ("not a voucher page");
+    /// `notOnPage` for a portal page that is not one ("asks for no voucher").
+    public static func discover(_ http: HTTPSend, readsRedirect: Bool = false, recognize: (String) -> Page?,
+                                notAPage: String, notOnPage: String) throws(HotspotTrafficError) -> PortalDiscovery
+    {
+        switch try ProbeResult.probe(http) {
+        case .online:
+            return .online
+        case .other(let response):
+            if let page = recognize(response.text) { return .page(page, url: response.url) }
+            return .unknown("the probe answered \(response.status) with \(response.body.count) bytes that are \(notAPage)")
+        case .redirected(let redirect, var target):
+            if readsRedirect, let page = recognize(redirect.text) { return .page(page, url: target) }
+            for _ in 0..<4 {
+                let response = try http(.get(target.description))
+                if let next = response.redirectURL {
+                    target = next
+                    continue
+                }
+                guard (200...299).contains(response.status) else {
+                    return .unknown("the portal page \(target) answered \(response.status)")
+                }
+                if let page = recognize(response.text) { return .page(page, url: target) }
+                return .unknown("the portal page \(target) \(notOnPage)")
             }
-            guard (200...299).contains(response.status) else {
-                return .unusable("the portal page \(target) answered \(response.status)")
-            }
-            return .page(response, url: target)
+            return .unknown("the portal redirects more than 4 times (last \(target))")
         }
-        return .unusable("the portal redirects more than 4 times (last \(target))")
     }
 }
 
@@ -198,27 +213,47 @@ public func runReferenceHelper<Options: ReferenceHelperOptions>(
 /// The evaluation extension of every reference app. It has no network (hotspotd starts it in a namespace with only
 /// `lo`), so it decides from what it is given: filterScanList claims what `filter` claims (the configured networks),
 /// evaluate gives `high` to a configured SSID and `none` to any other; anything else is commandNotRecognized.
-public func evaluateConfiguredNetworks<Options: ReferenceHelperOptions>(
-    _ command: HotspotHelperCommand, options: Options,
-    filter: NetworkFilter, log: (String) -> Void
-) -> HotspotHelperResponse {
-    let label = "evaluation: \(command.commandType) #\(command.identifier)"
-    switch command.commandType {
-    case .filterScanList:
-        return claimedResponse(command, filter, label: label, log: log)
-    case .evaluate:
-        guard let network = command.network else {
-            log("\(label): no network in the command: success with none")
-            return command.createResponse(.success)
+/// Immutable after init (hence `@unchecked Sendable`: the closures are the logic's methods and a log function).
+public struct ConfiguredNetworkEvaluation: @unchecked Sendable {
+    let networks: [(ssid: String, password: String?)]
+    let filter: NetworkFilter
+    let log: (String) -> Void
+
+    public init<Options: ReferenceHelperOptions>(options: Options, filter: @escaping NetworkFilter, log: @escaping (String) -> Void) {
+        (networks, self.filter, self.log) = (options.networks, filter, log)
+    }
+
+    /// `start()`: logs the configured networks.
+    public func start() -> Bool {
+        log("evaluation: started; networks [\(networks.map(\.ssid).joined(separator: ", "))]")
+        return true
+    }
+
+    /// `stop(reason:)`: logs why.
+    public func stop(_ reason: HotspotProviderStopReason) {
+        log("evaluation: stopped (\(reason))")
+    }
+
+    /// `handleCommand(_:)`: the answer.
+    public func response(to command: HotspotHelperCommand) -> HotspotHelperResponse {
+        let label = "evaluation: \(command.commandType) #\(command.identifier)"
+        switch command.commandType {
+        case .filterScanList:
+            return claimedResponse(command, filter, label: label, log: log)
+        case .evaluate:
+            guard let network = command.network else {
+                log("\(label): no network in the command: success with none")
+                return command.createResponse(.success)
+            }
+            let configured = networks.contains { $0.ssid == network.ssid }
+            network.setConfidence(configured ? .high : .none)
+            log("\(label): \(network.ssid): confidence \(network.confidence) (\(configured ? "a configured network" : "not configured"))")
+            let response = command.createResponse(.success)
+            response.setNetwork(network)
+            return response
+        default:
+            log("\(label): not an evaluation command: commandNotRecognized")
+            return command.createResponse(.commandNotRecognized)
         }
-        let configured = options.networks.contains { $0.ssid == network.ssid }
-        network.setConfidence(configured ? .high : .none)
-        log("\(label): \(network.ssid): confidence \(network.confidence) (\(configured ? "a configured network" : "not configured"))")
-        let response = command.createResponse(.success)
-        response.setNetwork(network)
-        return response
-    default:
-        log("\(label): not an evaluation command: commandNotRecognized")
-        return command.createResponse(.commandNotRecognized)
     }
 }

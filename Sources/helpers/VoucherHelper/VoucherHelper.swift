@@ -87,33 +87,15 @@ struct VoucherPage: Equatable {
 
 // MARK: - The probe and the portal
 
-// The probe (`ProbeResult`), a portal's redirects (`PortalLanding`), `HTTPSend` and `Decision` are in
+// The probe (`ProbeResult`), the portal page it leads to (`PortalDiscovery`), `HTTPSend` and `Decision` are in
 // ReferenceHelperSupport.
 
 enum Portal {
-    enum Discovery {
-        case online
-        case voucher(VoucherPage, url: HotspotURL)
-        case unknown(String)
-    }
+    typealias Discovery = PortalDiscovery<VoucherPage>
 
     /// Probes; when redirected, reads the portal page (at most 4 redirects) and looks for a voucher form.
     static func discover(_ http: HTTPSend) throws(HotspotTrafficError) -> Discovery {
-        switch try ProbeResult.probe(http) {
-        case .online:
-            return .online
-        case .other(let response):
-            if let page = VoucherPage.recognize(response.text) { return .voucher(page, url: response.url) }
-            return .unknown("the probe answered \(response.status) with \(response.body.count) bytes that are not a voucher page")
-        case .redirected(_, let target):
-            switch try PortalLanding.follow(target, http) {
-            case .unusable(let why):
-                return .unknown(why)
-            case .page(let response, let url):
-                if let page = VoucherPage.recognize(response.text) { return .voucher(page, url: url) }
-                return .unknown("the portal page \(url) asks for no voucher")
-            }
-        }
+        try Discovery.discover(http, recognize: VoucherPage.recognize, notAPage: "not a voucher page", notOnPage: "asks for no voucher")
     }
 }
 
@@ -136,7 +118,7 @@ public final class VoucherLogic: @unchecked Sendable {
         do {
             switch try Portal.discover(http) {
             case .online: return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "the probe succeeds: not captive")
-            case .voucher(_, let url): return Decision(result: .success, confidence: .high, reason: "voucher portal at \(url)")
+            case .page(_, let url): return Decision(result: .success, confidence: .high, reason: "voucher portal at \(url)")
             case .unknown(let why): return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "\(why): not mine")
             }
         } catch {
@@ -155,7 +137,7 @@ public final class VoucherLogic: @unchecked Sendable {
             return Decision(result: .success, reason: "the probe already succeeds")
         case .unknown(let why):
             return Decision(result: .unsupportedNetwork, reason: "\(why): no voucher to enter")
-        case .voucher(let page, let url):
+        case .page(let page, let url):
             lock.withLock { pages[ssid] = (page, url) }
             let posted = HotspotHelper.postNotification(title: "Sign in to \(ssid)", body: "Tap to enter your voucher")
             return Decision(result: .uiRequired, reason: "voucher portal at \(url): the user must type the code (notification posted: \(posted))")
@@ -175,7 +157,7 @@ public final class VoucherLogic: @unchecked Sendable {
                 switch try Portal.discover(http) {
                 case .online: return Decision(result: .success, reason: "the probe already succeeds")
                 case .unknown(let why): return Decision(result: .unsupportedNetwork, reason: "\(why): no voucher to enter")
-                case .voucher(let page, let url): known = (page, url)
+                case .page(let page, let url): known = (page, url)
                 }
             } catch {
                 return Decision(result: .temporaryFailure, reason: "portal unreachable: \(error)")

@@ -14,25 +14,20 @@ import ReferenceHelperSupport
 
 @main
 final class CaptiveAPIEvaluationProvider: NEHotspotEvaluationProvider {
-    let logic: CaptiveAPILogic
+    // What every reference app's evaluation extension does (ReferenceHelperSupport), with this app's settings.
+    let evaluation: ConfiguredNetworkEvaluation
 
     init() {
-        // A usage error is logged and exits 64 (ReferenceHelperSupport).
-        logic = CaptiveAPILogic(options: CaptiveAPIHelperOptions.fromCommandLineOrExit { log("evaluation: \($0)") })
+        // A usage error is logged and exits 64.
+        let logic = CaptiveAPILogic(options: CaptiveAPIHelperOptions.fromCommandLineOrExit { log("evaluation: \($0)") })
+        evaluation = ConfiguredNetworkEvaluation(options: logic.options, filter: logic.filter, log: log)
     }
 
-    func start() async -> Bool {
-        log("evaluation: started; networks [\(logic.options.networks.map(\.ssid).joined(separator: ", "))]")
-        return true
-    }
+    func start() async -> Bool { evaluation.start() }
 
-    func stop(reason: NEProviderStopReason) async {
-        log("evaluation: stopped (\(reason))")
-    }
+    func stop(reason: NEProviderStopReason) async { evaluation.stop(reason) }
 
     func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
-        // The evaluation every reference app shares (ReferenceHelperSupport): filterScanList claims the configured
-        // networks (`logic.filter`), evaluate gives a configured SSID high confidence and any other none.
-        evaluateConfiguredNetworks(command, options: logic.options, filter: logic.filter, log: log)
+        evaluation.response(to: command)
     }
 }
