@@ -187,34 +187,14 @@ public final class PortalLogic: @unchecked Sendable {
             return Decision(result: .success, confidence: HotspotHelperConfidence.none,
                             reason: "the network announces an RFC 8908 API (\(api)): left to an API-aware helper")
         }
-        do {
-            switch try Portal.discover(http) {
-            case .online:
-                return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "the probe succeeds: not captive")
-            case .page(.email, let url) where options.email == nil:
-                return Decision(result: .success, confidence: HotspotHelperConfidence.none,
-                                reason: "e-mail portal at \(url) and no --email configured: not mine")
-            case .page(let page, let url):
-                return Decision(result: .success, confidence: .high, reason: "\(page.kind) portal at \(url)")
-            case .unknown(let why):
-                return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "\(why): not mine")
-            }
-        } catch {
-            return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "no answer I can use (\(error)): not mine")
+        return Portal.Discovery.evaluation({ try Portal.discover(http) }, reason: { page, url in "\(page.kind) portal at \(url)" }) { page, url in
+            if case .email = page, options.email == nil { return "e-mail portal at \(url) and no --email configured" }
+            return nil
         }
     }
 
     func authenticate(_ http: HTTPSend, ssid: String) -> Decision {
-        let discovery: Portal.Discovery
-        do { discovery = try Portal.discover(http) } catch {
-            return Decision(result: .temporaryFailure, reason: "portal unreachable: \(error)")
-        }
-        switch discovery {
-        case .online:
-            return Decision(result: .success, reason: "the probe already succeeds")
-        case .unknown(let why):
-            return Decision(result: .unsupportedNetwork, reason: "\(why): not a portal this helper signs in to")
-        case .page(let page, let url):
+        Portal.Discovery.authentication({ try Portal.discover(http) }, unsupported: "not a portal this helper signs in to") { page, url in
             do {
                 return try signIn(page, at: url, http, ssid: ssid)
             } catch {
@@ -299,21 +279,7 @@ public final class PortalLogic: @unchecked Sendable {
     }
 
     func maintain(_ http: HTTPSend) -> Decision {
-        do {
-            switch try ProbeResult.probe(http) {
-            case .online:
-                return Decision(result: .success, reason: "the probe succeeds")
-            case .redirected(_, let target):
-                return Decision(result: .authenticationRequired, reason: "the probe is redirected to \(target): signed out")
-            case .other(let response):
-                if PortalPage.recognize(response.text) != nil {
-                    return Decision(result: .authenticationRequired, reason: "the probe shows a portal page: signed out")
-                }
-                return Decision(result: .failure, reason: "the probe answered \(response.status) with something unknown")
-            }
-        } catch {
-            return Decision(result: .failure, reason: "probe failed: \(error)")
-        }
+        ProbeResult.maintenance(http, isPortal: { PortalPage.recognize($0) != nil }, portal: "a portal page")
     }
 
     func logoff(_ http: HTTPSend, ssid: String) -> Decision {
@@ -348,12 +314,10 @@ public final class PortalLogic: @unchecked Sendable {
             return run.claim(filter)
         case .evaluate:
             return run.evaluate(logsMissingNetwork: true) { evaluate(run.http, lease: HotspotHelperEnvironment.dhcpLease()) }
-        case .authenticate:
-            return run.answer(authenticate(run.http, ssid: run.ssid))
-        case .maintain:
-            return run.answer(maintain(run.http))
-        case .logoff:
-            return run.answer(logoff(run.http, ssid: run.ssid))
+        case .authenticate, .maintain, .logoff:
+            let ssid = run.ssid
+            return run.answer(command.commandType == .authenticate ? authenticate(run.http, ssid: ssid)
+                : command.commandType == .maintain ? maintain(run.http) : logoff(run.http, ssid: ssid))
         case .presentUI:
             return run.nothingToShow("this helper needs no user input")
         default:

@@ -257,3 +257,71 @@ public struct ConfiguredNetworkEvaluation: @unchecked Sendable {
         }
     }
 }
+
+// MARK: - Decisions on a portal
+
+extension PortalDiscovery {
+    /// evaluate on what `discover` finds: high confidence for a page the helper handles (`reason` says what it is),
+    /// none for anything else (why, then ": not mine"), also for a page `declines` gives a reason not to take.
+    public static func evaluation(_ discover: () throws -> PortalDiscovery,
+                                  reason: (Page, HotspotURL) -> String,
+                                  declines: (Page, HotspotURL) -> String? = { _, _ in nil }) -> Decision
+    {
+        let notMine = { (why: String) in Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "\(why): not mine") }
+        do {
+            switch try discover() {
+            case .online:
+                return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "the probe succeeds: not captive")
+            case .page(let page, let url):
+                if let why = declines(page, url) { return notMine(why) }
+                return Decision(result: .success, confidence: .high, reason: reason(page, url))
+            case .unknown(let why):
+                return notMine(why)
+            }
+        } catch {
+            return notMine("no answer I can use (\(error))")
+        }
+    }
+
+    /// authenticate on what `discover` finds: success when the probe already succeeds, unsupportedNetwork for what the
+    /// helper does not handle (why, then `unsupported`), temporaryFailure when it cannot be found out; `onPage` decides
+    /// on a page the helper handles.
+    public static func authentication(_ discover: () throws -> PortalDiscovery,
+                                      unsupported: String, onPage: (Page, HotspotURL) -> Decision) -> Decision
+    {
+        let discovery: PortalDiscovery
+        do { discovery = try discover() } catch {
+            return Decision(result: .temporaryFailure, reason: "portal unreachable: \(error)")
+        }
+        switch discovery {
+        case .online:
+            return Decision(result: .success, reason: "the probe already succeeds")
+        case .unknown(let why):
+            return Decision(result: .unsupportedNetwork, reason: "\(why): \(unsupported)")
+        case .page(let page, let url):
+            return onPage(page, url)
+        }
+    }
+}
+
+extension ProbeResult {
+    /// maintain: success while the probe succeeds; authenticationRequired when it is redirected or shows a page
+    /// `isPortal` recognizes (`portal` names it: "a portal page"); failure for anything else.
+    public static func maintenance(_ http: HTTPSend, isPortal: (String) -> Bool, portal: String) -> Decision {
+        do {
+            switch try probe(http) {
+            case .online:
+                return Decision(result: .success, reason: "the probe succeeds")
+            case .redirected(_, let target):
+                return Decision(result: .authenticationRequired, reason: "the probe is redirected to \(target): signed out")
+            case .other(let response):
+                if isPortal(response.text) {
+                    return Decision(result: .authenticationRequired, reason: "the probe shows \(portal): signed out")
+                }
+                return Decision(result: .failure, reason: "the probe answered \(response.status) with something unknown")
+            }
+        } catch {
+            return Decision(result: .failure, reason: "probe failed: \(error)")
+        }
+    }
+}

@@ -115,29 +115,12 @@ public final class VoucherLogic: @unchecked Sendable {
     }
 
     func evaluate(_ http: HTTPSend) -> Decision {
-        do {
-            switch try Portal.discover(http) {
-            case .online: return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "the probe succeeds: not captive")
-            case .page(_, let url): return Decision(result: .success, confidence: .high, reason: "voucher portal at \(url)")
-            case .unknown(let why): return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "\(why): not mine")
-            }
-        } catch {
-            return Decision(result: .success, confidence: HotspotHelperConfidence.none, reason: "no answer I can use (\(error)): not mine")
-        }
+        Portal.Discovery.evaluation({ try Portal.discover(http) }, reason: { _, url in "voucher portal at \(url)" })
     }
 
     /// Finds the voucher page; the user must type the code: notify, then uiRequired.
     func authenticate(_ http: HTTPSend, ssid: String) -> Decision {
-        let discovery: Portal.Discovery
-        do { discovery = try Portal.discover(http) } catch {
-            return Decision(result: .temporaryFailure, reason: "portal unreachable: \(error)")
-        }
-        switch discovery {
-        case .online:
-            return Decision(result: .success, reason: "the probe already succeeds")
-        case .unknown(let why):
-            return Decision(result: .unsupportedNetwork, reason: "\(why): no voucher to enter")
-        case .page(let page, let url):
+        Portal.Discovery.authentication({ try Portal.discover(http) }, unsupported: "no voucher to enter") { page, url in
             lock.withLock { pages[ssid] = (page, url) }
             let posted = HotspotHelper.postNotification(title: "Sign in to \(ssid)", body: "Tap to enter your voucher")
             return Decision(result: .uiRequired, reason: "voucher portal at \(url): the user must type the code (notification posted: \(posted))")
@@ -194,19 +177,7 @@ public final class VoucherLogic: @unchecked Sendable {
     }
 
     func maintain(_ http: HTTPSend) -> Decision {
-        do {
-            switch try ProbeResult.probe(http) {
-            case .online: return Decision(result: .success, reason: "the probe succeeds")
-            case .redirected(_, let target): return Decision(result: .authenticationRequired, reason: "the probe is redirected to \(target): signed out")
-            case .other(let response):
-                if VoucherPage.recognize(response.text) != nil {
-                    return Decision(result: .authenticationRequired, reason: "the probe shows the voucher page: signed out")
-                }
-                return Decision(result: .failure, reason: "the probe answered \(response.status) with something unknown")
-            }
-        } catch {
-            return Decision(result: .failure, reason: "probe failed: \(error)")
-        }
+        ProbeResult.maintenance(http, isPortal: { VoucherPage.recognize($0) != nil }, portal: "the voucher page")
     }
 
     func logoff(_ http: HTTPSend, ssid: String) -> Decision {
@@ -244,12 +215,10 @@ public final class VoucherLogic: @unchecked Sendable {
                 return nil
             }
             return run.answer(d)
-        case .authenticate:
-            return run.answer(authenticate(run.http, ssid: run.ssid))
-        case .maintain:
-            return run.answer(maintain(run.http))
-        case .logoff:
-            return run.answer(logoff(run.http, ssid: run.ssid))
+        case .authenticate, .maintain, .logoff:
+            let ssid = run.ssid
+            return run.answer(command.commandType == .authenticate ? authenticate(run.http, ssid: ssid)
+                : command.commandType == .maintain ? maintain(run.http) : logoff(run.http, ssid: ssid))
         default:
             return run.notRecognized()
         }
