@@ -207,16 +207,7 @@ public final class CaptiveAPILogic: @unchecked Sendable {
         guard let portal, let target = portal.resolving("/logoff") else {
             return Decision(result: .failure, reason: "no user portal known for \(ssid) to log off at")
         }
-        do {
-            let response = try http(.get(target.description))
-            guard (200...299).contains(response.status) else {
-                return Decision(result: .failure, reason: "logoff at \(target) answered \(response.status)")
-            }
-            lock.withLock { portals[ssid] = nil }
-            return Decision(result: .success, reason: "logged off at \(target)")
-        } catch {
-            return Decision(result: .failure, reason: "logoff at \(target) failed: \(error)")
-        }
+        return Decision.logoff(at: target, http) { lock.withLock { portals[ssid] = nil } }
     }
 
     private func portals(_ ssid: String) -> HotspotURL? { lock.withLock { portals[ssid] } }

@@ -287,18 +287,13 @@ public final class PortalLogic: @unchecked Sendable {
             return Decision(result: .failure, reason: "no session of this helper on \(ssid) to log off")
         }
         let target = session.logoffURL ?? session.portal.resolving("/logoff")!
-        do {
-            let response = try http(.get(target.description))
+        return Decision.logoff(at: target, http, refusal: { response in
+            // A WISPr gateway answers with a ResponseCode (150: logged off), whatever the status.
             if let xml = WISPr.document(in: response.text), let code = WISPr.value("ResponseCode", in: xml) {
-                guard code == "150" else { return Decision(result: .failure, reason: "WISPr logoff at \(target) answered ResponseCode \(code)") }
-            } else if !(200...299).contains(response.status) {
-                return Decision(result: .failure, reason: "logoff at \(target) answered \(response.status)")
+                return code == "150" ? nil : "WISPr logoff at \(target) answered ResponseCode \(code)"
             }
-            remember(nil, for: ssid)
-            return Decision(result: .success, reason: "logged off at \(target)")
-        } catch {
-            return Decision(result: .failure, reason: "logoff at \(target) failed: \(error)")
-        }
+            return (200...299).contains(response.status) ? nil : "logoff at \(target) answered \(response.status)"
+        }, forget: { remember(nil, for: ssid) })
     }
 
     /// Runs one command and answers it (the legacy helper; the provider pair returns `response(to:)` instead).

@@ -325,3 +325,22 @@ extension ProbeResult {
         }
     }
 }
+
+extension Decision {
+    /// logoff: GETs `target`; success, once `forget` has dropped the session, when `refusal` finds nothing wrong with
+    /// the answer (by default: it is 2xx); else failure with `refusal`'s reason.
+    public static func logoff(at target: HotspotURL, _ http: HTTPSend, refusal: ((HotspotHTTPResponse) -> String?)? = nil,
+                              forget: () -> Void) -> Decision
+    {
+        do {
+            let response = try http(.get(target.description))
+            let refused = refusal.map { $0(response) }
+                ?? ((200...299).contains(response.status) ? nil : "logoff at \(target) answered \(response.status)")
+            if let refused { return Decision(result: .failure, reason: refused) }
+            forget()
+            return Decision(result: .success, reason: "logged off at \(target)")
+        } catch {
+            return Decision(result: .failure, reason: "logoff at \(target) failed: \(error)")
+        }
+    }
+}

@@ -184,16 +184,7 @@ public final class VoucherLogic: @unchecked Sendable {
         guard let portal = lock.withLock({ sessions[ssid] }), let target = portal.resolving("/logoff") else {
             return Decision(result: .failure, reason: "no session of this helper on \(ssid) to log off")
         }
-        do {
-            let response = try http(.get(target.description))
-            guard (200...299).contains(response.status) else {
-                return Decision(result: .failure, reason: "logoff at \(target) answered \(response.status)")
-            }
-            lock.withLock { sessions[ssid] = nil }
-            return Decision(result: .success, reason: "logged off at \(target)")
-        } catch {
-            return Decision(result: .failure, reason: "logoff at \(target) failed: \(error)")
-        }
+        return Decision.logoff(at: target, http) { lock.withLock { sessions[ssid] = nil } }
     }
 
     /// Runs one command and answers it (the legacy helper; the provider pair returns `response(to:)` instead).

@@ -25,9 +25,7 @@ final class CaptiveAPIAuthenticationProvider: NEHotspotAuthenticationProvider {
         return true
     }
 
-    func stop(reason: NEProviderStopReason) async {
-        log("authentication: stopped (\(reason))")
-    }
+    func stop(reason: NEProviderStopReason) async { log("authentication: stopped (\(reason))") }
 
     func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
         let logic = self.logic

@@ -26,9 +26,7 @@ final class PortalAuthenticationProvider: NEHotspotAuthenticationProvider {
         return true
     }
 
-    func stop(reason: NEProviderStopReason) async {
-        log("authentication: stopped (\(reason))")
-    }
+    func stop(reason: NEProviderStopReason) async { log("authentication: stopped (\(reason))") }
 
     func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
         // Signing in blocks on the portal: off Swift's cooperative threads.

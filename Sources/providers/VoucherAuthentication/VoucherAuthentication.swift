@@ -25,9 +25,7 @@ final class VoucherAuthenticationProvider: NEHotspotAuthenticationProvider {
         return true
     }
 
-    func stop(reason: NEProviderStopReason) async {
-        log("authentication: stopped (\(reason))")
-    }
+    func stop(reason: NEProviderStopReason) async { log("authentication: stopped (\(reason))") }
 
     func handleCommand(_ command: NEHotspotHelperCommand) async -> NEHotspotHelperResponse {
         // The portal and the user are waited for off Swift's cooperative threads.
