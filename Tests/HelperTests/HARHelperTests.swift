@@ -4,6 +4,7 @@ import Portals
 import Testing
 @testable import HotspotHelper
 @testable import PortalHelper
+import ReferenceHelperSupport
 
 /// The reference portal helper against recorded portals (`hotspot-lab portal import`), served by the real portal
 /// server on loopback: it signs in on the recorded form portals and declines the rest.

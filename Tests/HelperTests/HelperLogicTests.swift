@@ -5,6 +5,7 @@ import Testing
 @testable import CaptiveAPIHelper
 @testable import HotspotHelper
 @testable import PortalHelper
+import ReferenceHelperSupport
 @testable import VoucherHelper
 
 /// A gate that remembers who is let through (stands in for the nft set).
@@ -117,9 +118,9 @@ struct HelperLogicTests {
         var confidence: HotspotHelperConfidence?
         var reason: String
         init(result: HotspotHelperResult?, reason: String) { (self.result, self.reason) = (result, reason) }
-        init(_ d: PortalHelper.Decision) { (result, confidence, reason) = (d.result, d.confidence, d.reason) }
-        init(_ d: VoucherHelper.Decision?) { (result, confidence, reason) = (d?.result, d?.confidence, d?.reason ?? "no answer") }
-        init(_ d: CaptiveAPIHelper.Decision) { (result, confidence, reason) = (d.result, d.confidence, d.reason) }
+        // Every reference helper decides with ReferenceHelperSupport's `Decision` (nil: the voucher helper's presentUI
+        // withdrawn while waiting).
+        init(_ d: Decision?) { (result, confidence, reason) = (d?.result, d?.confidence, d?.reason ?? "no answer") }
         var description: String { "\(result.map { "\($0)" } ?? "none") \(confidence.map { "confidence \($0)" } ?? ""): \(reason)" }
     }
 
