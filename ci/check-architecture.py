@@ -40,11 +40,13 @@ LAYERS = [
     ("wire protocol", ["HotspotProtocol"]),
     ("system calls", ["HotspotSystem"]),
     ("kernel, SDK, hotspotd's client", ["Netlink", "HotspotHelper", "HotspotClient"]),
-    # PortalHelper, VoucherHelper, CaptiveAPIHelper: the reference helpers' logic, shared by each helper's
-    # main.swift and its provider pair (Sources/providers); they use the SDK only.
-    ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper"]),
+    # ReferenceHelperSupport: what the reference helpers and providers share (form parser, command line, probe...);
+    # it uses the SDK only.
+    ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat", "ReferenceHelperSupport"]),
     # PortalKinds: the captive portal kinds as data and request handling (no HTTP server), read by LabKit and Portals.
-    ("station, portal kinds", ["HotspotStation", "PortalKinds"]),
+    # PortalHelper, VoucherHelper, CaptiveAPIHelper: the reference helpers' logic, shared by each helper's
+    # main.swift and its provider pair (Sources/providers); they use the SDK and ReferenceHelperSupport only.
+    ("station, portal kinds", ["HotspotStation", "PortalKinds", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper"]),
     ("lab", ["LabKit", "Portals"]),
     ("benchmarks", ["HotspotBench"]),
     ("test support", ["TestSupport"]),

@@ -1,6 +1,6 @@
 // hotspot-helper-captive-api: a reference Hotspot Helper for RFC 8908/8910 networks, and a template for
 // vendors (copy this folder: this file, the logic, and main.swift, the entry point; its provider pair in
-// Sources/providers shares this file).
+// Sources/providers shares this file; what the reference helpers share is in Sources/helpers/Support).
 //
 // A network that follows RFC 8910 announces its captive portal API in DHCP option 114; the API (RFC 8908)
 // answers `application/captive+json` with `captive`, `user-portal-url`, `seconds-remaining` and

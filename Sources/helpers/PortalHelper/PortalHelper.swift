@@ -1,5 +1,6 @@
 // hotspot-helper-portal: a reference Hotspot Helper, and a template for vendors (copy this folder: this file, the logic,
-// and main.swift, the entry point; the portal provider pair in Sources/providers shares this file).
+// and main.swift, the entry point; the portal provider pair in Sources/providers shares this file; what the reference
+// helpers share is in Sources/helpers/Support).
 //
 // It signs in, as a person would, to the captive portals that need nothing but an account or a click:
 //   - form-login:    a page with a username/password form        -> POST the account

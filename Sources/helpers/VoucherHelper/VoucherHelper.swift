@@ -1,6 +1,6 @@
 // hotspot-helper-voucher: a reference Hotspot Helper that needs the user, and a template for vendors (copy
 // this folder: this file, the logic, and main.swift, the entry point; its provider pair in Sources/providers
-// shares this file).
+// shares this file; what the reference helpers share is in Sources/helpers/Support).
 //
 // It claims captive networks whose portal asks for a voucher code (a hotel room, a café receipt). It cannot
 // sign in alone: authenticate posts a notification ("Sign in to <ssid>") and answers uiRequired; when the
