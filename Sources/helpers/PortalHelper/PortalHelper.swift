@@ -188,10 +188,13 @@ public final class PortalLogic: @unchecked Sendable {
             return Decision(result: .success, confidence: HotspotHelperConfidence.none,
                             reason: "the network announces an RFC 8908 API (\(api)): left to an API-aware helper")
         }
-        return Portal.Discovery.evaluation({ try Portal.discover(http) }, reason: { page, url in "\(page.kind) portal at \(url)" }) { page, url in
-            if case .email = page, options.email == nil { return "e-mail portal at \(url) and no --email configured" }
-            return nil
-        }
+        return Portal.Discovery.evaluation(
+            { try Portal.discover(http) },
+            reason: { page, url in "\(page.kind) portal at \(url)" },
+            declines: { page, url in
+                guard case .email = page, options.email == nil else { return nil }
+                return "e-mail portal at \(url) and no --email configured"
+            })
     }
 
     func authenticate(_ http: HTTPSend, ssid: String) -> Decision {
