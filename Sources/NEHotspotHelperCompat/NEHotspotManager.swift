@@ -75,8 +75,13 @@ public final class NEHotspotManager: @unchecked Sendable {
         guard !app.isEmpty else {
             throw Error(.configurationInvalid, "loadFromPreferences: no app (HOTSPOT_APP is not set and no app was given)")
         }
+        // The control socket blocks (up to its timeout): on a thread of its own, never one of the few cooperative threads.
+        let socketPath = controlSocketPath
+        let result: Result<HotspotManagerConfiguration, HotspotHelperError> = await HotspotHelper.blocking {
+            Result { () throws(HotspotHelperError) in try HotspotManagerControl.load(app: app, socketPath: socketPath) }
+        }
         do {
-            let loaded = try HotspotManagerControl.load(app: app, socketPath: controlSocketPath)
+            let loaded = try result.get()
             lock.withLock {
                 configuration = loaded
                 self.loaded = true
@@ -92,8 +97,12 @@ public final class NEHotspotManager: @unchecked Sendable {
         guard isLoaded else {
             throw Error(.configurationNotLoaded, "saveToPreferences for \(configuration.app): call loadFromPreferences() first")
         }
+        let socketPath = controlSocketPath
+        let result: Result<Void, HotspotHelperError> = await HotspotHelper.blocking {
+            Result { () throws(HotspotHelperError) in try HotspotManagerControl.save(configuration, socketPath: socketPath) }
+        }
         do {
-            try HotspotManagerControl.save(configuration, socketPath: controlSocketPath)
+            try result.get()
         } catch {
             throw Self.classify("saveToPreferences", error)
         }
