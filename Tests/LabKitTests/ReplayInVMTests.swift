@@ -15,36 +15,81 @@ struct InVMReplayTests {
     nonisolated(unsafe) static var recordings: [String: String] = [:]
     static let recordingsLock = NSLock()
 
-    /// Runs a shipped scenario (once per boot) and returns its trace file.
+    /// Runs a shipped scenario (once per boot) and returns its trace file. Two may record at once (different names).
     static func record(_ name: String) throws -> String {
-        recordingsLock.lock()
-        defer { recordingsLock.unlock() }
-        if let trace = recordings[name], FileManager.default.fileExists(atPath: trace) { return trace }
+        let cached: String? = recordingsLock.withLock { recordings[name] }
+        if let trace = cached, FileManager.default.fileExists(atPath: trace) { return trace }
         try InVMScenarioTests.loadHwsim()
         let result = ScenarioRunner().run(try ScenarioParser.load(path: "topologies/scenarios/\(name).yaml"))
-        #expect(result.passed, "recording \(name): \(result.failure?.message ?? result.setupError ?? "")")
-        let trace = try #require(result.traceFile)
-        if result.passed { recordings[name] = trace }
+        // Thrown, not #expect-ed: the recordings also run on ParallelRuns' threads, outside any test's context.
+        guard result.passed, let trace = result.traceFile else {
+            throw SystemError("record", "topologies/scenarios/\(name).yaml",
+                              reason: result.failure?.message ?? result.setupError ?? "the run left no trace file")
+        }
+        recordingsLock.withLock { recordings[name] = trace }
         return trace
     }
 
+    static let sequences = ["captive", "not-captive", "cached", "ui-required"]
+
+    /// Each sequence recorded, then replayed from its trace: two sequences at a time (two labs at once, as the
+    /// scenario suite runs), made once when the first case asks; each case judges its own.
+    static let sequenceReplays: [Result<(trace: TraceFile, plan: Replay.Plan, replayed: ScenarioResult), any Error>] =
+        ParallelRuns.map(sequences, jobs: 2) { name in
+            Result {
+                let trace = try TraceFile.load(path: try record(name))
+                let plan = try Replay.plan(trace)
+                return (trace, plan, ScenarioRunner().run(plan.scenario))
+            }
+        }
+
     @Test("root: a recorded run of each of the four sequences replays to the same state path",
-          arguments: ["captive", "not-captive", "cached", "ui-required"])
+          arguments: sequences)
     func replaysToTheSamePath(_ name: String) throws {
-        let trace = try TraceFile.load(path: try Self.record(name))
-        let plan = try Replay.plan(trace)
+        let index = try #require(Self.sequences.firstIndex(of: name))
+        let (trace, plan, result) = try Self.sequenceReplays[index].get()
         #expect(plan.source == "the lab's step records")
-        let result = ScenarioRunner().run(plan.scenario)
         #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "")")
         #expect(result.path == trace.path, "replayed \(result.path) vs recorded \(trace.path)")
         #expect(Replay.departure(recorded: trace.path, replayed: result.path) == nil)
     }
 
+    /// The captive recording replayed two ways that must depart (each waits out the step that fails, about 20 s under
+    /// TCG): both at once, made once when the first of the two tests asks.
+    static let departingReplays: [Result<(trace: TraceFile, replayed: ScenarioResult), any Error>] = {
+        let captive: String
+        do { captive = try record("captive") } catch { return [.failure(error), .failure(error)] }
+        let plans: [() throws -> (TraceFile, Replay.Plan)] = [
+            {
+                let trace = try TraceFile.load(path: captive)
+                return (trace, try Replay.plan(trace, helpers: [#"hotspot-helper-portal --account guest:wrong --network "Cafe Lumiere""#]))
+            },
+            { let trace = try editedCaptive(captive); return (trace, try Replay.plan(trace)) },  // the recorded answers, edited one included
+        ]
+        defer { try? FileManager.default.removeItem(atPath: editedPath) }  // the replay helper reads it while the replay runs
+        return ParallelRuns.map(plans, jobs: 2) { make in
+            Result { let (trace, plan) = try make(); return (trace, ScenarioRunner().run(plan.scenario)) }
+        }
+    }()
+
+    static let editedPath = FileManager.default.temporaryDirectory.appendingPathComponent("edited-\(getpid()).jsonl").path
+
+    /// The captive recording with its authenticate answer edited to temporaryFailure, as a developer does to ask
+    /// "what if the portal had failed?".
+    static func editedCaptive(_ original: String) throws -> TraceFile {
+        var lines = try String(contentsOfFile: original, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let index = lines.firstIndex(where: { $0.contains("\"kind\":\"response\"") && $0.contains("\"commandType\":\"authenticate\"") }),
+              lines[index].contains("\"resultCode\":0")
+        else { throw SystemError("edit", original, reason: "no authenticate response with resultCode 0 in the recording") }
+        lines[index] = lines[index].replacingOccurrences(of: "\"result\":\"success\"", with: "\"result\":\"temporaryFailure\"")
+            .replacingOccurrences(of: "\"resultCode\":0", with: "\"resultCode\":6")
+        try lines.joined(separator: "\n").write(toFile: editedPath, atomically: true, encoding: .utf8)
+        return try TraceFile.load(path: editedPath)
+    }
+
     @Test("root: the captive recording replayed with a helper that has the wrong account departs where the login fails")
     func divergentReplayIsReportedAtTheRightStep() throws {
-        let trace = try TraceFile.load(path: try Self.record("captive"))
-        let plan = try Replay.plan(trace, helpers: [#"hotspot-helper-portal --account guest:wrong --network "Cafe Lumiere""#])
-        let result = ScenarioRunner().run(plan.scenario)
+        let (trace, result) = try Self.departingReplays[0].get()
         #expect(!result.passed)
         let departure = try #require(Replay.departure(recorded: trace.path, replayed: result.path))
         #expect(departure.index == 2, "recorded \(trace.path), replayed \(result.path)")
@@ -57,20 +102,7 @@ struct InVMReplayTests {
 
     @Test("root: a captive recording edited so its login answer is temporaryFailure departs at that step")
     func editedTraceDepartsAtTheEditedStep() throws {
-        let original = try Self.record("captive")
-        // Edit the recorded authenticate answer, as a developer does to ask "what if the portal had failed?".
-        var lines = try String(contentsOfFile: original, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let index = try #require(lines.firstIndex { $0.contains("\"kind\":\"response\"") && $0.contains("\"commandType\":\"authenticate\"") })
-        #expect(lines[index].contains("\"resultCode\":0"))
-        lines[index] = lines[index].replacingOccurrences(of: "\"result\":\"success\"", with: "\"result\":\"temporaryFailure\"")
-            .replacingOccurrences(of: "\"resultCode\":0", with: "\"resultCode\":6")
-        let edited = FileManager.default.temporaryDirectory.appendingPathComponent("edited-\(getpid()).jsonl").path
-        try lines.joined(separator: "\n").write(toFile: edited, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: edited) }
-
-        let trace = try TraceFile.load(path: edited)
-        let plan = try Replay.plan(trace)    // the recorded answers, edited one included
-        let result = ScenarioRunner().run(plan.scenario)
+        let (trace, result) = try Self.departingReplays[1].get()
         #expect(!result.passed)
         let departure = try #require(Replay.departure(recorded: trace.path, replayed: result.path))
         #expect(departure.index == 2, "recorded \(trace.path), replayed \(result.path)")
