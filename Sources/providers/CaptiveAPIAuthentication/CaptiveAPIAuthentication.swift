@@ -1,5 +1,5 @@
 // com.hotspotlab.captive-api.authentication: the authentication extension of the captive-api app, a reference
-// provider and a template for vendors (copy this one file; written as for iOS 26 with
+// provider and a template for vendors (the extension is this one file, the logic it calls is the app's library; written as for iOS 26 with
 // `import NEHotspotHelperCompat` in place of `import NetworkExtension`).
 //
 // It does what hotspot-helper-captive-api does (the same `CaptiveAPILogic`): the RFC 8908 API announced by DHCP

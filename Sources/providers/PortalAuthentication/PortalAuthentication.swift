@@ -1,5 +1,5 @@
 // com.hotspotlab.portal.authentication: the authentication extension of the portal app, a reference provider
-// and a template for vendors (copy this one file; written as for iOS 26 with `import NEHotspotHelperCompat` in
+// and a template for vendors (the extension is this one file, the logic it calls is the app's library; written as for iOS 26 with `import NEHotspotHelperCompat` in
 // place of `import NetworkExtension`).
 //
 // It signs in exactly as hotspot-helper-portal does (form-login, click-through, WISPr 1.0; the same

@@ -1,5 +1,5 @@
 // com.hotspotlab.portal.evaluation: the evaluation extension of the portal app, a reference provider and a
-// template for vendors (copy this one file; written as for iOS 26 with `import NEHotspotHelperCompat` in place
+// template for vendors (the extension is this one file, the logic it calls is the app's library; written as for iOS 26 with `import NEHotspotHelperCompat` in place
 // of `import NetworkExtension`).
 //
 // It runs in a sandbox with no network (hotspotd starts it in a namespace with only `lo`), so it decides from

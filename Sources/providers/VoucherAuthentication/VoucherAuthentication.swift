@@ -1,5 +1,5 @@
 // com.hotspotlab.voucher.authentication: the authentication extension of the voucher app, a reference provider
-// and a template for vendors (copy this one file; written as for iOS 26 with `import NEHotspotHelperCompat` in
+// and a template for vendors (the extension is this one file, the logic it calls is the app's library; written as for iOS 26 with `import NEHotspotHelperCompat` in
 // place of `import NetworkExtension`).
 //
 // It does what hotspot-helper-voucher does (the same `VoucherLogic`): authenticate finds the voucher page, posts a

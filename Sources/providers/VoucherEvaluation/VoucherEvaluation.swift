@@ -1,5 +1,5 @@
 // com.hotspotlab.voucher.evaluation: the evaluation extension of the voucher app, a reference provider and a template for vendors
-// (copy this one file; written as for iOS 26 with `import NEHotspotHelperCompat` in place of
+// (the extension is this one file, the logic it calls is the app's library; written as for iOS 26 with `import NEHotspotHelperCompat` in place of
 // `import NetworkExtension`).
 //
 // No network here (hotspotd starts it in a namespace with only `lo`): it decides from the scan list and the
