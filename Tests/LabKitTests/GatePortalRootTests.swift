@@ -238,8 +238,14 @@ struct HotspotGateRootTests {
             #expect(try client.get(base + c.right.path, form: c.right.form).status == 200)
             let loggedIn = ContinuousClock.now // the gate's element was added before the answer
             #expect(try client.appleProbe.status == 200)
-            let wait = loggedIn + .seconds(session) + .milliseconds(500) - ContinuousClock.now
-            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+            // Polled, not slept: the gate forgets the client once the session length has passed (not before it; the
+            // element went in at most the login's answer time before `loggedIn`), however loaded the machine.
+            var forgotten: ContinuousClock.Instant?
+            while forgotten == nil, ContinuousClock.now < loggedIn + .seconds(session + 20) {
+                if try client.appleProbe.status == 302 { forgotten = .now } else { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            let after = try #require(forgotten, "still online \(session + 20) s after the login: the session never ended") - loggedIn
+            #expect(after >= .seconds(session) - .seconds(1), "the gate forgot the client \(after) after the login, before the session length (\(session) s)")
             try client.expectCaptive("after the session length")
         }
     }
