@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HotspotProtocol
 import HotspotSystem
 
 /// What the station tells a helper through its environment (docs/PROTOCOL.md, "Helper environment"):
@@ -70,16 +71,9 @@ public enum HotspotHelperEnvironment {
         return parseLease(text)
     }
 
-    /// `key=value` lines; the value is everything after the first `=` (blank lines and `#` comments skipped).
-    public static func parseLease(_ text: String) -> [String: String] {
-        var lease: [String: String] = [:]
-        for raw in text.split(separator: "\n") {
-            let line = trimmed(String(raw))
-            guard !line.isEmpty, !line.hasPrefix("#"), let eq = line.firstIndex(of: "=") else { continue }
-            lease[String(line[..<eq])] = String(line[line.index(after: eq)...])
-        }
-        return lease
-    }
+    /// `key=value` lines; the value is everything after the first `=` (blank lines and `#` comments skipped):
+    /// `DHCPLeaseFile.fields`, the reader hotspotd uses too.
+    public static func parseLease(_ text: String) -> [String: String] { DHCPLeaseFile.fields(text) }
 
     /// The RFC 8910 captive portal API URI (DHCP option 114) of the current lease, nil when not announced.
     public static func captivePortalAPI(lease: [String: String]? = nil) -> String? {

@@ -12,6 +12,25 @@ public let traceFormatVersion = 1
 /// with it.
 public let commandTrafficMark: UInt32 = 0x4853
 
+/// The station's DHCP lease file (docs/STATION.md): `key=value` lines (ip, subnet, mask, router, dns, lease,
+/// serverid, opt114) that the DHCP client's script writes, hotspotd configures the interface from, and helpers read
+/// through `$HOTSPOT_DHCP_LEASE`. One reader for both sides.
+public enum DHCPLeaseFile {
+    /// The lines as a dictionary: the value is everything after the first `=`, the line trimmed of spaces and tabs
+    /// (lines end in LF, CR LF or CR); blank lines, `#` comments and lines without `=` are skipped; the last of a repeated key wins.
+    public static func fields(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for raw in text.split(whereSeparator: \.isNewline) {  // "\r\n" is one Character: splitting on "\n" keeps it
+            let isSpace = { (c: Character) in c == " " || c == "\t" }
+            guard let first = raw.firstIndex(where: { !isSpace($0) }), let last = raw.lastIndex(where: { !isSpace($0) }) else { continue }
+            let line = raw[first...last]
+            guard !line.hasPrefix("#"), let eq = line.firstIndex(of: "=") else { continue }
+            fields[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        return fields
+    }
+}
+
 /// How wpa_supplicant's text replies (`STATUS`, `SCAN_RESULTS`, `SIGNAL_POLL`) read as hotspot facts.
 public enum WPAText {
     /// A `key_mgmt` value (`WPA2-PSK`, `SAE`, `WPA2/IEEE 802.1X/EAP`, `NONE`) or a scan result's flags

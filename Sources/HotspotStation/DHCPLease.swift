@@ -1,3 +1,4 @@
+import HotspotProtocol
 import HotspotSystem
 import Netlink
 
@@ -8,15 +9,8 @@ public struct DHCPLease: Equatable, Sendable {
     /// The first router of the lease (option 3 may list several), or nil when the server offered none.
     public var router: IPAddress?
 
-    /// The file's lines as a dictionary (a line without `=` is skipped; the last of a repeated key wins).
-    public static func fields(_ text: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let eq = line.firstIndex(of: "=") else { continue }
-            fields[String(line[..<eq])] = String(line[line.index(after: eq)...])
-        }
-        return fields
-    }
+    /// The file's lines as a dictionary (`DHCPLeaseFile.fields`, the reader the SDK uses too).
+    public static func fields(_ text: String) -> [String: String] { DHCPLeaseFile.fields(text) }
 
     /// `file` names the lease in errors. The prefix comes from `mask` (busybox gives the length, 0-32) or else
     /// from `subnet` (a dotted mask); neither: /24, as udhcpc's own default script assumes.

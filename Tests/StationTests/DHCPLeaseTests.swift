@@ -1,3 +1,4 @@
+import HotspotProtocol
 import Netlink
 import Testing
 @testable import HotspotStation
@@ -14,6 +15,14 @@ struct DHCPLeaseTests {
         let lease = try DHCPLease(fields: fields, file: "lease.env")
         #expect(lease.address == IPPrefix(try #require(IPAddress("192.0.2.57")), length: 24))
         #expect(lease.router == IPAddress("192.0.2.1"))
+    }
+
+    @Test("one reader for hotspotd and the SDK: trimmed lines, comments and blank lines skipped, value after the first =, last wins")
+    func oneReaderForBothSides() {
+        let text = "# written by the DHCP script\n\n  ip=192.0.2.57 \r\nvendor=a=b\nnot a field\ndns=192.0.2.1\ndns=192.0.2.2\n"
+        let expected = ["ip": "192.0.2.57", "vendor": "a=b", "dns": "192.0.2.2"]
+        #expect(DHCPLeaseFile.fields(text) == expected)
+        #expect(DHCPLease.fields(text) == expected)
     }
 
     @Test("the prefix from a dotted subnet when mask is absent; no router is no default route")

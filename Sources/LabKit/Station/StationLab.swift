@@ -361,8 +361,7 @@ public final class RunningStation: @unchecked Sendable {
         let c = try wpaControl()
         // Only the lab's channels: a full scan of every 2.4 and 5 GHz channel takes about 3.8 s under TCG, the
         // lab's one or two channels about 0.1 s each (issue 19); no access point of the lab is anywhere else.
-        var frequencies: [Int] = []
-        for f in topology.hotspots.flatMap({ $0.accessPoints.map(\.frequency) }) where !frequencies.contains(f) { frequencies.append(f) }
+        let frequencies = Hotspot.uniqueFrequencies(topology.hotspots.flatMap(\.accessPoints))
         let reply = try c.request(frequencies.isEmpty ? "SCAN" : "SCAN freq=" + frequencies.map(String.init).joined(separator: ","))
         if !reply.hasPrefix("OK") && !reply.hasPrefix("FAIL-BUSY") {
             throw SystemError("scan on", interface, reason: "wpa_supplicant answered \(reply)")

@@ -254,10 +254,13 @@ public struct Hotspot: Sendable, Equatable {
     }
 
     /// wpa_supplicant's `scan_freq`: every access point's frequency, once each, space-separated.
-    public var scanFrequencies: String {
+    public var scanFrequencies: String { Self.uniqueFrequencies(accessPoints).map(String.init).joined(separator: " ") }
+
+    /// The access points' frequencies, once each, in the order they first appear (what a scan asks for).
+    public static func uniqueFrequencies(_ accessPoints: [AccessPoint]) -> [Int] {
         var seen: [Int] = []
         for f in accessPoints.map(\.frequency) where !seen.contains(f) { seen.append(f) }
-        return seen.map(String.init).joined(separator: " ")
+        return seen
     }
 
     /// Frequency in MHz of the first access point's channel.
