@@ -55,6 +55,7 @@ struct InVMScenarioTests {
                 try loadHwsim()
                 let scenario = try ScenarioParser.load(path: folder + "/" + file)
                 let result = ScenarioRunner().runWithRetry(scenario)
+                print("scenario \(file): \(result.passed ? "passed" : "FAILED") in \(String(format: "%.1f", result.duration)) s (lab up \(String(format: "%.1f", result.labUpSeconds)) s)")
                 if result.flaky { print("FLAKY: scenario \(scenario.name) failed once and passed on the retry") }
                 if !result.passed {
                     print("scenario \(scenario.name) failed; timeline:\n" + Timeline.render(result.timeline).joined(separator: "\n"))
