@@ -30,6 +30,7 @@ public struct HotspotHelperOptions: Sendable {
 /// The helper SDK, shaped like Apple's `NEHotspotHelper`: register once with a handler, answer commands,
 /// ask for logoff, read the current network.
 public enum HotspotHelper {
+    /// The closure given to `register`: called on the registration's queue for every command.
     public typealias Handler = (HotspotHelperCommand) -> Void
 
     public static let defaultSocketPath = "/run/hotspotd/helper.sock"

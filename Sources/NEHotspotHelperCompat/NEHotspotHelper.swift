@@ -8,13 +8,24 @@
 @_exported import HotspotHelper
 @_spi(Compat) import HotspotHelper
 
+/// The kind of a command (filterScanList, evaluate, authenticate, presentUI, maintain, logoff); the SDK's
+/// `HotspotHelperCommandType`, with Apple's raw values.
 public typealias NEHotspotHelperCommandType = HotspotHelperCommandType
+/// A command's result (success, failure, uiRequired, ...); the SDK's `HotspotHelperResult`, with Apple's raw values.
 public typealias NEHotspotHelperResult = HotspotHelperResult
+/// How sure the helper is that it can sign in to a network (none, low, high); the SDK's `HotspotHelperConfidence`.
 public typealias NEHotspotHelperConfidence = HotspotHelperConfidence
+/// A Wi-Fi network as a command carries it (SSID, BSSID, security, signal); the SDK's `HotspotNetwork`.
 public typealias NEHotspotNetwork = HotspotNetwork
+/// A network's security (open, WEP, personal, enterprise, unknown); the SDK's `HotspotNetworkSecurityType`, with
+/// Apple's raw values.
 public typealias NEHotspotNetworkSecurityType = HotspotNetworkSecurityType
+/// One command from hotspotd, to be answered once with a response made by `createResponse(_:)`; the SDK's
+/// `HotspotHelperCommand`.
 public typealias NEHotspotHelperCommand = HotspotHelperCommand
+/// The answer to one command; the SDK's `HotspotHelperResponse`. A provider returns it from `handleCommand(_:)`.
 public typealias NEHotspotHelperResponse = HotspotHelperResponse
+/// The closure a legacy helper registers: called on the registration's queue for every command.
 public typealias NEHotspotHelperHandler = (NEHotspotHelperCommand) -> Void
 
 /// The display name option (a String, 1 to 15 characters).

@@ -64,6 +64,8 @@ public final class NEHotspotManager: @unchecked Sendable {
         set { lock.withLock { configuration.evaluatedSSIDs = newValue } }
     }
 
+    /// The identifier of the evaluation provider to use; it must be one the app itself declares (hotspotd refuses
+    /// another app's with `configurationInvalid`).
     public final var evaluationProviderBundleIdentifier: String? {
         get { lock.withLock { configuration.evaluationProviderBundleIdentifier } }
         set { lock.withLock { configuration.evaluationProviderBundleIdentifier = newValue } }
