@@ -18,6 +18,8 @@ step "swift build" swift build
 step "workflow certify" /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
 step "architecture" /usr/bin/python3 ci/check-architecture.py
+# The SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat): every symbol and article link must resolve.
+step "docs" bash ci/docs.sh
 # Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
 # target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
 # trap or a hang and keeps the input under Tests/Fuzz/crashes/. Builds into .build-fuzz.
