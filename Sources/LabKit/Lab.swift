@@ -41,7 +41,10 @@ public final class Lab: @unchecked Sendable {
 
     /// Starts a lab: removes what dead runs left (`LabCleanup.cleanDeadRuns`), picks a free run id,
     /// writes the owner file. `runID` may be given (4 lowercase hex digits) for reproducible names.
-    public static func start(runID requested: String? = nil, cleanDeadRuns: Bool = true) throws -> Lab {
+    /// `taken(prefix)`: whether a prefix is in use elsewhere (a kept log folder of an earlier run, whose hotspotd
+    /// state a new lab must not inherit); a picked id that is taken is skipped.
+    public static func start(runID requested: String? = nil, cleanDeadRuns: Bool = true,
+                             taken: (String) -> Bool = { _ in false }) throws -> Lab {
         if cleanDeadRuns { _ = LabCleanup.cleanDeadRuns() }
         LabKernelModules.preload()
         try LabState.makeRoot()
@@ -49,6 +52,7 @@ public final class Lab: @unchecked Sendable {
             let id = requested ?? String(format4Hex(UInt16.random(in: 0...UInt16.max)))
             let prefix = namePrefix + id
             let directory = LabState.root + "/" + prefix
+            if requested == nil && taken(prefix) { continue }
             // The directory and its owner appear together for any cleaner (`LabState.withRunsLock`).
             let code: Int32 = try LabState.withRunsLock {
                 guard mkdir(directory, 0o755) == 0 else { return Errno.current }

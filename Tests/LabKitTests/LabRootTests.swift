@@ -78,6 +78,28 @@ struct LabRootTests {
         #expect(failures.isEmpty, "\(failures.count) of \(outcomes.count) starts failed, e.g. \(failures.prefix(3))")
     }
 
+    /// A run id whose log folder an earlier lab kept is skipped (CI: a new lab's hotspotd inherited an earlier
+    /// lab's cache and trace from `/tmp/hotspot-lab/<prefix>` and logged off before it joined).
+    @Test("root: a lab skips run ids that are taken elsewhere (a kept log folder), and says so when none is free")
+    func rootLabSkipsTakenRunIDs() throws {
+        var rejected: [String] = []
+        let lab = try Lab.start { prefix in
+            guard rejected.count < 3 else { return false }
+            rejected.append(prefix)
+            return true
+        }
+        defer { lab.teardown() }
+        #expect(rejected.count == 3)
+        #expect(!rejected.contains(lab.prefix), "\(lab.prefix) was one of the taken \(rejected)")
+        do {
+            let none = try Lab.start(cleanDeadRuns: false) { _ in true }
+            none.teardown()
+            Issue.record("a lab started although every run id was taken")
+        } catch {
+            #expect("\(error)".contains("no free run id"), "\(error)")
+        }
+    }
+
     @Test func rootLabRefusesForeignNamespacesAndLongNames() throws {
         let lab = try Lab.start()
         defer { lab.teardown() }

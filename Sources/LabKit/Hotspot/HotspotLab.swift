@@ -116,9 +116,13 @@ public final class HotspotLab: @unchecked Sendable {
         self.lab = lab
         self.topology = topology
         self.options = options
-        let root = options.logRoot ?? ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
-        logDirectory = root + "/" + lab.prefix
+        logDirectory = Self.logRoot(options) + "/" + lab.prefix
         launcher = LabProcessLauncher(lab: lab)
+    }
+
+    /// Where labs keep their logs (each in `<root>/<prefix>`, kept after the lab ends).
+    static func logRoot(_ options: HotspotLabOptions) -> String {
+        options.logRoot ?? ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
     }
 
     /// Validates tools, then builds everything. On any failure what was built is torn down and the error
@@ -138,18 +142,20 @@ public final class HotspotLab: @unchecked Sendable {
         tools.append("openssl")
         for tool in tools { _ = try findTool(tool) }
         let labStart = ContinuousClock.now
-        // Lab.start races with another process's dead-run cleaning between creating its state folder and
-        // writing the owner file (the cleaner sees no owner and removes the folder): retry on ENOENT.
-        var attempt = 0
-        let lab: Lab = try {
-            while true {
-                do {
-                    return try Lab.start(runID: options.runID)
-                } catch let error as SystemError where error.errno == ENOENT && attempt < 3 {
-                    attempt += 1
-                }
+        // A run id whose log folder an earlier lab left is not reused: that folder holds the earlier run's hotspotd
+        // state (its cache and trace), which the new lab's stations would inherit. A run id given on purpose keeps
+        // its name; the earlier folder is moved aside (`<prefix>.<time>`), not deleted.
+        let logRoot = Self.logRoot(options)
+        let lab = try Lab.start(runID: options.runID) { FileManager.default.fileExists(atPath: logRoot + "/" + $0) }
+        let logDirectory = logRoot + "/" + lab.prefix
+        if options.runID != nil, FileManager.default.fileExists(atPath: logDirectory) {
+            let aside = logDirectory + "." + String(Int(Date().timeIntervalSince1970))
+            if rename(logDirectory, aside) != 0 {
+                let error = SystemError.current("move the earlier run's logs aside", logDirectory + " to " + aside)
+                lab.teardown()
+                throw error
             }
-        }()
+        }
         let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
         hotspotLab.note("lab start", since: labStart)
         do {
