@@ -41,11 +41,7 @@ public struct ProviderBenchmark: Sendable {
             authenticationProvider: ProviderDeclaration(identifier: Self.app + ".authentication", command: [provider]))]
         options.appsFile = "(bench)"
         if sandbox { options.evaluationSandbox = [try BuildProducts.locate("hotspot-nsexec"), "--new-netns", "--"] }
-        let daemon = try Daemon(options: options)
-        try daemon.start()
-        let thread = Thread { daemon.run() }
-        thread.stackSize = 1 << 22
-        thread.start()
+        let daemon = try Daemon.runningOnThread(options: options)
         defer { daemon.stop() }
         let control = try ControlClient.connect(path: options.controlSocket, timeout: .seconds(5))
         try control.request(.setManager(app: Self.app, ManagerConfiguration(isEnabled: true)))
