@@ -147,16 +147,15 @@ public final class HotspotLab: @unchecked Sendable {
         // its name; the earlier folder is moved aside (`<prefix>.<time>`), not deleted.
         let logRoot = Self.logRoot(options)
         let lab = try Lab.start(runID: options.runID) { FileManager.default.fileExists(atPath: logRoot + "/" + $0) }
-        let logDirectory = logRoot + "/" + lab.prefix
-        if options.runID != nil, FileManager.default.fileExists(atPath: logDirectory) {
-            let aside = logDirectory + "." + String(Int(Date().timeIntervalSince1970))
-            if rename(logDirectory, aside) != 0 {
-                let error = SystemError.current("move the earlier run's logs aside", logDirectory + " to " + aside)
+        let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
+        if options.runID != nil, FileManager.default.fileExists(atPath: hotspotLab.logDirectory) {
+            let aside = hotspotLab.logDirectory + "." + String(Int(Date().timeIntervalSince1970))
+            if rename(hotspotLab.logDirectory, aside) != 0 {
+                let error = SystemError.current("move the earlier run's logs aside", hotspotLab.logDirectory + " to " + aside)
                 lab.teardown()
                 throw error
             }
         }
-        let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
         hotspotLab.note("lab start", since: labStart)
         do {
             try hotspotLab.build(portalBinary: portal)

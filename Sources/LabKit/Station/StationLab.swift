@@ -112,7 +112,7 @@ public final class RunningStation: @unchecked Sendable {
         self.interface = interface
         self.directory = directory
         hotspotdRunDirectory = directory + "/hotspotd"
-        trace = TraceTail(path: directory + "/hotspotd/trace.jsonl")
+        trace = TraceTail(path: hotspotdRunDirectory + "/trace.jsonl")  // `traceFile`
         wpaControlPath = directory + "/wpa-ctrl/" + interface
         self.lab = lab
         self.options = options
