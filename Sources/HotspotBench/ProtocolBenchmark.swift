@@ -111,12 +111,12 @@ public struct ProtocolBenchmark: Sendable {
         var scanShown: Double?
         var evaluatingSince: Double?
         for line in text.split(separator: "\n") {
-            guard let r = try? JSON.parse(Array(line.utf8)), let kind = r["kind"]?.stringValue, let t = r["t_ns"]?.doubleValue else { continue }
-            switch kind {
-            case "command" where r["commandType"]?.stringValue == "maintain":
+            guard let entry = TraceEntry(line: Array(line.utf8)), let t = entry.time else { continue }
+            switch entry.record {
+            case .command(let c) where c.commandType == "maintain":
                 maintainSent = t
-            case "transition":
-                let from = r["from"]?.stringValue, to = r["to"]?.stringValue
+            case .transition(let x):
+                let from = x.from, to = x.to
                 if from == "Maintaining", to == "Authenticated", let s = maintainSent {
                     maintain.append((t - s) / 1000)
                     maintainSent = nil
@@ -126,11 +126,11 @@ public struct ProtocolBenchmark: Sendable {
                     arbitration.append((t - s) / 1000)
                     evaluatingSince = nil
                 }
-            case "response" where r["commandType"]?.stringValue == "filterScanList":
-                if let l = r["latency_us"]?.doubleValue { scanCommand.append(l) }
-            case "event" where r["event"]?.stringValue == "scanListShown":
+            case .response(let a) where a.commandType == "filterScanList":
+                if let l = a.latency_us { scanCommand.append(l) }
+            case .event(let e) where e.event == "scanListShown":
                 scanShown = t
-            case "scanList":
+            case .scanList:
                 if let s = scanShown { scanRound.append((t - s) / 1000) }
                 scanShown = nil
             default:

@@ -112,21 +112,21 @@ public struct ProviderBenchmark: Sendable {
         var coldCommands: Set<Int> = []
         var maintainSent: (id: Int, t: Double)?
         for line in text.split(separator: "\n") {
-            guard let r = try? JSON.parse(Array(line.utf8)), let kind = r["kind"]?.stringValue, let t = r["t_ns"]?.doubleValue else { continue }
-            switch kind {
-            case "command":
-                guard let id = r["id"]?.intValue, let type = r["commandType"]?.stringValue else { continue }
+            guard let entry = TraceEntry(line: Array(line.utf8)), let t = entry.time else { continue }
+            switch entry.record {
+            case .command(let c):
+                let id = c.id, type = c.commandType
                 sent[id] = (type, t)
                 lastSent[["filterScanList", "evaluate"].contains(type) ? "evaluationProvider" : "authenticationProvider"] = id
                 if type == "maintain" { maintainSent = (id, t) }
-            case "providerLaunched":
-                if let role = r["role"]?.stringValue, let id = lastSent[role] { coldCommands.insert(id) }
-            case "providerStarted":
-                if let role = r["role"]?.stringValue, let ms = r["latencyMs"]?.doubleValue { started[role, default: []].append(ms) }
-            case "response":
-                guard let id = r["command"]?.intValue, let s = sent[id], coldCommands.contains(id) else { continue }
+            case .providerLaunched(let p):
+                if let id = lastSent[p.role] { coldCommands.insert(id) }
+            case .providerStarted(let p):
+                if let ms = p.latencyMs { started[p.role, default: []].append(ms) }
+            case .response(let a):
+                guard let s = sent[a.command], coldCommands.contains(a.command) else { continue }
                 cold[s.type, default: []].append((t - s.t) / 1e6)
-            case "transition" where r["from"]?.stringValue == "Maintaining" && r["to"]?.stringValue == "Authenticated":
+            case .transition(let x) where x.from == "Maintaining" && x.to == "Authenticated":
                 if let m = maintainSent, !coldCommands.contains(m.id) { warm.append((t - m.t) / 1e6) }
                 maintainSent = nil
             default:

@@ -58,15 +58,14 @@ public struct SequenceBenchmark: Sendable {
     }
 
     /// Seconds between the trace's milestones of one join.
-    static func breakdown(_ trace: [JSON]) -> [String: Double] {
-        func time(_ predicate: (JSON) -> Bool) -> Double? { trace.first(where: predicate)?["t_ns"]?.doubleValue.map { $0 / 1e9 } }
-        let kind = { (r: JSON, k: String) in r["kind"]?.stringValue == k }
-        let join = time { kind($0, "userAction") && $0["request"]?["type"]?.stringValue == "join" }
-        let associated = time { kind($0, "station") && $0["action"]?.stringValue == "associated" }
-        let lease = time { kind($0, "station") && $0["action"]?.stringValue == "dhcpLease" }
-        let evaluated = time { kind($0, "response") && $0["commandType"]?.stringValue == "evaluate" }
-        let authenticated = time { kind($0, "response") && $0["commandType"]?.stringValue == "authenticate" }
-        let done = time { kind($0, "transition") && $0["to"]?.stringValue == "Authenticated" }
+    static func breakdown(_ trace: [TraceEntry]) -> [String: Double] {
+        func time(_ predicate: (TraceRecord) -> Bool) -> Double? { trace.first(where: { predicate($0.record) })?.time.map { $0 / 1e9 } }
+        let join = time { $0.userAction?.requestType == "join" }
+        let associated = time { $0.station?.action == "associated" }
+        let lease = time { $0.station?.action == "dhcpLease" }
+        let evaluated = time { $0.response?.commandType == "evaluate" }
+        let authenticated = time { $0.response?.commandType == "authenticate" }
+        let done = time { $0.transition?.to == "Authenticated" }
         var row: [String: Double] = [:]
         func put(_ key: String, _ a: Double?, _ b: Double?) { if let a, let b { row[key] = b - a } }
         put("join -> associated", join, associated)
@@ -128,7 +127,7 @@ public struct ReplayBenchmark: Sendable {
             throw ExitCode(1)
         }
         let trace = try TraceFile.load(path: traceFile)
-        let times = trace.records.compactMap { $0["t_ns"]?.doubleValue }
+        let times = trace.records.compactMap(\.time)
         let recordedSeconds = ((times.last ?? 0) - (times.first ?? 0)) / 1e9
         let start = ContinuousClock.now
         let plan = try Replay.plan(trace)

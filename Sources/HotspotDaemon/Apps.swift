@@ -37,7 +37,7 @@ extension DaemonCore {
     func registerEnabledApps() {
         for app in options.apps where manager(of: app.bundleIdentifier).isEnabled {
             handle(.helperRegistered(app.bundleIdentifier, displayName: app.displayName),
-                   source: ["app": .string(app.bundleIdentifier), "via": "manager"])
+                   source: .init(via: "manager", app: app.bundleIdentifier))
         }
     }
 
@@ -51,14 +51,13 @@ extension DaemonCore {
         }
         let was = manager(of: app)
         managers[app] = config
-        var f: [String: JSON] = config.fields
-        f["app"] = .string(app)
-        record("managerSet", f)
+        record(.managerSet(.init(app: app, isEnabled: config.isEnabled, evaluatedSSIDs: config.evaluatedSSIDs,
+                                 evaluationProviderBundleIdentifier: config.evaluationProviderBundleIdentifier)))
         persistDirty = true
         if config.isEnabled, !was.isEnabled {
-            handle(.helperRegistered(app, displayName: declaration.displayName), source: ["app": .string(app), "via": "manager"])
+            handle(.helperRegistered(app, displayName: declaration.displayName), source: .init(via: "manager", app: app))
         } else if !config.isEnabled, was.isEnabled {
-            handle(.helperGone(app), source: ["app": .string(app), "via": "manager"])
+            handle(.helperGone(app), source: .init(via: "manager", app: app))
             for slot in appSlots(app) { stopProvider(slot, .configurationDisabled) }
         } else {
             savePersistentState()
@@ -74,9 +73,9 @@ extension DaemonCore {
         persistDirty = false
         do {
             try store.save(persistentState)
-            record("persist", ["file": .string(options.stateFile), "state": persistentState.json])
+            record(.persist(.init(file: options.stateFile, state: persistentState.json)))
         } catch {
-            record("error", ["message": .string("\(error)")])
+            record(.error(.init(message: "\(error)")))
             emit(.log("hotspotd: \(error)"))
         }
     }
@@ -106,11 +105,11 @@ extension DaemonCore {
         let app = command.helper
         let role = ProviderRole.handling(command.type)
         if command.type == .evaluate, let network = command.network, manager(of: app).evaluatedSSIDs.contains(where: { SSID($0) == network.rawSSID }) {
-            record("evaluatedSSID", network.rawSSID.wireFields.merging(["app": .string(app), "command": .number(Double(command.id))]) { $1 })
+            record(.evaluatedSSID(.init(app: app, ssid: TraceSSID(network.rawSSID), command: Int(command.id))))
             var claimed = network
             claimed.confidence = .high
             deferredEvents.append((.response(Response(helper: app, command: command.id, result: .success, network: claimed)),
-                                   ["app": .string(app), "via": "evaluatedSSIDs"]))
+                                   .init(via: "evaluatedSSIDs", app: app)))
             return
         }
         guard let slot = slots[ProviderKey(app: app, role: role)] else {
@@ -136,11 +135,10 @@ extension DaemonCore {
     func noAnswerNow(_ ids: [CommandID], app: String, role: ProviderRole, cause: String) {
         let live = ids.filter { outstanding[$0] != nil }
         guard !live.isEmpty else { return }
-        record("providerNoAnswer", ["app": .string(app), "role": .string(role.rawValue),
-                                    "commands": .array(live.map { .number(Double($0)) }), "cause": .string(cause)])
+        record(.providerNoAnswer(.init(app: app, role: role.rawValue, commands: live.map { Int($0) }, cause: cause)))
         for id in live {
             forget(id)
-            deferredEvents.append((.deadlinePassed(id), ["app": .string(app), "via": "provider"]))
+            deferredEvents.append((.deadlinePassed(id), .init(via: "provider", app: app)))
         }
         // Outside `handle` (a connection or process event): handle them now.
         if !handling { drainDeferred() }
@@ -175,8 +173,7 @@ extension DaemonCore {
     public func providerSpawned(_ key: ProviderKey, pid: Int32) -> [DaemonAction] {
         if let slot = slots[key] {
             slot.pid = pid
-            record("providerLaunched", ["app": .string(key.app), "role": .string(key.role.rawValue), "pid": .number(Double(pid)),
-                                        "identifier": .string(slot.declaration.identifier)])
+            record(.providerLaunched(.init(app: key.app, role: key.role.rawValue, pid: Int(pid), identifier: slot.declaration.identifier)))
         }
         return take()
     }
@@ -184,8 +181,7 @@ extension DaemonCore {
     /// The shell could not spawn a provider (`reason` names the call and the error).
     public func providerSpawnFailed(_ key: ProviderKey, reason: String) -> [DaemonAction] {
         if let slot = slots[key] {
-            record("providerExited", ["app": .string(key.app), "role": .string(key.role.rawValue), "status": .null,
-                                      "error": .string(reason)])
+            record(.providerExited(.init(app: key.app, role: key.role.rawValue, pid: nil, status: nil, signal: nil, error: reason)))
             slot.state = .notRunning
             cancelIdle(slot)
             let held = slot.held
@@ -200,9 +196,8 @@ extension DaemonCore {
         guard let slot = slots.values.first(where: { $0.pid == pid }) else { return take() }
         let key = slot.key
         slot.pid = nil
-        record("providerExited", ["app": .string(key.app), "role": .string(key.role.rawValue), "pid": .number(Double(pid)),
-                                  "status": status.map { .number(Double($0)) } ?? .null,
-                                  "signal": signal.map { .number(Double($0)) } ?? .null])
+        record(.providerExited(.init(app: key.app, role: key.role.rawValue, pid: Int(pid), status: status.map { Int($0) },
+                                     signal: signal.map { Int($0) })))
         if slot.killArmed {
             slot.killArmed = false
             emit(.cancelTimer(.providerKill(key)))
@@ -275,7 +270,7 @@ extension DaemonCore {
         guard let slot = slots[key] else { return }
         if slot.connection != nil {
             protocolError(conn, ProtocolError(.alreadyRegistered, "app \"\(r.app)\" already has a connected \(r.role.rawValue) (\"\(r.identifier)\")"), offending: payload)
-            record("rejected", ["reason": "duplicateRegistration", "helper": .string(r.app), "role": .string(r.role.rawValue)])
+            record(.rejected(.init(reason: "duplicateRegistration", helper: r.app, role: r.role.rawValue)))
             return
         }
         conn.helperID = r.app
@@ -287,11 +282,7 @@ extension DaemonCore {
             slot.launchedAt = clock.now()
             armIdle(slot)
         }
-        var f = conn.peerFields
-        f["app"] = .string(r.app)
-        f["role"] = .string(r.role.rawValue)
-        f["identifier"] = .string(r.identifier)
-        record("providerRegistered", f)
+        record(.providerRegistered(.init(app: r.app, role: r.role.rawValue, identifier: r.identifier, peer: conn.tracePeer)))
         send(conn, DaemonMessage.registered(identifier: r.identifier, version: protocolVersion).framed)
         send(conn, LifecycleMessage.start.framed)
     }
@@ -309,8 +300,8 @@ extension DaemonCore {
                 return
             }
             let latency = slot.launchedAt.map { (clock.now() - $0).milliseconds } ?? 0
-            record("providerStarted", ["app": .string(key.app), "role": .string(key.role.rawValue), "ok": .bool(ok),
-                                       "latencyMs": .number((latency * 1000).rounded() / 1000)])
+            record(.providerStarted(.init(app: key.app, role: key.role.rawValue, ok: ok,
+                                          latencyMs: (latency * 1000).rounded() / 1000)))
             let held = slot.held.filter { outstanding[$0] != nil }
             slot.held = []
             guard ok else {
@@ -331,7 +322,7 @@ extension DaemonCore {
             }
             refreshIdle(slot)
         case .stopped:
-            record("providerStoppedAck", ["app": .string(key.app), "role": .string(key.role.rawValue)])
+            record(.providerStoppedAck(.init(app: key.app, role: key.role.rawValue)))
             close(conn, reason: "provider stopped")
         case .start, .stop:
             protocolError(conn, ProtocolError(.unknownType, "type: \"start\" and \"stop\" go from hotspotd to a provider"), offending: payload)
@@ -353,7 +344,7 @@ extension DaemonCore {
         slot.state = .stopping
         slot.pendingStop = nil
         cancelIdle(slot)
-        record("providerStopped", ["app": .string(key.app), "role": .string(key.role.rawValue), "reason": .string(reason.rawValue)])
+        record(.providerStopped(.init(app: key.app, role: key.role.rawValue, reason: reason.rawValue)))
         if let conn = slot.connection {
             send(conn, LifecycleMessage.stop(reason).framed)
             slot.stopGraceArmed = true
@@ -390,7 +381,7 @@ extension DaemonCore {
         case .providerIdle:
             guard slot.idleArmed else { return }
             slot.idleArmed = false
-            record("timer", ["timer": "providerIdle", "app": .string(key.app), "role": .string(key.role.rawValue)])
+            record(.timer(.init(timer: "providerIdle", app: key.app, role: key.role.rawValue)))
             if slot.state == .launching, slot.held.allSatisfy({ outstanding[$0] == nil }) {
                 // Never started and nothing waits for it.
                 stopProvider(slot, .idleTimeout, force: true)
@@ -405,7 +396,7 @@ extension DaemonCore {
             guard slot.killArmed else { return }
             slot.killArmed = false
             if let pid = slot.pid {
-                record("providerKilled", ["app": .string(key.app), "role": .string(key.role.rawValue), "pid": .number(Double(pid))])
+                record(.providerKilled(.init(app: key.app, role: key.role.rawValue, pid: Int(pid))))
                 emit(.killProcess(pid))
             }
         default:

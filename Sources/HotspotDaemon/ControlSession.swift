@@ -16,13 +16,12 @@ extension DaemonCore {
         }
         let rid = json["requestID"]
         func reply(_ j: JSON) { sendControlReply(conn, j, requestID: rid) }
-        var source = conn.peerFields
-        source["via"] = "control"
+        let source = TraceRecord.EventSource(via: "control", peer: conn.tracePeer)
         switch request {
         case .associate(let n):
             if let problem = Self.ssidProblem(n.rawSSID, hexForm: json["network"]?["ssid_hex"] != nil) {
                 let e = ProtocolError(.invalidField, "associate: network.ssid \(problem)")
-                record("error", ["message": .string(e.message), "via": "control"])
+                record(.error(.init(message: e.message, via: "control")))
                 reply(ControlReply.error(e, requestID: rid))
                 return
             }
@@ -53,15 +52,15 @@ extension DaemonCore {
             // The list is no longer shown: `status.scanList` is null again (a round answered later does not
             // bring it back). The station keeps the passwords helpers set for a later join.
             scanListVisible = false
-            record("event", ["event": "scanListHidden", "source": .object(source)])
+            record(.event(.init(event: "scanListHidden", source: try? JSONCoding.encode(source))))
             reply(ControlReply.ok(requestID: rid))
         case .logoff(let helper, let identity):
             guard let identity = identity ?? machine.association?.identity else {
-                record("logoffRequest", ["helper": .string(helper), "network": .null, "via": "control"])
+                record(.logoffRequest(.init(helper: helper, network: nil, via: "control")))
                 reply(ControlReply.with(["type": "logoffResult", "accepted": false, "reason": "not associated"], rid))
                 return
             }
-            record("logoffRequest", ["helper": .string(helper), "network": identity.wire, "via": "control"])
+            record(.logoffRequest(.init(helper: helper, network: TraceNetwork(identity), via: "control")))
             var answered: Bool?
             logoffReply = { answered = $0 }
             handle(.logoffRequested(helper, network: identity), source: source)
@@ -101,9 +100,7 @@ extension DaemonCore {
             o["app"] = .string(app)
             reply(ControlReply.with(o, rid))
         case .record(let what):
-            var f = source
-            f["action"] = what
-            record("labAction", f)
+            record(.labAction(.init(action: LabAction(json: what), via: source.via, peer: source.peer)))
             reply(ControlReply.ok(requestID: rid))
         }
     }
@@ -130,30 +127,28 @@ extension DaemonCore {
         let payload = reply.bytes
         guard payload.count <= Self.maximumControlReply else {
             let e = ProtocolError(.requestFailed, "reply of \(payload.count) bytes exceeds the control reply limit of \(Self.maximumControlReply) bytes")
-            record("error", ["message": .string("reply to control connection \(conn.id): \(e.message)")])
+            record(.error(.init(message: "reply to control connection \(conn.id): \(e.message)")))
             send(conn, frame(ControlReply.error(e, requestID: requestID).bytes))
             return
         }
         send(conn, frame(payload))
     }
 
-    private func stationRequest(_ request: StationRequest, _ conn: Connection, json: JSON, source: [String: JSON], requestID rid: JSON?) {
+    private func stationRequest(_ request: StationRequest, _ conn: Connection, json: JSON, source: TraceRecord.EventSource, requestID rid: JSON?) {
         guard hasStation else {
             let e = ProtocolError(.requestFailed, "\(json["type"]?.stringValue ?? "?"): this hotspotd drives no station "
                                   + "(start it with --wpa-supplicant CTRL-PATH); report association with associate/ipUp instead")
             sendControlReply(conn, ControlReply.error(e, requestID: rid), requestID: rid)
             return
         }
-        var f = source
-        f["request"] = json
-        record("userAction", f)
+        record(.userAction(.init(request: json, via: source.via, peer: source.peer)))
         conn.awaitingStation = true
         emit(.station(request, replyTo: StationReplyTo(connection: conn.id, requestID: rid, request: json)))
     }
 
     /// The station driver carried out a request (`error`: why it failed); the control client gets its reply.
     public func stationRequestFinished(_ replyTo: StationReplyTo, error: String?) -> [DaemonAction] {
-        if let error { record("error", ["message": .string(error), "request": replyTo.request]) }
+        if let error { record(.error(.init(message: error, request: replyTo.request))) }
         if let conn = connections[replyTo.connection] {
             let reply = error.map { ControlReply.error(ProtocolError(.requestFailed, $0), requestID: replyTo.requestID) }
                 ?? ControlReply.ok(requestID: replyTo.requestID)

@@ -10,8 +10,8 @@ import Glibc
 public protocol StationEventSink: AnyObject {
     /// Feeds an event observed on the interface. Loop thread only.
     func submit(_ event: Event, via: String)
-    /// Records a trace line of kind `kind`: the driver's own evidence. Loop thread only.
-    func record(_ kind: String, _ fields: [String: JSON])
+    /// Records a trace record (a `station` or `error` record): the driver's own evidence. Loop thread only.
+    func record(_ record: TraceRecord)
     /// Runs `body` on the loop thread. Thread-safe.
     func post(_ body: @escaping () -> Void)
     /// The current association (loop thread only).
@@ -73,10 +73,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
             self.network = hook
             hook.onFinish = { [weak self] argv, status, error in
                 self?.loop.post { [weak self] in
-                    var o: [String: JSON] = ["argv": .array(argv.map(JSON.string))]
-                    if let status { o["status"] = .number(Double(status)) }
-                    if let error { o["error"] = .string(error) }
-                    self?.record("hook", o)
+                    self?.record(.hook(.init(argv: argv, status: status.map { Int($0) }, error: error)))
                 }
             }
         }
@@ -108,8 +105,8 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
     /// Thread-safe: runs `body` on the loop thread.
     public func post(_ body: @escaping () -> Void) { loop.post(body) }
 
-    /// Records a trace line of kind `kind` (loop thread only): the station driver's own evidence.
-    public func record(_ kind: String, _ fields: [String: JSON]) { perform(core.externalRecord(kind, fields)) }
+    /// Records a trace record (loop thread only): the station driver's own evidence.
+    public func record(_ record: TraceRecord) { perform(core.externalRecord(record)) }
 
     /// The current association (loop thread only).
     public var association: HotspotNetwork? { core.association }
@@ -240,7 +237,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
             do {
                 s = try listener.accept()
             } catch {
-                record("error", ["message": .string(error.description)])
+                record(.error(.init(message: error.description)))
                 return
             }
             guard let s else { return }

@@ -43,10 +43,9 @@ public final class DaemonCore {
             decoder = FrameDecoder()
         }
 
-        var peerFields: [String: JSON] {
-            guard let peer else { return ["connection": .number(Double(id))] }
-            return ["connection": .number(Double(id)), "pid": .number(Double(peer.pid)), "uid": .number(Double(peer.uid)),
-                    "gid": .number(Double(peer.gid))]
+        var tracePeer: TracePeer {
+            guard let peer else { return TracePeer(connection: id) }
+            return TracePeer(connection: id, pid: Int(peer.pid), uid: Int(peer.uid), gid: Int(peer.gid))
         }
     }
 
@@ -77,7 +76,7 @@ public final class DaemonCore {
     var slots: [ProviderKey: ProviderSlot] = [:]
     /// Events hotspotd itself produces while handling one (answers for pre-evaluated SSIDs, commands that
     /// count as no answer at once): handled after it, in order.
-    var deferredEvents: [(Event, [String: JSON])] = []
+    var deferredEvents: [(Event, TraceRecord.EventSource)] = []
     var handlingDepth = 0
     /// The provider connection whose `response` is being handled (a rejection's error goes back to it).
     var respondingConnection: Connection?
@@ -129,53 +128,47 @@ public final class DaemonCore {
 
     /// Loads the persisted state and writes the `start` record (never fails: a bad state file is moved aside).
     public func start() -> [DaemonAction] {
-        var startFields: [String: JSON] = [
-            "pid": .number(Double(pid)), "interface": .string(options.interface),
-            "helperSocket": .string(options.helperSocket), "controlSocket": .string(options.controlSocket),
-            "stateFile": .string(options.stateFile), "timeScale": .number(options.timing.scale),
-            "protocolVersion": .number(Double(protocolVersion)), "traceVersion": .number(Double(traceFormatVersion)),
-            "maintainInterval_ms": .number(options.timing.scaledMaintainInterval.milliseconds),
-            "wallclock_s": .number(wallClock.secondsSinceEpoch()),
-        ]
+        var startRecord = TraceRecord.Start(
+            traceVersion: traceFormatVersion, pid: Int(pid), interface: options.interface, helperSocket: options.helperSocket,
+            controlSocket: options.controlSocket, stateFile: options.stateFile, timeScale: options.timing.scale,
+            maintainInterval_ms: options.timing.scaledMaintainInterval.milliseconds, protocolVersion: protocolVersion,
+            wallclock_s: wallClock.secondsSinceEpoch())
         let stale = store.removeStaleTemporaries()
-        if !stale.isEmpty { startFields["removedTemporaries"] = .array(stale.map(JSON.string)) }
+        if !stale.isEmpty { startRecord.removedTemporaries = stale }
         switch store.load() {
         case .missing:
-            startFields["state"] = "none"
+            startRecord.state = "none"
         case .loaded(let s):
             machine = HotspotMachine(timing: options.timing, cache: s.cache, autoJoinDisabled: s.autoJoinDisabled)
             managers = s.managers
-            startFields["state"] = "loaded"
+            startRecord.state = "loaded"
         case .corrupt(let reason, let movedTo):
-            startFields["state"] = "corrupt"
+            startRecord.state = "corrupt"
             let message = "warning: state file \(options.stateFile) is corrupt (\(reason)); "
                 + (movedTo.map { "moved to \($0); " } ?? "") + "starting clean"
             emit(.log("hotspotd: \(message)"))
-            record("warning", ["message": .string(message), "movedTo": movedTo.map(JSON.string) ?? .null])
+            record(.warning(.init(message: message, movedTo: movedTo)))
         }
         // The loaded state, when small; a summary otherwise (a restart loop with a large cache wrote it whole
         // into every start record: docs/RELIABILITY.md).
         let persisted = persistentState.json
         let persistedBytes = persisted.bytes.count
         if persistedBytes <= Self.maximumEmbeddedState {
-            startFields["persisted"] = persisted
+            startRecord.persisted = persisted
         } else {
-            startFields["persistedSummary"] = .object([
-                "cacheEntries": .number(Double(machine.cache.count)),
-                "autoJoinDisabled": .number(Double(machine.autoJoinDisabled.count)),
-                "bytes": .number(Double(persistedBytes)), "limit": .number(Double(Self.maximumEmbeddedState)),
-            ])
+            startRecord.persistedSummary = .init(cacheEntries: machine.cache.count, autoJoinDisabled: machine.autoJoinDisabled.count,
+                                                 bytes: persistedBytes, limit: Self.maximumEmbeddedState)
         }
-        if let f = options.appsFile { startFields["appsFile"] = .string(f) }
-        if !apps.isEmpty { startFields["apps"] = .array(options.apps.map(\.json)) }
-        record("start", startFields)
+        startRecord.appsFile = options.appsFile
+        if !apps.isEmpty { startRecord.apps = options.apps.map(\.json) }
+        record(.start(startRecord))
         registerEnabledApps()
         return take()
     }
 
     /// The daemon stops: the `stop` record, then every connection closes without telling the machine.
     public func stop() -> [DaemonAction] {
-        record("stop", [:])
+        record(.stop(.init()))
         for conn in connections.values.sorted(by: { $0.id < $1.id }) {
             close(conn, reason: "daemon stopping", notifyMachine: false)
         }
@@ -185,14 +178,10 @@ public final class DaemonCore {
     // MARK: trace
 
     /// Writes one trace record (docs/TRACE.md) and sends it to every live subscriber.
-    func record(_ kind: String, _ fields: [String: JSON]) {
+    func record(_ record: TraceRecord) {
         seq += 1
-        var o = fields
-        o["kind"] = .string(kind)
-        o["seq"] = .number(Double(seq))
         let t = clock.now().components
-        o["t_ns"] = .number(Double(t.seconds) * 1e9 + Double(t.attoseconds / 1_000_000_000))
-        let json = JSON.object(o)
+        let json = record.json(seq: Int(seq), time: Double(t.seconds) * 1e9 + Double(t.attoseconds / 1_000_000_000))
         emit(.trace(json))
         guard !subscribers.isEmpty else { return }
         let bytes = frame(JSON.object(["type": "trace", "record": json]).bytes)
@@ -202,8 +191,8 @@ public final class DaemonCore {
     }
 
     /// A trace record from outside the core (the station driver, the hook's waiter).
-    public func externalRecord(_ kind: String, _ fields: [String: JSON]) -> [DaemonAction] {
-        record(kind, fields)
+    public func externalRecord(_ r: TraceRecord) -> [DaemonAction] {
+        record(r)
         return take()
     }
 
@@ -214,9 +203,7 @@ public final class DaemonCore {
         let conn = Connection(id: nextConnection, kind: kind, peer: peer)
         nextConnection += 1
         connections[conn.id] = conn
-        var f = conn.peerFields
-        f["socket"] = .string(kind.rawValue)
-        record("connect", f)
+        record(.connect(.init(peer: conn.tracePeer, socket: kind.rawValue)))
         return (conn.id, take())
     }
 
@@ -314,42 +301,27 @@ public final class DaemonCore {
         conn.closed = true
         if conn.subscribed { subscribers.removeAll { $0 === conn } }
         if overloaded {
-            var f = conn.peerFields
-            f["queued"] = .number(Double(conn.queued))
-            record("overloaded", f)
+            record(.overloaded(.init(peer: conn.tracePeer, queued: conn.queued)))
         }
         if conn.partialTimerArmed {
             conn.partialTimerArmed = false
             emit(.cancelTimer(.partialFrame(conn.id)))
         }
         connections[conn.id] = nil
-        var f = conn.peerFields
-        f["socket"] = .string(conn.kind.rawValue)
-        f["reason"] = .string(reason)
-        if let h = conn.helperID { f["helper"] = .string(h) }
-        record("disconnect", f)
+        record(.disconnect(.init(peer: conn.tracePeer, socket: conn.kind.rawValue, reason: reason, helper: conn.helperID)))
         emit(.close(conn.id))
         if let h = conn.helperID, helperConnections[h] === conn {
             helperConnections[h] = nil
-            if notifyMachine { handle(.helperGone(h), source: ["helper": .string(h)]) }
+            if notifyMachine { handle(.helperGone(h), source: .init(helper: h)) }
         }
         if let key = conn.provider { providerDisconnected(key, conn, reason: reason, notify: notifyMachine) }
     }
 
     func protocolError(_ conn: Connection, _ e: ProtocolError, offending: [UInt8]?, requestID: JSON? = nil) {
-        var f = conn.peerFields
-        f["socket"] = .string(conn.kind.rawValue)
-        f["code"] = .string(e.code.rawValue)
-        f["message"] = .string(e.message)
-        if let h = conn.helperID { f["helper"] = .string(h) }
         var excerpt: String?
-        if let offending {
-            let cut = String(decoding: offending.prefix(200), as: UTF8.self)
-            excerpt = cut
-            f["offending"] = .string(cut)
-            f["offendingBytes"] = .number(Double(offending.count))
-        }
-        record("protocolError", f)
+        if let offending { excerpt = String(decoding: offending.prefix(200), as: UTF8.self) }
+        record(.protocolError(.init(peer: conn.tracePeer, socket: conn.kind.rawValue, code: e.code.rawValue, message: e.message,
+                                    helper: conn.helperID, offending: excerpt, offendingBytes: offending?.count)))
         // Every error reply echoes the request's `requestID` when the request had one.
         let rid = requestID ?? offending.flatMap(Self.requestID(of:))
         switch conn.kind {
@@ -379,19 +351,19 @@ public final class DaemonCore {
         switch timer {
         case .deadline(let id):
             if outstanding.removeValue(forKey: id) != nil {
-                record("timer", ["timer": "deadline", "command": .number(Double(id))])
-                handle(.deadlinePassed(id), source: ["via": "timer"])
+                record(.timer(.init(timer: "deadline", command: Int(id))))
+                handle(.deadlinePassed(id), source: .init(via: "timer"))
             }
         case .maintain:
             if maintainTimerArmed {
                 maintainTimerArmed = false
-                record("timer", ["timer": "maintain"])
-                handle(.maintainTimerFired, source: ["via": "timer"])
+                record(.timer(.init(timer: "maintain")))
+                handle(.maintainTimerFired, source: .init(via: "timer"))
             }
         case .scanListRefresh:
             if let list = shownScanList {
-                record("timer", ["timer": "scanListRefresh"])
-                handle(.scanListShown(list), source: ["via": "timer"])
+                record(.timer(.init(timer: "scanListRefresh")))
+                handle(.scanListShown(list), source: .init(via: "timer"))
                 emit(.armTimer(.scanListRefresh, after: options.timing.scaledScanListRefresh))
             }
         case .partialFrame(let id):
@@ -406,7 +378,7 @@ public final class DaemonCore {
 
     /// An event observed on the interface (by the station driver).
     public func submit(_ event: Event, via: String) -> [DaemonAction] {
-        handle(event, source: ["via": .string(via)])
+        handle(event, source: .init(via: via))
         return take()
     }
 

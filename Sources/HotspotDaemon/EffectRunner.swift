@@ -4,12 +4,9 @@ import HotspotProtocol
 /// Feeds events to `HotspotMachine` and turns its effects into trace records, frames, timers and network actions.
 extension DaemonCore {
     /// Feeds one event to the machine, traces it and carries out its effects in order.
-    func handle(_ event: Event, source: [String: JSON]) {
+    func handle(_ event: Event, source: TraceRecord.EventSource) {
         handlingDepth += 1
-        var f = source
-        f["event"] = event.traceName
-        if let extra = event.traceDetail { f["detail"] = extra }
-        record("event", f)
+        record(.event(.init(event: event.traceName, detail: event.traceDetail, origin: source)))
         effects.removeAll(keepingCapacity: true)
         machine.handle(event, into: &effects)
         let batch = effects
@@ -26,9 +23,9 @@ extension DaemonCore {
             persistDirty = false
             do {
                 try store.save(persistentState)
-                record("persist", ["file": .string(options.stateFile), "state": persistentState.json])
+                record(.persist(.init(file: options.stateFile, state: persistentState.json)))
             } catch {
-                record("error", ["message": .string("\(error)")])
+                record(.error(.init(message: "\(error)")))
                 emit(.log("hotspotd: \(error)"))
             }
         }
@@ -45,12 +42,11 @@ extension DaemonCore {
         let iface = options.interface
         switch effect {
         case .transition(let from, let to):
-            record("transition", ["from": .string(from.rawValue), "to": .string(to.rawValue),
-                                  "bestHelper": machine.bestHelper.map(JSON.string) ?? .null])
+            record(.transition(.init(from: from.rawValue, to: to.rawValue, bestHelper: machine.bestHelper)))
         case .send(let command):
             if let d = command.deadline { emit(.armTimer(.deadline(command.id), after: d)) }
             outstanding[command.id] = Outstanding(sentAt: clock.now(), command: command)
-            record("command", command.traceFields)
+            record(.command(command.traceRecord))
             if let conn = helperConnections[command.helper] {
                 sendToHelper(conn, .command(command), what: "\(command.type.description) command \(command.id)")
             } else if apps[command.helper] != nil {
@@ -59,7 +55,7 @@ extension DaemonCore {
         case .cancel(let id, let helper):
             let type = outstanding[id]?.command.type
             forget(id)
-            record("cancel", ["command": .number(Double(id)), "helper": .string(helper)])
+            record(.cancel(.init(command: Int(id), helper: helper)))
             if let conn = helperConnections[helper] {
                 send(conn, DaemonMessage.cancel(id).framed)
             } else if let type, let slot = slots[ProviderKey(app: helper, role: .handling(type))], slot.state == .running,
@@ -68,7 +64,7 @@ extension DaemonCore {
                 send(conn, DaemonMessage.cancel(id).framed)
             }
         case .armMaintainTimer(let d):
-            record("maintainTimer", ["action": "arm", "after_ms": .number(d.milliseconds)])
+            record(.maintainTimer(.init(action: "arm", after_ms: d.milliseconds)))
             maintainTimerArmed = true
             emit(.armTimer(.maintain, after: d))
         case .cancelMaintainTimer:
@@ -76,40 +72,38 @@ extension DaemonCore {
                 maintainTimerArmed = false
                 emit(.cancelTimer(.maintain))
             }
-            record("maintainTimer", ["action": "cancel"])
+            record(.maintainTimer(.init(action: "cancel")))
         case .suppressIP:
-            record("network", ["action": "suppressIP", "interface": .string(iface)])
+            record(.network(.init(action: "suppressIP", interface: iface)))
             emit(.network(.suppressIP(interface: iface, network: machine.association?.identity)))
         case .releaseIP:
-            record("network", ["action": "releaseIP", "interface": .string(iface)])
+            record(.network(.init(action: "releaseIP", interface: iface)))
             emit(.network(.releaseIP(interface: iface, network: machine.association?.identity)))
         case .disassociate:
-            record("network", ["action": "disassociate", "interface": .string(iface)])
+            record(.network(.init(action: "disassociate", interface: iface)))
             emit(.network(.disassociate(interface: iface, network: nil)))
         case .disableAutoJoin(let n):
             persistDirty = true
-            record("autoJoin", ["action": "disable", "network": n.wire])
+            record(.autoJoin(.init(action: "disable", network: TraceNetwork(n))))
             emit(.network(.setAutoJoin(false, network: n, interface: iface)))
         case .enableAutoJoin(let n):
             persistDirty = true
-            record("autoJoin", ["action": "enable", "network": n.wire])
+            record(.autoJoin(.init(action: "enable", network: TraceNetwork(n))))
             emit(.network(.setAutoJoin(true, network: n, interface: iface)))
         case .cache(let n, let entry):
             persistDirty = true
-            var f: [String: JSON] = ["action": "set", "network": n.wire]
             switch entry {
-            case .helper(let h): f["helper"] = .string(h)
-            case .notCaptive: f["notCaptive"] = true
+            case .helper(let h): record(.cache(.init(action: "set", network: TraceNetwork(n), helper: h)))
+            case .notCaptive: record(.cache(.init(action: "set", network: TraceNetwork(n), notCaptive: true)))
             }
-            record("cache", f)
         case .uncache(let n):
             persistDirty = true
-            record("cache", ["action": "remove", "network": n.wire])
+            record(.cache(.init(action: "remove", network: TraceNetwork(n))))
         case .cacheEvicted(let n, let limit):
             persistDirty = true
-            record("cache", ["action": "evict", "network": n.wire, "limit": .number(Double(limit)), "reason": "least recently used; the cache is full"])
+            record(.cache(.init(action: "evict", network: TraceNetwork(n), limit: limit, reason: "least recently used; the cache is full")))
         case .rejected(let r):
-            record("rejected", r.traceFields.merging(["message": .string(r.description)]) { a, _ in a })
+            record(.rejected(.init(r, message: r.description)))
             // A provider's connection is not the app's helper connection: the error goes to the sender.
             if let conn = helperConnections[r.helper] ?? respondingConnection {
                 let code: ProtocolError.Code
@@ -123,13 +117,13 @@ extension DaemonCore {
             }
         case .irregular(let i):
             if case .noAnswer(let id, _, _) = i { forget(id) }
-            record("irregular", i.traceFields.merging(["message": .string(i.description)]) { a, _ in a })
+            record(.irregular(.init(i, message: i.description)))
         case .logoffAnswer(let helper, let accepted):
-            record("logoffAnswer", ["helper": .string(helper), "accepted": .bool(accepted)])
+            record(.logoffAnswer(.init(helper: helper, accepted: accepted)))
             logoffReply?(accepted)
         case .scanListAnnotated(let list):
             lastScanList = list
-            record("scanList", ["networks": .array(list.map(\.wire))])
+            record(.scanList(.init(networks: list.map(TraceScanListEntry.init))))
         }
     }
 }

@@ -148,14 +148,17 @@ public final class EmbeddedDaemon {
 
     // MARK: the trace
 
-    public func records(_ kind: String) -> [JSON] { records.filter { $0["kind"]?.stringValue == kind } }
+    /// The records written so far, read (`TraceEntry`).
+    public var entries: [TraceEntry] { records.map(TraceEntry.init(json:)) }
+
+    public func records(_ kind: String) -> [JSON] { entries.filter { $0.kind == kind }.map(\.written) }
 
     public func commands(_ type: CommandType? = nil) -> [JSON] {
-        records("command").filter { type == nil || $0["commandType"]?.stringValue == type?.description }
+        entries.filter { e in e.record.command.map { type == nil || $0.commandType == type?.description } ?? false }.map(\.written)
     }
 
     public func transitions() -> [String] {
-        records("transition").map { "\($0["from"]?.stringValue ?? "?")->\($0["to"]?.stringValue ?? "?")" }
+        entries.compactMap(\.record.transition).map { "\($0.from)->\($0.to)" }
     }
 
     // MARK: carrying out actions

@@ -45,10 +45,9 @@ extension DaemonCore {
             break
         case .response(let id, let result, let network, let list):
             let now = clock.now()
-            var f: [String: JSON] = [
-                "helper": .string(helper), "command": .number(Double(id)), "result": .string(result.description),
-                "resultCode": .number(Double(result.rawValue)),
-            ]
+            var f = TraceRecord.Response(helper: helper, command: Int(id), result: result.description, resultCode: Int(result.rawValue),
+                                         commandType: nil, latency_us: nil, network: network.map(TraceNetwork.init),
+                                         networkList: list.map { $0.map(TraceNetwork.init) })
             if let key = conn.provider, let o = outstanding[id], o.command.helper == key.app,
                ProviderRole.handling(o.command.type) != key.role
             {
@@ -57,22 +56,20 @@ extension DaemonCore {
             }
             if let key = conn.provider { slots[key]?.sent.remove(id) }
             if let o = outstanding[id] {
-                f["commandType"] = .string(o.command.type.description)
-                f["latency_us"] = .number(((now - o.sentAt).milliseconds * 1000).rounded())
+                f.commandType = o.command.type.description
+                f.latency_us = ((now - o.sentAt).milliseconds * 1000).rounded()
             }
-            if let network { f["network"] = network.wire }
-            if let list { f["networkList"] = .array(list.map(\.wire)) }
-            record("response", f)
+            record(.response(f))
             let response = Response(helper: helper, command: id, result: result, network: network, networkList: list)
             respondingConnection = conn.provider == nil ? nil : conn
-            handle(.response(response), source: ["helper": .string(helper)])
+            handle(.response(response), source: .init(helper: helper))
             respondingConnection = nil
         case .logoff(let rid, let net):
-            record("logoffRequest", ["helper": .string(helper), "network": net.wire, "via": "helper"])
+            record(.logoffRequest(.init(helper: helper, network: TraceNetwork(net), via: "helper")))
             logoffReply = { [unowned self, conn] accepted in
                 self.send(conn, DaemonMessage.logoffResult(requestID: rid, accepted: accepted).framed)
             }
-            handle(.logoffRequested(helper, network: net.identity), source: ["helper": .string(helper)])
+            handle(.logoffRequested(helper, network: net.identity), source: .init(helper: helper))
             logoffReply = nil
         case .supportedNetworkInterfaces(let rid):
             send(conn, DaemonMessage.interfaces(requestID: rid, networks: machine.supportedNetworkInterfaces(for: helper)).framed)
@@ -80,7 +77,7 @@ extension DaemonCore {
             let fields: [String: JSON] = ["helper": .string(helper), "title": .string(title), "body": .string(body)]
             notifications.append(.object(fields))
             if notifications.count > 16 { notifications.removeFirst() }
-            record("notification", fields)
+            record(.notification(.init(helper: helper, title: title, body: body)))
         case .report(let kind, let command, let message):
             helperReport(helper, app: conn.provider?.app, kind: kind, command: command, message: message)
         }
@@ -90,13 +87,8 @@ extension DaemonCore {
     /// changing nothing. The refusal's kind is the record's `report` field (every record's `kind` is its own),
     /// with the command's type when the command is still outstanding, and the app when a provider reports.
     private func helperReport(_ helper: String, app: String?, kind: HelperReportKind, command: CommandID?, message: String) {
-        var f: [String: JSON] = ["helper": .string(helper), "report": .string(kind.rawValue), "message": .string(message)]
-        if let app { f["app"] = .string(app) }
-        if let command {
-            f["command"] = .number(Double(command))
-            if let o = outstanding[command] { f["commandType"] = .string(o.command.type.description) }
-        }
-        record("helperReport", f)
+        record(.helperReport(.init(helper: helper, report: kind.rawValue, message: message, app: app, command: command.map { Int($0) },
+                                   commandType: command.flatMap { outstanding[$0] }.map { $0.command.type.description })))
     }
 
     private func register(_ conn: Connection, _ identifier: String, _ displayName: String, _ version: Int, _ payload: [UInt8]) {
@@ -106,7 +98,7 @@ extension DaemonCore {
         }
         if let already = conn.helperID {
             protocolError(conn, ProtocolError(.alreadyRegistered, "this connection already registered as \"\(already)\""), offending: payload)
-            record("rejected", Rejection.duplicateRegistration(already).traceFields)
+            record(.rejected(.init(.duplicateRegistration(already), message: nil)))
             return
         }
         guard !identifier.isEmpty, identifier.utf8.count <= 255 else {
@@ -115,13 +107,11 @@ extension DaemonCore {
         }
         if helperConnections[identifier] != nil {
             protocolError(conn, ProtocolError(.alreadyRegistered, "helper \"\(identifier)\" is already registered by another connection"), offending: payload)
-            record("rejected", Rejection.duplicateRegistration(identifier).traceFields)
+            record(.rejected(.init(.duplicateRegistration(identifier), message: nil)))
             return
         }
-        var f = conn.peerFields
-        f["helper"] = .string(identifier)
-        f["displayName"] = .string(displayName)
-        handle(.helperRegistered(identifier, displayName: displayName), source: f)
+        handle(.helperRegistered(identifier, displayName: displayName),
+               source: .init(peer: conn.tracePeer, helper: identifier, displayName: displayName))
         guard machine.isRegistered(identifier) else {
             protocolError(conn, ProtocolError(.invalidDisplayName, "display name \"\(displayName)\" must be 1 to \(maximumDisplayNameLength) characters"), offending: payload)
             return
@@ -138,7 +128,7 @@ extension DaemonCore {
         let payload = message.json.bytes
         guard payload.count <= maximumFrameLength else {
             // TRACE.md's `error` record: `message` only.
-            record("error", ["message": .string("send \(what) to helper \(conn.helperID ?? "?"): frame of \(payload.count) bytes exceeds the helper frame limit of \(maximumFrameLength) bytes; not sent")])
+            record(.error(.init(message: "send \(what) to helper \(conn.helperID ?? "?"): frame of \(payload.count) bytes exceeds the helper frame limit of \(maximumFrameLength) bytes; not sent")))
             return false
         }
         send(conn, frame(payload))

@@ -61,8 +61,7 @@ public final class TraceWriter: @unchecked Sendable {
                 if written > 0 { size += written }
             }
         }
-        lastSeq = record["seq"] ?? .null
-        lastTime = record["t_ns"] ?? .null
+        (lastSeq, lastTime) = TraceEntry.position(of: record)
         if echo { line.withUnsafeBytes { p in _ = Glibc.write(2, p.baseAddress, p.count) } }
     }
 
@@ -88,11 +87,11 @@ public final class TraceWriter: @unchecked Sendable {
         fd = reopened
         size = 0
         rotations += 1
-        let header: JSON = .object([
-            "kind": "traceRotated", "seq": lastSeq, "t_ns": lastTime == .null ? (record["t_ns"] ?? .null) : lastTime,
-            "previous": .string(path + ".1"), "maximumBytes": .number(Double(maximumBytes)), "keep": .number(Double(keep)),
-            "rotations": .number(Double(rotations)),
-        ])
+        var fields = TraceRecord.traceRotated(.init(previous: path + ".1", maximumBytes: maximumBytes, keep: keep, rotations: rotations)).fields
+        fields["kind"] = .string(TraceRecord.TraceRotated.kind)
+        fields["seq"] = lastSeq
+        fields["t_ns"] = lastTime == .null ? TraceEntry.position(of: record).time : lastTime
+        let header: JSON = .object(fields)
         var line = header.bytes
         line.append(0x0A)
         line.withUnsafeBytes { p in
@@ -105,57 +104,18 @@ public final class TraceWriter: @unchecked Sendable {
 // MARK: trace forms of core values
 
 extension Command {
-    var traceFields: [String: JSON] {
-        var o: [String: JSON] = [
-            "id": .number(Double(id)), "commandType": .string(type.description), "helper": .string(helper),
-        ]
-        if let network { o["network"] = network.wire }
-        if let networkList { o["networkList"] = .array(networkList.map(\.wire)) }
-        o["deadline_ms"] = deadline.map { .number($0.milliseconds) } ?? .null
-        return o
+    var traceRecord: TraceRecord.Command {
+        TraceRecord.Command(id: Int(id), commandType: type.description, helper: helper, network: network.map(TraceNetwork.init),
+                            networkList: networkList.map { $0.map(TraceNetwork.init) }, deadline_ms: deadline?.milliseconds)
     }
 }
 
 extension Rejection {
-    var traceFields: [String: JSON] {
-        switch self {
-        case .unknownCommand(let id, let h): ["reason": "unknownCommand", "command": .number(Double(id)), "helper": .string(h)]
-        case .notYourCommand(let id, let h, let to):
-            ["reason": "notYourCommand", "command": .number(Double(id)), "helper": .string(h), "sentTo": .string(to)]
-        case .duplicateResponse(let id, let h): ["reason": "duplicateResponse", "command": .number(Double(id)), "helper": .string(h)]
-        case .lateResponse(let id, let h): ["reason": "lateResponse", "command": .number(Double(id)), "helper": .string(h)]
-        case .withdrawnCommand(let id, let h): ["reason": "withdrawnCommand", "command": .number(Double(id)), "helper": .string(h)]
-        case .duplicateRegistration(let h): ["reason": "duplicateRegistration", "helper": .string(h)]
-        case .invalidDisplayName(let h, let n): ["reason": "invalidDisplayName", "helper": .string(h), "displayName": .string(n)]
-        case .notRegistered(let h): ["reason": "notRegistered", "helper": .string(h)]
-        }
-    }
-
     var helper: HelperID {
         switch self {
         case .unknownCommand(_, let h), .notYourCommand(_, let h, _), .duplicateResponse(_, let h), .lateResponse(_, let h),
              .withdrawnCommand(_, let h), .duplicateRegistration(let h), .invalidDisplayName(let h, _), .notRegistered(let h):
             h
-        }
-    }
-}
-
-extension Irregularity {
-    var traceFields: [String: JSON] {
-        switch self {
-        case .invalidResult(let id, let t, let r, let h):
-            ["irregularity": "invalidResult", "command": .number(Double(id)), "commandType": .string(t.description),
-             "result": .string(r.description), "helper": .string(h)]
-        case .noAnswer(let id, let t, let h):
-            ["irregularity": "noAnswer", "command": .number(Double(id)), "commandType": .string(t.description), "helper": .string(h)]
-        case .unlistedNetwork(let id, let s, let b, let h):
-            s.wireFields.merging(["irregularity": "unlistedNetwork", "command": .number(Double(id)), "bssid": .string(b),
-                                  "helper": .string(h)]) { $1 }
-        case .wrongNetwork(let id, let s, let h):
-            s.wireFields.merging(["irregularity": "wrongNetwork", "command": .number(Double(id)), "helper": .string(h)]) { $1 }
-        case .securedWithoutPassword(let id, let s, let b, let h):
-            s.wireFields.merging(["irregularity": "securedWithoutPassword", "command": .number(Double(id)), "bssid": .string(b),
-                                  "helper": .string(h)]) { $1 }
         }
     }
 }

@@ -3,7 +3,7 @@ import HotspotProtocol
 
 /// The trace names of the machine's events (docs/TRACE.md, `event` records).
 extension Event {
-    var traceName: JSON {
+    var traceName: String {
         switch self {
         case .associated: "associated"
         case .disassociated: "disassociated"
@@ -21,17 +21,17 @@ extension Event {
         }
     }
 
-    var traceDetail: JSON? {
+    var traceDetail: TraceRecord.Event.Detail? {
         switch self {
-        case .associated(let n): ["network": n.wire]
-        case .signalChanged(let s): ["signalStrength": .number(s)]
-        case .helperRegistered(let h, let name): ["helper": .string(h), "displayName": .string(name)]
-        case .helperGone(let h): ["helper": .string(h)]
-        case .response(let r): ["helper": .string(r.helper), "command": .number(Double(r.command)), "result": .string(r.result.description)]
-        case .deadlinePassed(let id): ["command": .number(Double(id))]
-        case .logoffRequested(let h, let n): ["helper": .string(h), "network": n.wire]
-        case .foreground(let h): ["helper": h.map(JSON.string) ?? .null]
-        case .scanListShown(let l): ["networks": .array(l.map(\.wire))]
+        case .associated(let n): .init(network: TraceNetwork(n))
+        case .signalChanged(let s): .init(signalStrength: s)
+        case .helperRegistered(let h, let name): .init(helper: h, displayName: name)
+        case .helperGone(let h): .init(helper: h)
+        case .response(let r): .init(helper: r.helper, command: Int(r.command), result: r.result.description)
+        case .deadlinePassed(let id): .init(command: Int(id))
+        case .logoffRequested(let h, let n): .init(network: TraceNetwork(n), helper: h)
+        case .foreground(let h): .init(helper: h, helperIsNull: h == nil)
+        case .scanListShown(let l): .init(networks: l.map(TraceNetwork.init))
         default: nil
         }
     }

@@ -81,8 +81,8 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         try control.attach()
         self.control = control
         let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
-        daemon.record("station", ["action": "attached", "wpaControl": .string(options.wpaControlPath),
-                                  "wpaState": .string(status["wpa_state"] ?? "?"), "ipSuppression": .bool(options.suppressIP)])
+        daemon.record(.station(.init(action: "attached", wpaControl: options.wpaControlPath, wpaState: status["wpa_state"] ?? "?",
+                                     ipSuppression: options.suppressIP)))
         startEventThread()
         if status["wpa_state"] == "COMPLETED" { connected() }
     }
@@ -127,13 +127,13 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         if let freq = try scanFrequency(ssid: ssid) { try set(id, "scan_freq", freq) }
         manualJoinPending = true
         try expectOK(control.request("SELECT_NETWORK \(id)"), "select network \(id) (\(ssid.printable))")
-        daemon?.record("station", ssid.wireFields.merging(["action": "join", "networkID": .string(id), "passwordFrom": .string(source)]) { $1 })
+        daemon?.record(.station(.init(action: "join", ssid: TraceSSID(ssid), networkID: id, passwordFrom: source)))
     }
 
     public func leave() throws {
         manualJoinPending = false
         try expectOK(try requireControl().request("DISCONNECT"), "disconnect")
-        daemon?.record("station", ["action": "leave"])
+        daemon?.record(.station(.init(action: "leave")))
     }
 
     public func autoJoin(except disabled: Set<NetworkIdentity>) throws {
@@ -152,26 +152,26 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         }
         manualJoinPending = false
         try expectOK(control.request("REASSOCIATE"), "reassociate")
-        daemon?.record("station", ["action": "autoJoin", "enabled": .array(enabled), "notAutoJoined": .array(skipped)])
+        daemon?.record(.station(.init(action: "autoJoin", enabled: enabled, notAutoJoined: skipped)))
     }
 
     // MARK: NetworkControl
 
     public func suppressIP(interface: String, network: NetworkIdentity?) {
         guard let suppression else { return }
-        do { try suppression.suppress() } catch { daemon?.record("error", ["message": .string("suppress IP on \(interface): \(error)")]) }
+        do { try suppression.suppress() } catch { daemon?.record(.error(.init(message: "suppress IP on \(interface): \(error)"))) }
     }
 
     public func releaseIP(interface: String, network: NetworkIdentity?) {
         guard let suppression else { return }
-        do { try suppression.release() } catch { daemon?.record("error", ["message": .string("release IP on \(interface): \(error)")]) }
+        do { try suppression.release() } catch { daemon?.record(.error(.init(message: "release IP on \(interface): \(error)"))) }
     }
 
     public func disassociate(interface: String, network: NetworkIdentity?) {
         do {
             try expectOK(try requireControl().request("DISCONNECT"), "disconnect")
         } catch {
-            daemon?.record("error", ["message": .string("disassociate \(interface): \(error)")])
+            daemon?.record(.error(.init(message: "disassociate \(interface): \(error)")))
         }
     }
 
@@ -182,7 +182,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                 try expectOK(try requireControl().request("DISABLE_NETWORK \(known.id)"), "disable network \(known.id)")
             }
         } catch {
-            daemon?.record("error", ["message": .string("disable auto-join for \(network): \(error)")])
+            daemon?.record(.error(.init(message: "disable auto-join for \(network): \(error)")))
         }
     }
 
@@ -212,7 +212,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             do {
                 event = try control.nextEvent(until: .now + .milliseconds(200))
             } catch {
-                daemon?.post { [weak self] in self?.daemon?.record("error", ["message": .string("wpa_supplicant events: \(error)")]) }
+                daemon?.post { [weak self] in self?.daemon?.record(.error(.init(message: "wpa_supplicant events: \(error)"))) }
                 return
             }
             guard let event else { continue }
@@ -225,7 +225,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                 queueSignalPoll()
             } else if event.hasPrefix("CTRL-EVENT-SSID-TEMP-DISABLED") || event.hasPrefix("CTRL-EVENT-ASSOC-REJECT")
                         || event.hasPrefix("CTRL-EVENT-AUTH-REJECT") || event.hasPrefix("CTRL-EVENT-NETWORK-NOT-FOUND") {
-                daemon?.post { [weak self] in self?.daemon?.record("station", ["action": "wpaEvent", "event": .string(event)]) }
+                daemon?.post { [weak self] in self?.daemon?.record(.station(.init(action: "wpaEvent", event: event))) }
             }
         }
     }
@@ -236,7 +236,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         do {
             let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
             guard let ssidText = status["ssid"], let bssid = status["bssid"] else {
-                daemon.record("error", ["message": .string("association reported without ssid/bssid: \(status)")])
+                daemon.record(.error(.init(message: "association reported without ssid/bssid: \(status)")))
                 return
             }
             if associatedBSSID == bssid, daemon.association != nil { return }   // the event and our start-up check
@@ -254,15 +254,15 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             associatedBSSID = bssid
             reportedRSSI = rssi
             if let roamedFrom {
-                daemon.record("station", ssid.wireFields.merging(["action": "roamed", "from": .string(roamedFrom), "to": .string(bssid),
-                                          "rssi": .number(rssi), "frequency": .string(status["freq"] ?? "?")]) { $1 })
+                daemon.record(.station(.init(action: "roamed", ssid: TraceSSID(ssid), rssi: rssi, frequency: status["freq"] ?? "?",
+                                             from: roamedFrom, to: bssid)))
             }
-            daemon.record("station", ssid.wireFields.merging(["action": "associated", "bssid": .string(bssid), "rssi": .number(rssi),
-                                      "keyMgmt": .string(status["key_mgmt"] ?? "?"), "frequency": .string(status["freq"] ?? "?")]) { $1 })
+            daemon.record(.station(.init(action: "associated", ssid: TraceSSID(ssid), bssid: bssid, rssi: rssi,
+                                         keyMgmt: status["key_mgmt"] ?? "?", frequency: status["freq"] ?? "?")))
             daemon.submit(.associated(network), via: "wpa_supplicant")
             startDHCP()
         } catch {
-            daemon.record("error", ["message": .string("read the association from wpa_supplicant: \(error)")])
+            daemon.record(.error(.init(message: "read the association from wpa_supplicant: \(error)")))
         }
     }
 
@@ -291,8 +291,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         if let previous, abs(rssi - previous) < options.signalChangeThreshold { return }
         reportedRSSI = rssi
         let strength = WPAText.strength(rssi: rssi)
-        daemon.record("station", ["action": "signal", "bssid": .string(bssid), "rssi": .number(rssi),
-                                  "previousRSSI": previous.map(JSON.number) ?? .null, "signalStrength": .number(strength)])
+        daemon.record(.station(.init(action: "signal", bssid: bssid, rssi: rssi, previousRSSI: previous, signalStrength: strength)))
         daemon.submit(.signalChanged(strength), via: "wpa_supplicant")
     }
 
@@ -308,7 +307,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         reportedRSSI = nil
         stopDHCP()
         flushAddresses()
-        daemon?.record("station", ["action": "disassociated", "event": .string(event)])
+        daemon?.record(.station(.init(action: "disassociated", event: event)))
         if daemon?.association != nil { daemon?.submit(.disassociated, via: "wpa_supplicant") }
     }
 
@@ -327,11 +326,11 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                                   "-s", options.dhcpScript],
                 stdout: .file(options.dhcpLog), stderr: .file(options.dhcpLog)))
         } catch {
-            daemon?.record("error", ["message": .string("start the DHCP client on \(options.interface): \(error)")])
+            daemon?.record(.error(.init(message: "start the DHCP client on \(options.interface): \(error)")))
             return
         }
         dhcp = child
-        daemon?.record("station", ["action": "dhcpStart", "pid": .number(Double(child.pid))])
+        daemon?.record(.station(.init(action: "dhcpStart", pid: Int(child.pid))))
         let waiter = DHCPWaiter(child: child) { [weak self] status in
             self?.daemon?.post { [weak self] in self?.dhcpFinished(generation, status, since: started) }
         }
@@ -343,20 +342,18 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         dhcp = nil
         let elapsed = SystemMonotonicClock.read() - started
         guard status?.succeeded == true, daemon.association != nil else {
-            daemon.record("station", ["action": "dhcpFailed", "status": .string(status.map { "\($0)" } ?? "unknown"),
-                                      "log": .string(options.dhcpLog)])
+            daemon.record(.station(.init(action: "dhcpFailed", status: status.map { "\($0)" } ?? "unknown", log: options.dhcpLog)))
             return
         }
         let fields = DHCPLease.fields(readSmallFile(options.leaseFile) ?? "")
         do {
             try Self.configure(DHCPLease(fields: fields, file: options.leaseFile), interface: options.interface, route: RouteNetlink.current())
         } catch {
-            daemon.record("station", ["action": "dhcpFailed", "status": .string("\(error)"), "log": .string(options.dhcpLog)])
+            daemon.record(.station(.init(action: "dhcpFailed", status: "\(error)", log: options.dhcpLog)))
             return
         }
         let elapsedAll = SystemMonotonicClock.read() - started
-        daemon.record("station", ["action": "dhcpLease", "lease": .object(fields.mapValues { .string($0) }),
-                                  "latency_ms": .number(elapsedAll.milliseconds), "client_ms": .number(elapsed.milliseconds)])
+        daemon.record(.station(.init(action: "dhcpLease", lease: fields, latency_ms: elapsedAll.milliseconds, client_ms: elapsed.milliseconds)))
         daemon.submit(.ipUp, via: "dhcp")
     }
 
@@ -396,7 +393,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
                 try route.deleteAddress(address.prefix, from: options.interface)
             }
         } catch {
-            daemon?.record("error", ["message": .string("flush addresses of \(options.interface): \(error)")])
+            daemon?.record(.error(.init(message: "flush addresses of \(options.interface): \(error)")))
         }
         unlink(options.leaseFile)
     }

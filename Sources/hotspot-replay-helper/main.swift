@@ -35,16 +35,14 @@ struct Answer: Sendable { var result: Int; var confidence: Int?; var claims: [(s
 var answers: [String: [Answer]] = [:]
 var displayName = options["name"] ?? "Replay"
 for line in text.split(separator: "\n") {
-    guard let record = try? JSON.parse(Array(line.utf8)) else { continue }
-    if record["kind"]?.stringValue == "event", record["event"]?.stringValue == "helperRegistered",
-       record["detail"]?["helper"]?.stringValue == identifier, options["name"] == nil {
-        displayName = record["detail"]?["displayName"]?.stringValue ?? displayName
+    guard let entry = TraceEntry(line: Array(line.utf8)) else { continue }
+    if let e = entry.record.event, e.event == "helperRegistered", e.detail?.helper == identifier, options["name"] == nil {
+        displayName = e.detail?.displayName ?? displayName
     }
-    guard record["kind"]?.stringValue == "response", record["helper"]?.stringValue == identifier,
-          let type = record["commandType"]?.stringValue, let result = record["resultCode"]?.intValue else { continue }
-    let claims = (record["networkList"]?.arrayValue ?? []).compactMap { n in n["ssid"]?.stringValue.map { ($0, n["password"]?.stringValue) } }
-    answers[type, default: []].append(Answer(result: result, confidence: record["network"]?["confidence"]?.intValue, claims: claims,
-                                             latencyMS: (record["latency_us"]?.doubleValue ?? 0) / 1000))
+    guard let r = entry.record.response, r.helper == identifier, let type = r.commandType, let result = r.resultCode else { continue }
+    let claims = (r.networkList ?? []).compactMap { n in n.ssid.text.map { ($0, n.password) } }
+    answers[type, default: []].append(Answer(result: result, confidence: r.network?.confidence, claims: claims,
+                                             latencyMS: (r.latency_us ?? 0) / 1000))
 }
 log("\(identifier) (\"\(displayName)\"): recorded answers " + answers.map { "\($0.key) x\($0.value.count)" }.sorted().joined(separator: ", "))
 

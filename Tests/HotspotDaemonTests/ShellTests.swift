@@ -17,13 +17,13 @@ final class FakeStation: StationDriver, @unchecked Sendable {
 
     func attach(to sink: any StationEventSink) throws {
         self.sink = sink
-        sink.record("station", ["action": "attached"])
+        sink.record(.station(.init(action: "attached")))
     }
 
     func join(ssid: SSID, password: String?) throws {
         guard ssid != "refused" else { throw Refused(ssid: ssid.text) }
         joins.append(ssid.text)
-        sink?.record("station", ["action": "join", "ssid": .string(ssid.text)])
+        sink?.record(.station(.init(action: "join", ssid: TraceSSID(text: ssid.text))))
         sink?.submit(.associated(HotspotNetwork(rawSSID: ssid, bssid: "02:00:00:00:00:09")), via: "fake")
     }
 

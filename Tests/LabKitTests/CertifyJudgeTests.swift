@@ -304,7 +304,10 @@ struct CertifyJudgeTests {
 
     @Test("the scan list note is drawn without emoji")
     func scanListText() {
-        let lines = RunDriver.render(scanList: [["ssid": "Bank Secure", "security": "wpa2-psk", "annotation": "Acme"], ["ssid": "Cafe"]])
+        let lines = RunDriver.render(scanList: [
+            TraceScanListEntry(network: TraceNetwork(ssid: TraceSSID(text: "Bank Secure"), security: "wpa2-psk"), annotation: "Acme", claimedBy: nil),
+            TraceScanListEntry(network: TraceNetwork(ssid: TraceSSID(text: "Cafe")), annotation: nil, claimedBy: nil),
+        ])
         #expect(lines == ["Bank Secure [wpa2-psk] (Acme)", "Cafe"])
         #expect(lines.joined().unicodeScalars.allSatisfy { $0.value < 0x2000 })
     }

@@ -115,17 +115,18 @@ struct SSIDLabTests {
 
     @Test("a replay writes join steps by bytes when the SSID is not plain text: the scenario YAML stays valid (golden)")
     func replayJoin() throws {
-        #expect(Replay.joinStep(["type": "join", "ssid": "Cafe Lumiere"]) == "join: Cafe Lumiere")
-        #expect(Replay.joinStep(["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9"]) == "join: {ssid_hex: 436166e9}")
-        #expect(Replay.joinStep(["ssid": "a\nb: c"]) == "join: {ssid_hex: 610a623a2063}")
-        let scenario = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - " + Replay.joinStep(["ssid": "a\nb: c"]) + "\n", file: "s.yaml")
+        #expect(Replay.joinStep(SSID(wire: ["type": "join", "ssid": "Cafe Lumiere"])) == "join: Cafe Lumiere")
+        #expect(Replay.joinStep(SSID(wire: ["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9"])) == "join: {ssid_hex: 436166e9}")
+        #expect(Replay.joinStep(SSID(wire: ["ssid": "a\nb: c"])) == "join: {ssid_hex: 610a623a2063}")
+        let scenario = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - " + Replay.joinStep(SSID("a\nb: c")) + "\n", file: "s.yaml")
         #expect((scenario.steps[0].action as? JoinStep)?.ssid == SSID("a\nb: c"))
     }
 
     @Test("the scan list as a person sees it escapes SSIDs (golden)")
-    func scanList() {
-        let lines = RunningStation.render(scanList: [["ssid": "Cafe", "security": "open"], ["ssid": "a\nb", "security": "wpa2-psk", "annotation": "x"],
-                                                     ["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9", "security": "open"]])
+    func scanList() throws {
+        let entries: [JSON] = [["ssid": "Cafe", "security": "open"], ["ssid": "a\nb", "security": "wpa2-psk", "annotation": "x"],
+                               ["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9", "security": "open"]]
+        let lines = RunningStation.render(scanList: try entries.map { try JSONCoding.decode(TraceScanListEntry.self, from: $0) })
         #expect(lines == ["   Cafe", "🔒 \"a\\nb\"  — x", "   \"Caf\\xe9\""])
     }
 

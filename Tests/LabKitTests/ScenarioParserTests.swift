@@ -1,4 +1,5 @@
 import Foundation
+import HotspotProtocol
 import Testing
 @testable import LabKit
 
@@ -190,11 +191,12 @@ struct ScenarioParserTests {
     }
 
     @Test("the scan list as a person sees it: each claimed network annotated with its helper's display name")
-    func scanListRendering() {
-        let lines = RunningStation.render(scanList: [
+    func scanListRendering() throws {
+        let entries: [JSON] = [
             ["ssid": "Cafe Lumiere", "security": "open", "annotation": "Portal Login"],
             ["ssid": "Office Secure", "security": "wpa2-psk", "isSecure": true, "annotation": .null],
-        ])
+        ]
+        let lines = RunningStation.render(scanList: try entries.map { try JSONCoding.decode(TraceScanListEntry.self, from: $0) })
         #expect(lines == ["   Cafe Lumiere  — Portal Login", "🔒 Office Secure"])
     }
 

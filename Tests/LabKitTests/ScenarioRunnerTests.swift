@@ -41,10 +41,10 @@ final class FakeStepContext: StepContext {
     }
 
     func status() throws -> JSON { statusValue }
-    func readTrace(from line: Int) -> [JSON] { Array(trace.dropFirst(line)) }
+    func readTrace(from line: Int) -> [TraceEntry] { trace.dropFirst(line).map(TraceEntry.init(json:)) }
     func traceLineCount() -> Int { trace.count }
     func states(from line: Int) -> [String] {
-        readTrace(from: line).filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        readTrace(from: line).compactMap { $0.record.transition?.to }
     }
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
         calls.append("waitForState \(state) after \(cursor)")
@@ -52,9 +52,9 @@ final class FakeStepContext: StepContext {
         else { throw StepFailure("timed out waiting for \(state)") }
         return index + 1
     }
-    func showScanList() throws -> [JSON] {
+    func showScanList() throws -> [TraceScanListEntry] {
         calls.append("showScanList")
-        return [["ssid": "Cafe Lumiere", "security": "open", "annotation": "Portal Login"]]
+        return [TraceScanListEntry(network: TraceNetwork(ssid: TraceSSID(text: "Cafe Lumiere"), security: "open"), annotation: "Portal Login", claimedBy: nil)]
     }
     func join(_ ssid: SSID, password: String?) throws {
         calls.append("join \(ssid.isUTF8 ? ssid.text : "hex:" + ssid.hex) \(password ?? "-")")

@@ -21,15 +21,15 @@ struct TraceTailTests {
         #expect(tail.lineCount() == 0)
         try append("{\"seq\":1}\nnot json\n{\"seq\":")
         #expect(tail.lineCount() == 2)
-        #expect(tail.records().map { $0["seq"]?.doubleValue } == [1])
+        #expect(tail.records().map(\.seq) == [1])
         try append("3}\n\n{\"seq\":4}\n")
         #expect(tail.lineCount() == 4)
-        #expect(tail.records(from: 2).map { $0["seq"]?.doubleValue } == [3, 4])
+        #expect(tail.records(from: 2).map(\.seq) == [3, 4])
         #expect(tail.records(from: 9).isEmpty)
         // Replaced by a shorter file (hotspotd restarted its trace): read from the start.
         unlink(path)
         FileManager.default.createFile(atPath: path, contents: Data("{\"seq\":7}\n".utf8))
-        #expect(tail.records().map { $0["seq"]?.doubleValue } == [7])
+        #expect(tail.records().map(\.seq) == [7])
         #expect(tail.lineCount() == 1)
     }
 }

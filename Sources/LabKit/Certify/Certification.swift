@@ -25,28 +25,18 @@ public struct CertificationCheck: Sendable {
     /// The runs whose traces the check reads.
     public var runs: [CertificationRun]
 
-    public static let all: [CertificationCheck] = [
-        .init(id: "deadlines", title: "answers every command before its deadline", required: true, runs: [.scan, .captive]),
-        .init(id: "decoys", title: "claims none of the decoy networks it cannot know", required: true, runs: [.scan]),
-        .init(id: "not-high-for-everything", title: "does not answer high for everything (a not-captive network)", required: true, runs: [.scan]),
-        .init(id: "scan-list-passwords", title: "sets a password for each secure network it claims in filterScanList", required: true, runs: [.scan]),
-        .init(id: "one-response", title: "exactly one response per command", required: true, runs: [.scan, .captive]),
-        .init(id: "maintain", title: "handles maintain both with and without didJustJoin", required: true, runs: [.captive]),
-        .init(id: "reauthenticate", title: "logs in again after authenticationRequired", required: true, runs: [.captive]),
-        .init(id: "unsupported-network", title: "returns unsupportedNetwork instead of failing on a network it mis-claimed", required: true, runs: [.changedPortal]),
-        .init(id: "logoff", title: "answers logoff and ends its session only then", required: true, runs: [.captive]),
-        .init(id: "temporary-failure", title: "distinguishes temporaryFailure from failure when the portal errors", required: true, runs: [.portalError]),
-        .init(id: "valid-results", title: "uses only results valid for each command", required: true, runs: [.scan, .captive]),
-        .init(id: "dns-hijack", title: "does not trust DNS: under a DNS hijack, maintain is not answered success", required: true, runs: [.dnsHijack]),
-    ]
+    public init(id: String, title: String, required: Bool, runs: [CertificationRun]) {
+        self.id = id
+        self.title = title
+        self.required = required
+        self.runs = runs
+    }
 
-    /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the twelve.
-    public static let providerChecks: [CertificationCheck] = [
-        .init(id: "evaluation-no-network", title: "the evaluation provider uses no network (its sandbox has none)", required: true, runs: [.scan, .captive]),
-        .init(id: "no-deliver", title: "no provider calls deliver() (the framework delivers what handleCommand returns)", required: true, runs: [.scan, .captive]),
-        .init(id: "start-stop", title: "each provider launched answers start, and answers stop and exits 0", required: true, runs: [.scan, .captive]),
-        .init(id: "nothing-after-stop", title: "no command is answered by a provider after its stop", required: true, runs: [.scan, .captive]),
-    ]
+    /// The helper's checks, in report order: one file each under Certify/Checks (`CertifyChecks`).
+    public static let all: [CertificationCheck] = CertifyChecks.helper.map(\.descriptor)
+
+    /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the helper's.
+    public static let providerChecks: [CertificationCheck] = CertifyChecks.providers.map(\.descriptor)
 
     /// Every check a certification may select: the twelve, then the provider checks.
     public static var selectable: [CertificationCheck] { all + providerChecks }
@@ -83,7 +73,7 @@ public struct CheckResult: Sendable {
 /// One lab run of the certification.
 public struct CertificationRunRecord: Sendable {
     public var run: CertificationRun
-    public var records: [JSON]
+    public var records: [TraceEntry]
     public var notes: [String]
     public var logDirectory: String
     public var traceFile: String?
@@ -91,6 +81,15 @@ public struct CertificationRunRecord: Sendable {
     public var error: String?
     /// Gate observations: label -> the station was in the authenticated set.
     public var gate: [String: Bool]
+}
+
+extension CertificationRunRecord {
+    /// A run whose trace lines are given as parsed (tests, saved traces).
+    init(run: CertificationRun, records: [JSON], notes: [String], logDirectory: String, traceFile: String?, duration: Double,
+         error: String?, gate: [String: Bool]) {
+        self.init(run: run, records: records.map(TraceEntry.init(json:)), notes: notes, logDirectory: logDirectory, traceFile: traceFile,
+                  duration: duration, error: error, gate: gate)
+    }
 }
 
 public struct CertificationReport: Sendable {
@@ -182,7 +181,7 @@ public final class Certifier: @unchecked Sendable {
 
     func perform(_ run: CertificationRun) -> CertificationRunRecord {
         let start = ContinuousClock.now
-        var record = CertificationRunRecord(run: run, records: [], notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
+        var record = CertificationRunRecord(run: run, records: [TraceEntry](), notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
         let lab: HotspotLab
         do {
             var topology = try TopologyParser.load(path: topologyPath)
@@ -254,16 +253,16 @@ final class RunDriver {
     /// A helper missed a deadline: the `deadlines` verdict is certain, and the rest of the run would only wait for
     /// answers that do not come (a helper that never answers would take minutes): the run stops here.
     struct CutShort: Error, CustomStringConvertible {
-        var record: JSON
+        var record: Traced<TraceRecord.Irregular>
         var description: String {
-            "cut short: the helper gave no answer to \(record["commandType"]?.stringValue ?? "a") command \(record["command"]?.intValue ?? 0) "
-                + "by its deadline (seq \(record["seq"]?.intValue ?? 0)); the deadlines check fails, the rest of the run is not reached"
+            "cut short: the helper gave no answer to \(record.commandType ?? "a") command \(record.command) "
+                + "by its deadline (seq \(record.entry.seq)); the deadlines check fails, the rest of the run is not reached"
         }
     }
 
     func checkDeadlines() throws {
         let records = station.readTrace(from: deadlineCursor)
-        if let missed = records.first(where: { $0["kind"]?.stringValue == "irregular" && $0["irregularity"]?.stringValue == "noAnswer" }) {
+        if let missed = records.of(\.irregular).first(where: { $0.irregularity == "noAnswer" }) {
             throw CutShort(record: missed)
         }
         deadlineCursor += records.count
@@ -277,9 +276,9 @@ final class RunDriver {
         while ContinuousClock.now < deadline {
             try checkDeadlines()
             let records = station.readTrace(from: cursor)
-            if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && states.contains($0["to"]?.stringValue ?? "") }) {
+            if let index = records.firstIndex(where: { states.contains($0.record.transition?.to ?? "") }) {
                 cursor += index + 1
-                return records[index]["to"]?.stringValue
+                return records[index].record.transition?.to
             }
             usleep(20_000)
         }
@@ -340,11 +339,11 @@ final class RunDriver {
     }
 
     /// The scan list as text the default fonts draw (no emoji): `SSID [security] (annotation)`.
-    static func render(scanList: [JSON]) -> [String] {
+    static func render(scanList: [TraceScanListEntry]) -> [String] {
         scanList.map { entry in
-            let security = entry["security"]?.stringValue ?? (entry["isSecure"]?.boolValue == true ? "wpa2-psk" : "open")
-            var line = SSIDText.inline(wire: entry) + (security == "open" ? "" : " [\(security)]")
-            if let annotation = entry["annotation"]?.stringValue { line += " (\(annotation))" }
+            let security = entry.network.security ?? (entry.network.isSecure == true ? "wpa2-psk" : "open")
+            var line = entry.network.ssid.inline + (security == "open" ? "" : " [\(security)]")
+            if let annotation = entry.annotation { line += " (\(annotation))" }
             return line
         }
     }

@@ -60,7 +60,7 @@ public enum CertifyReports {
 
     /// The state path of a run: the states hotspotd entered, in order.
     static func path(_ run: CertificationRunRecord) -> [String] {
-        run.records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        run.records.compactMap { $0.record.transition?.to }
     }
 
     /// Evidence folded behind a disclosure: a trace record is long JSON that would widen the page.

@@ -15,7 +15,7 @@ public struct TraceFileError: Error, Sendable, CustomStringConvertible {
 /// a newer format version, or nothing usable, is an error.
 public struct TraceFile: Sendable {
     public var file: String
-    public var records: [JSON]
+    public var records: [TraceEntry]
     public var lines: [Int]
     public var warnings: [String]
 
@@ -34,18 +34,19 @@ public struct TraceFile: Sendable {
         for (offset, raw) in rawLines.enumerated() {
             let number = offset + 1
             if raw.allSatisfy(\.isWhitespace) { continue }
-            guard let record = try? JSON.parse(Array(raw.utf8)), case .object = record else {
+            guard let record = TraceEntry(line: Array(raw.utf8)) else {
                 let isLast = rawLines[(offset + 1)...].allSatisfy { $0.allSatisfy(\.isWhitespace) }
                 trace.warnings.append("\(file):\(number): " + (isLast ? "truncated record (the file ends mid-record)" : "not a JSON object")
                                       + "; replaying the \(trace.records.count) records before it")
                 break
             }
-            guard let kind = record["kind"]?.stringValue, let seq = record["seq"]?.intValue, let t = record["t_ns"]?.doubleValue else {
+            guard record.isPositioned, let t = record.time else {
                 trace.warnings.append("\(file):\(number): a record without kind, seq or t_ns; replaying the \(trace.records.count) records before it")
                 break
             }
-            if kind == "start" {
-                if let version = record["traceVersion"]?.intValue, version > traceFormatVersion {
+            let seq = record.seq
+            if let start = record.record.start {
+                if let version = start.traceVersion, version > traceFormatVersion {
                     throw TraceFileError(file: file, line: number,
                                          message: "trace format version \(version) is newer than this hotspot-lab reads (\(traceFormatVersion)); update hotspot-lab")
                 }
@@ -74,7 +75,7 @@ public struct TraceFile: Sendable {
     }
 
     /// The states entered, in order.
-    public var path: [String] { records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue } }
+    public var path: [String] { records.compactMap { $0.record.transition?.to } }
 }
 
 /// Turns a recorded run into a scenario that does the same things to the world (the environment side: what
@@ -104,22 +105,20 @@ public enum Replay {
     /// `topology`: required when the trace does not name its own (a trace from a device, or from `ctl`).
     public static func plan(_ trace: TraceFile, topology: String? = nil, helpers: [String]? = nil, speed: Double = 1) throws -> Plan {
         var notes = trace.warnings
-        let header = trace.records.first { $0["kind"]?.stringValue == "labAction" && $0["action"]?["scenario"] != nil }?["action"]
-        let start = trace.records.first { $0["kind"]?.stringValue == "start" }
-        guard let topologyPath = topology ?? header?["topology"]?.stringValue else {
-            let ssids = Set(trace.records.compactMap { r -> String? in
-                r["kind"]?.stringValue == "event" && r["event"]?.stringValue == "associated" ? SSIDText.inline(wire: r["detail"]?["network"]) : nil
-            })
+        let header = trace.records.compactMap { $0.record.labAction?.action }.first { $0.scenario != nil }
+        let start = trace.records.lazy.compactMap(\.record.start).first
+        guard let topologyPath = topology ?? header?.topology else {
+            let ssids = Set(trace.records.compactMap(\.record.event).filter { $0.event == "associated" }.map { $0.detail?.network?.ssid.inline ?? "?" })
             throw TraceFileError(file: trace.file, line: 1, message: "the trace does not name its topology; give --topology FILE with the networks "
                                  + (ssids.isEmpty ? "it needs" : ssids.sorted().joined(separator: ", ")))
         }
-        let timeScale = header?["timeScale"]?.doubleValue ?? start?["timeScale"]?.doubleValue ?? 1
-        let maintain = header?["maintainInterval"]?.doubleValue
-            ?? (start?["maintainInterval_ms"]?.doubleValue).map { $0 / 1000 / timeScale } ?? 300
+        let timeScale = header?.timeScale ?? start?.timeScale ?? 1
+        let maintain = header?.maintainInterval
+            ?? start?.maintainInterval_ms.map { $0 / 1000 / timeScale } ?? 300
         var recordedHelpers: [(String, String)] = []
-        for r in trace.records where r["kind"]?.stringValue == "event" && r["event"]?.stringValue == "helperRegistered" {
-            if let id = r["detail"]?["helper"]?.stringValue, !recordedHelpers.contains(where: { $0.0 == id }) {
-                recordedHelpers.append((id, r["detail"]?["displayName"]?.stringValue ?? id))
+        for e in trace.records.compactMap(\.record.event) where e.event == "helperRegistered" {
+            if let id = e.detail?.helper, !recordedHelpers.contains(where: { $0.0 == id }) {
+                recordedHelpers.append((id, e.detail?.displayName ?? id))
             }
         }
         let replayHelpers = helpers ?? recordedHelpers.map { "hotspot-replay-helper --trace \"\(trace.file)\" --identifier \($0.0) --speed \(speed)" }
@@ -127,8 +126,8 @@ public enum Replay {
         // Steps name helpers by executable or identifier; the replay's helpers may be other executables
         // (the recorded answers), so executable names become the identifiers they registered with.
         var identifiers: [(String, String)] = []
-        for h in header?["helpers"]?.arrayValue ?? [] {
-            if let command = h["command"]?.stringValue, let id = h["identifier"]?.stringValue,
+        for h in header?.helpers ?? [] {
+            if let command = h.command, let id = h.identifier,
                let exe = RunningStation.executableName(command) {
                 identifiers.append((exe, id))
             }
@@ -140,8 +139,8 @@ public enum Replay {
         // The actions, with where they stand in the trace.
         var actions: [(index: Int, text: String)] = []
         var source = "the lab's step records"
-        for (i, r) in trace.records.enumerated() where r["kind"]?.stringValue == "labAction" {
-            guard let text = r["action"]?["step"]?.stringValue else { continue }
+        for (i, r) in trace.records.enumerated() {
+            guard let text = r.record.labAction?.action.step else { continue }
             // Expectations inside an action are the original run's; the replay checks the states instead.
             guard let replayed = replayed(text) else { continue }
             actions.append((i, byIdentifier(replayed)))
@@ -155,15 +154,15 @@ public enum Replay {
         // Before each action, the states the recording entered since the previous one.
         var steps: [String] = []
         var previous = 0
-        var previousTime = trace.records.first?["t_ns"]?.doubleValue ?? 0
+        var previousTime = trace.records.first?.time ?? 0
         // Each recorded state is awaited in turn (a wait finds the first transition to it after the previous one),
         // with time for the recorded gap (timers) three times over plus 20 s; then the segment is checked whole.
         func segment(upTo end: Int) {
             var states: [String] = []
-            var last = previous > 0 ? trace.records[previous - 1]["t_ns"]?.doubleValue : trace.records.first?["t_ns"]?.doubleValue
-            for record in trace.records[previous..<end] where record["kind"]?.stringValue == "transition" {
-                guard let state = record["to"]?.stringValue else { continue }
-                let t = record["t_ns"]?.doubleValue ?? 0
+            var last = previous > 0 ? trace.records[previous - 1].time : trace.records.first?.time
+            for record in trace.records[previous..<end] {
+                guard let state = record.record.transition?.to else { continue }
+                let t = record.time ?? 0
                 let gap = max(0, (t - (last ?? t)) / 1e9)
                 steps.append("wait-state: {state: \(state), timeout: \(Int(min(600, gap * 3 + 20)))}")
                 states.append(state)
@@ -174,16 +173,16 @@ public enum Replay {
         for (index, text) in actions {
             segment(upTo: index)
             // The recorded pause between the last thing that happened and the action (scaled by `speed`).
-            let lastTime = trace.records[previous..<index].last?["t_ns"]?.doubleValue ?? previousTime
-            let gap = ((trace.records[index]["t_ns"]?.doubleValue ?? lastTime) - lastTime) / 1e9 / speed
+            let lastTime = trace.records[previous..<index].last?.time ?? previousTime
+            let gap = ((trace.records[index].time ?? lastTime) - lastTime) / 1e9 / speed
             if gap >= 0.2 { steps.append(String(format: "sleep: %.2f", min(gap, 60))) }
             steps.append(text)
             previous = index + 1
-            previousTime = trace.records[index]["t_ns"]?.doubleValue ?? previousTime
+            previousTime = trace.records[index].time ?? previousTime
         }
         // The tail: the states after the last action.
         segment(upTo: trace.records.count)
-        let name = (header?["scenario"]?.stringValue).map { "replay-\($0)" } ?? "replay"
+        let name = header?.scenario.map { "replay-\($0)" } ?? "replay"
         let yaml = render(name: name, topology: topologyPath, maintain: maintain, timeScale: timeScale, helpers: replayHelpers,
                           steps: steps.isEmpty ? ["sleep: 1"] : steps, trace: trace.file)
         // No folder in the name: the topology path stays as recorded (relative to where the run was started).
@@ -194,8 +193,8 @@ public enum Replay {
 
     /// A `join` step for the SSID of a request or network object: `join: TEXT` for a plain UTF-8 SSID (as
     /// before), else `join: {ssid_hex: HEX}`: the bytes, and nothing in them can break the scenario's YAML.
-    static func joinStep(_ json: JSON?) -> String {
-        guard let ssid = json.flatMap(SSID.init(wire:)) else { return "join: ?" }
+    static func joinStep(_ ssid: SSID?) -> String {
+        guard let ssid else { return "join: ?" }
         if ssid.isUTF8, SSIDText.inline(ssid) == ssid.text { return "join: \(ssid.text)" }
         return "join: {ssid_hex: \(ssid.hex)}"
     }
@@ -204,27 +203,27 @@ public enum Replay {
     static func eventActions(_ trace: TraceFile) -> [(index: Int, text: String)] {
         var actions: [(Int, String)] = []
         for (i, r) in trace.records.enumerated() {
-            switch r["kind"]?.stringValue {
-            case "userAction":
-                switch r["request"]?["type"]?.stringValue {
-                case "join": actions.append((i, joinStep(r["request"])))
+            switch r.record {
+            case .userAction(let u):
+                switch u.requestType {
+                case "join": actions.append((i, joinStep(u.requestSSID)))
                 case "leave": actions.append((i, "leave"))
                 case "autoJoin": actions.append((i, "auto-join"))
                 default: break
                 }
-            case "event":
-                guard r["via"]?.stringValue == "control" else { continue }
-                switch r["event"]?.stringValue {
+            case .event(let e):
+                guard e.origin.via == "control" else { continue }
+                switch e.event {
                 case "associated":
-                    let n = r["detail"]?["network"]
-                    actions.append((i, n?["didAutoJoin"]?.boolValue == true ? "auto-join" : joinStep(n)))
+                    let n = e.detail?.network
+                    actions.append((i, n?.didAutoJoin == true ? "auto-join" : joinStep(n?.ssid.ssid)))
                 case "disassociated": actions.append((i, "leave"))
-                case "foreground": actions.append((i, "foreground: \(r["detail"]?["helper"]?.stringValue ?? "null")"))
+                case "foreground": actions.append((i, "foreground: \(e.detail?.helper ?? "null")"))
                 case "scanListShown": actions.append((i, "show-scan-list"))
                 default: break
                 }
-            case "logoffRequest":
-                if r["via"]?.stringValue == "control" { actions.append((i, "logoff: {helper: \(r["helper"]?.stringValue ?? "?"), expect: accepted}")) }
+            case .logoffRequest(let l):
+                if l.via == "control" { actions.append((i, "logoff: {helper: \(l.helper), expect: accepted}")) }
             default:
                 break
             }
@@ -232,8 +231,8 @@ public enum Replay {
         // A logoff's expectation is what the recording answered.
         return actions.map { action in
             guard action.1.hasPrefix("logoff:") else { return action }
-            let answer = trace.records[(action.0 + 1)...].first { $0["kind"]?.stringValue == "logoffAnswer" }
-            return answer?["accepted"]?.boolValue == false ? (action.0, action.1.replacingOccurrences(of: "accepted", with: "refused")) : action
+            let answer = trace.records[(action.0 + 1)...].lazy.compactMap(\.record.logoffAnswer).first
+            return answer?.accepted == false ? (action.0, action.1.replacingOccurrences(of: "accepted", with: "refused")) : action
         }
     }
 

@@ -33,13 +33,13 @@ final class LabStepContext: StepContext {
 
     // MARK: hotspotd
     func status() throws -> JSON { try station.status() }
-    func readTrace(from line: Int) -> [JSON] { station.readTrace(from: line) }
+    func readTrace(from line: Int) -> [TraceEntry] { station.readTrace(from: line) }
     func traceLineCount() -> Int { station.traceLineCount() }
     func states(from line: Int) -> [String] { station.states(from: line) }
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
         try station.waitForState(state, after: cursor, timeout: timeout)
     }
-    func showScanList() throws -> [JSON] { try station.showScanList() }
+    func showScanList() throws -> [TraceScanListEntry] { try station.showScanList() }
     func join(_ ssid: SSID, password: String?) throws { try station.join(ssid, password: password) }
     func autoJoin() throws { try station.autoJoin() }
     func leave() throws { try station.leave() }

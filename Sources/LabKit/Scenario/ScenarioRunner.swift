@@ -118,7 +118,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         result.passed = result.steps.allSatisfy(\.passed) && result.steps.count == scenario.steps.count
         let records = station.readTrace()
         result.timeline = Timeline.build(records)
-        result.path = records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        result.path = records.compactMap { $0.record.transition?.to }
         result.duration = Self.seconds(since: start)
         return result
     }

@@ -382,14 +382,14 @@ public final class RunningStation: @unchecked Sendable {
 
     /// Shows the scan list: scans, sends the list to hotspotd (filterScanList to every helper), waits for the
     /// annotated list and returns it (each entry: network, annotation, claimedBy, password).
-    public func showScanList(timeout: Duration = .seconds(15)) throws -> [JSON] {
+    public func showScanList(timeout: Duration = .seconds(15)) throws -> [TraceScanListEntry] {
         let networks = try scan()
         let before = traceLineCount()
         try request(.showScanList(networks, repeating: false))
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let record = readTrace(from: before).last(where: { $0["kind"]?.stringValue == "scanList" }) {
-                return record["networks"]?.arrayValue ?? []
+            if let list = readTrace(from: before).last(where: { $0.record.scanList != nil })?.record.scanList {
+                return list.networks
             }
             usleep(20_000)
         }
@@ -397,12 +397,12 @@ public final class RunningStation: @unchecked Sendable {
     }
 
     /// The scan list as a person sees it: one line per network with its helper's annotation.
-    public static func render(scanList: [JSON]) -> [String] {
+    public static func render(scanList: [TraceScanListEntry]) -> [String] {
         scanList.map { entry in
-            let ssid = SSID(wire: entry).map(SSIDText.inline) ?? "?"
-            let secure = entry["isSecure"]?.boolValue == true || (entry["security"]?.stringValue ?? "open") != "open"
+            let ssid = entry.network.ssid.inline
+            let secure = entry.network.isSecure == true || (entry.network.security ?? "open") != "open"
             var line = (secure ? "🔒 " : "   ") + ssid
-            if let annotation = entry["annotation"]?.stringValue { line += "  — \(annotation)" }
+            if let annotation = entry.annotation { line += "  — \(annotation)" }
             return line
         }
     }
@@ -410,13 +410,13 @@ public final class RunningStation: @unchecked Sendable {
     // MARK: the trace
 
     /// hotspotd's trace records from line `from` (0-based) on.
-    public func readTrace(from: Int = 0) -> [JSON] { trace.records(from: from) }
+    public func readTrace(from: Int = 0) -> [TraceEntry] { trace.records(from: from) }
 
     public func traceLineCount() -> Int { trace.lineCount() }
 
     /// The states entered (transition targets) from trace line `from` on.
     public func states(from: Int = 0) -> [String] {
-        readTrace(from: from).filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        readTrace(from: from).compactMap { $0.record.transition?.to }
     }
 
     /// Waits for hotspotd to enter `state`: the first transition to it at trace line `cursor` or later, or,
@@ -428,11 +428,11 @@ public final class RunningStation: @unchecked Sendable {
         var first = true
         while true {
             let records = readTrace(from: cursor)
-            if let index = records.firstIndex(where: { $0["kind"]?.stringValue == "transition" && $0["to"]?.stringValue == state }) {
+            if let index = records.firstIndex(where: { $0.record.transition?.to == state }) {
                 return cursor + index + 1
             }
             // Already there: asked once (every later change of state writes a transition record, found above).
-            if first, !records.contains(where: { $0["kind"]?.stringValue == "transition" }), (try? status()["state"]?.stringValue) == state {
+            if first, !records.contains(where: { $0.record.transition != nil }), (try? status()["state"]?.stringValue) == state {
                 return cursor
             }
             first = false

@@ -10,8 +10,8 @@ import HotspotSystem
 public final class TraceTail: @unchecked Sendable {
     public let path: String
     private let lock = HotspotSystem.Mutex()
-    /// One entry per line, nil for a line that is not JSON (line numbers stay the file's).
-    private var lines: [JSON?] = []
+    /// One entry per line, nil for a line that is not a JSON object (line numbers stay the file's).
+    private var lines: [TraceEntry?] = []
     private var offset: off_t = 0
     private var partial: [UInt8] = []
     private var identity: (dev_t, ino_t)?
@@ -19,7 +19,7 @@ public final class TraceTail: @unchecked Sendable {
     public init(path: String) { self.path = path }
 
     /// The records of lines `from` (0-based) on; unparseable lines skipped.
-    public func records(from: Int = 0) -> [JSON] {
+    public func records(from: Int = 0) -> [TraceEntry] {
         lock.withLock {
             refresh()
             return from < lines.count ? lines[max(0, from)...].compactMap { $0 } : []
@@ -56,7 +56,7 @@ public final class TraceTail: @unchecked Sendable {
         }
         guard let lastNewline = partial.lastIndex(of: UInt8(ascii: "\n")) else { return }
         for line in partial[...lastNewline].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            lines.append(try? JSON.parse(Array(line)))
+            lines.append(TraceEntry(line: line))
         }
         partial.removeSubrange(...lastNewline)
     }

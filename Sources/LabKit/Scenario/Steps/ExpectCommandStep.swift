@@ -31,11 +31,12 @@ public struct ExpectCommandStep: ScenarioStepAction {
     public func perform(in context: any StepContext) throws -> String {
         let helper = self.helper.map(context.helperID)
         let records = context.readTrace(from: 0)
-        let commands = records.filter { record in
-            record["kind"]?.stringValue == "command" && record["commandType"]?.stringValue == command
-                && (helper == nil || record["helper"]?.stringValue == helper)
-                && (didJustJoin == nil || record["network"]?["didJustJoin"]?.boolValue == didJustJoin)
-                && (signal.map { range in record["network"]?["signalStrength"]?.doubleValue.map { range.contains($0) } == true } ?? true)
+        let sentCommands = records.compactMap(\.record.command)
+        let commands = sentCommands.filter { c in
+            c.commandType == command
+                && (helper == nil || c.helper == helper)
+                && (didJustJoin == nil || c.network?.didJustJoin == didJustJoin)
+                && (signal.map { range in c.network?.signalStrength.map { range.contains($0) } == true } ?? true)
         }
         let wanted = signal.map { String(format: " with signalStrength in %.2f...%.2f", $0.lowerBound, $0.upperBound) } ?? ""
         if absent {
@@ -43,9 +44,9 @@ public struct ExpectCommandStep: ScenarioStepAction {
             return "no \(command)\(wanted)"
         }
         guard !commands.isEmpty else {
-            let sent = records.filter { $0["kind"]?.stringValue == "command" }.compactMap { r -> String? in
-                guard let type = r["commandType"]?.stringValue else { return nil }
-                guard signal != nil, let strength = r["network"]?["signalStrength"]?.doubleValue else { return type }
+            let sent = sentCommands.map { c -> String in
+                let type = c.commandType
+                guard signal != nil, let strength = c.network?.signalStrength else { return type }
                 return type + String(format: " (signalStrength %.3f)", strength)
             }
             throw StepFailure("expected a \(command) command\(helper.map { " to \($0)" } ?? "")\(wanted), sent: \(sent.isEmpty ? "none" : sent.joined(separator: ", "))")
@@ -53,13 +54,13 @@ public struct ExpectCommandStep: ScenarioStepAction {
         if let count, commands.count != count {
             throw StepFailure("expected \(count) \(command) command\(count == 1 ? "" : "s")\(helper.map { " to \($0)" } ?? "")\(wanted) since the start, \(commands.count) were sent")
         }
-        let strengths = signal == nil ? "" : " (signalStrength " + commands.compactMap { $0["network"]?["signalStrength"]?.doubleValue }
+        let strengths = signal == nil ? "" : " (signalStrength " + commands.compactMap { $0.network?.signalStrength }
             .map { String(format: "%.3f", $0) }.joined(separator: ", ") + ")"
         guard let result else { return "\(command) sent\(strengths)" }
-        let ids = Set(commands.compactMap { $0["id"]?.intValue })
-        let answers = records.filter { $0["kind"]?.stringValue == "response" && ids.contains($0["command"]?.intValue ?? -1) }
-        guard answers.contains(where: { $0["result"]?.stringValue == result }) else {
-            let seen = answers.compactMap { $0["result"]?.stringValue }
+        let ids = Set(commands.map(\.id))
+        let answers = records.compactMap(\.record.response).filter { ids.contains($0.command) }
+        guard answers.contains(where: { $0.result == result }) else {
+            let seen = answers.map(\.result)
             throw StepFailure("expected \(command) answered \(result), actual \(seen.isEmpty ? "no answer" : seen.joined(separator: ", "))")
         }
         return "\(command) -> \(result)\(strengths)"

@@ -10,11 +10,11 @@ public struct ExpectNotificationStep: ScenarioStepAction {
     }
 
     public func perform(in context: any StepContext) throws -> String {
-        let notes = context.readTrace(from: 0).filter { $0["kind"]?.stringValue == "notification" }
+        let notes = context.readTrace(from: 0).compactMap(\.record.notification)
         let wanted = helper.map(context.helperID)
-        guard let note = notes.first(where: { wanted == nil || $0["helper"]?.stringValue == wanted }) else {
+        guard let note = notes.first(where: { wanted == nil || $0.helper == wanted }) else {
             throw StepFailure("expected a notification\(wanted.map { " from \($0)" } ?? ""), none was posted")
         }
-        return "notification \"\(note["title"]?.stringValue ?? "")\": \(note["body"]?.stringValue ?? "")"
+        return "notification \"\(note.title)\": \(note.body)"
     }
 }

@@ -39,19 +39,20 @@ public struct ExpectProviderStep: ScenarioStepAction {
                                   timeout: try keys["timeout"].map { try ScenarioParser.number($0, in: 0...600) } ?? 10)
     }
 
-    func matches(_ record: JSON) -> Bool {
-        guard let kind = Self.events.first(where: { $0.name == event })?.kind, record["kind"]?.stringValue == kind,
-              record["app"]?.stringValue == app else { return false }
-        if let role, record["role"]?.stringValue != Self.roles[role] {
+    func matches(_ entry: TraceEntry) -> Bool {
+        let record = entry.record
+        guard let kind = Self.events.first(where: { $0.name == event })?.kind, record.kind == kind,
+              record.provider?.app == app else { return false }
+        if let role, record.provider?.role != Self.roles[role] {
             // A report names the helper, not the role: the evaluation provider's is the only one it is about.
             guard event == "network-attempt", role == "evaluation" else { return false }
         }
         switch event {
-        case "started": return record["ok"]?.boolValue == true
-        case "stopped": return reason == nil || record["reason"]?.stringValue == reason
-        case "exited": return exitStatus == nil || record["status"]?.intValue == exitStatus
-        case "crashed": return record["signal"]?.intValue != nil || (record["status"]?.intValue ?? 0) != 0
-        case "network-attempt": return record["report"]?.stringValue == "networkFromEvaluationProvider"
+        case "started": return record.providerStarted?.ok == true
+        case "stopped": return reason == nil || record.providerStopped?.reason == reason
+        case "exited": return exitStatus == nil || record.providerExited?.status == exitStatus
+        case "crashed": return record.providerExited?.signal != nil || (record.providerExited?.status ?? 0) != 0
+        case "network-attempt": return record.helperReport?.report == "networkFromEvaluationProvider"
         default: return true
         }
     }
@@ -74,12 +75,12 @@ public struct ExpectProviderStep: ScenarioStepAction {
             return "no \(what)"
         }
         guard !found.isEmpty else {
-            let seen = records.filter { ($0["kind"]?.stringValue ?? "").hasPrefix("provider") && $0["app"]?.stringValue == app }
-                .map { r in [r["kind"]?.stringValue, r["role"]?.stringValue, r["reason"]?.stringValue].compactMap { $0 }.joined(separator: " ") }
+            let seen = records.filter { $0.kind.hasPrefix("provider") && $0.record.provider?.app == app }
+                .map { r in [r.kind, r.record.provider?.role, r.record.providerStopped?.reason].compactMap { $0 }.joined(separator: " ") }
             throw StepFailure("expected \(what), traced for \(app): \(seen.isEmpty ? "nothing" : seen.joined(separator: ", "))")
         }
         if let count, found.count != count { throw StepFailure("expected \(count) \(what), \(found.count) traced") }
-        if let latency = found.first?["latencyMs"]?.doubleValue { return String(format: "%@ (%.0f ms from launch)", what, latency) }
+        if let latency = found.first?.record.providerStarted?.latencyMs { return String(format: "%@ (%.0f ms from launch)", what, latency) }
         return "\(what)\(found.count > 1 ? " ×\(found.count)" : "")"
     }
 }

@@ -35,17 +35,17 @@ public struct RoamStep: ScenarioStepAction {
         guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
         while ContinuousClock.now - start < .milliseconds(Int64(timeout * 1000)) {
             let records = context.readTrace(from: cursor)
-            if records.contains(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated"
-                                         && $0["bssid"]?.stringValue?.lowercased() == bssid }) {
+            let station = records.compactMap(\.record.station)
+            if station.contains(where: { $0.action == "associated" && $0.bssid?.lowercased() == bssid }) {
                 // hotspotd must have seen a roam (CONNECTED to the new BSSID without a disconnection) and traced both BSSIDs.
-                guard let roamed = records.first(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "roamed" }),
-                      roamed["to"]?.stringValue?.lowercased() == bssid, from == nil || roamed["from"]?.stringValue?.lowercased() == from?.lowercased() else {
-                    let disconnected = records.first { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "disassociated" }
+                guard let roamed = station.first(where: { $0.action == "roamed" }),
+                      roamed.to?.lowercased() == bssid, from == nil || roamed.from?.lowercased() == from?.lowercased() else {
+                    let disconnected = station.first { $0.action == "disassociated" }
                     throw StepFailure("the station associated with \(bssid), but hotspotd's trace has no `roamed` record from \(from ?? "?") to it"
-                                      + (disconnected.map { " (it saw a disconnection: \($0["event"]?.stringValue ?? "?"))" } ?? ""))
+                                      + (disconnected.map { " (it saw a disconnection: \($0.event ?? "?"))" } ?? ""))
                 }
                 return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
-                              roamed["from"]?.stringValue ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
+                              roamed.from ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
             }
             context.pause(0.05)
         }

@@ -27,10 +27,10 @@ public struct ShowScanListStep: ScenarioStepAction {
         let list = try context.showScanList()
         let lines = RunningStation.render(scanList: list)
         for item in expect {
-            guard let entry = list.first(where: { $0["ssid"]?.stringValue == item.ssid }) else {
+            guard let entry = list.first(where: { $0.network.ssid.text == item.ssid }) else {
                 throw StepFailure("expected \(item.ssid) in the scan list; the list shows: \(lines.joined(separator: "; "))")
             }
-            let actual = entry["annotation"]?.stringValue
+            let actual = entry.annotation
             guard actual == item.annotation else {
                 throw StepFailure("expected \(item.ssid) annotated \(item.annotation.map { "\"\($0)\"" } ?? "with nothing"), "
                                   + "actual \(actual.map { "\"\($0)\"" } ?? "nothing")")

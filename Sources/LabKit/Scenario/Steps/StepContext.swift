@@ -16,13 +16,13 @@ public protocol StepContext: AnyObject {
 
     // MARK: the station's hotspotd
     func status() throws -> JSON
-    func readTrace(from line: Int) -> [JSON]
+    func readTrace(from line: Int) -> [TraceEntry]
     func traceLineCount() -> Int
     /// The states entered from trace line `line` on.
     func states(from line: Int) -> [String]
     /// Waits for the first transition to `state` after trace line `cursor`; returns the line after it.
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int
-    func showScanList() throws -> [JSON]
+    func showScanList() throws -> [TraceScanListEntry]
     func join(_ ssid: SSID, password: String?) throws
     func autoJoin() throws
     func leave() throws
@@ -87,7 +87,7 @@ extension StepContext {
         }
         // By the SSID's bytes (`ssid_hex` first): two SSIDs that are not UTF-8 may share their lossy text.
         let ssid = try status()["association"].flatMap(SSID.init(wire:))
-            ?? readTrace(from: 0).last(where: { $0["kind"]?.stringValue == "station" && $0["action"]?.stringValue == "associated" }).flatMap(SSID.init(wire:))
+            ?? readTrace(from: 0).compactMap(\.record.station).last(where: { $0.action == "associated" })?.ssid.ssid
         if let h = topology.hotspots.first(where: { $0.rawSSID == ssid }) { return h }
         if topology.hotspots.count == 1 { return topology.hotspots[0] }
         throw StepFailure("which hotspot? name one (`hotspot:`); the station is not associated")
