@@ -29,8 +29,9 @@ public enum LabYAML {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("cannot read the file: fstat: \(String(cString: strerror(errno)))") }
         let kind = info.st_mode & S_IFMT
+        if kind == S_IFDIR { throw failure("cannot read the file: it is a directory; expected a YAML file") }
         guard kind == S_IFREG else {
-            let name = [S_IFDIR: "a directory", S_IFIFO: "a FIFO (named pipe)", S_IFCHR: "a character device",
+            let name = [S_IFIFO: "a FIFO (named pipe)", S_IFCHR: "a character device",
                         S_IFBLK: "a block device", S_IFSOCK: "a socket"][kind] ?? "not a regular file"
             throw failure("cannot read the file: it is \(name); expected a regular YAML file")
         }
