@@ -299,6 +299,29 @@ def check_rules(targets, allowed):
     return problems, warnings
 
 
+# Signal dispositions have one owner (issue 24/27): HotspotSystem's SignalService. No other Swift source sets an
+# action, waits for a signal or makes a dispatch signal source (`child.signal(SIGTERM)`, one argument, sends one: allowed).
+SIGNAL_OWNER = "Sources/HotspotSystem/SignalService.swift"
+SIGNAL_CALLS = re.compile(r"(?<![.\w])(sigaction|sigwait|sigwaitinfo|signalfd)\s*\(|(?<![.\w])signal\s*\(\s*\w+\s*,|makeSignalSource")
+
+
+def check_signal_owner():
+    problems = []
+    for base, _, files in os.walk(os.path.join(ROOT, "Sources")):
+        for f in sorted(files):
+            path = os.path.join(base, f)
+            rel = os.path.relpath(path, ROOT)
+            if not f.endswith(".swift") or rel == SIGNAL_OWNER:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                for number, line in enumerate(handle, 1):
+                    code = line.split("//", 1)[0]
+                    if SIGNAL_CALLS.search(code):
+                        problems.append(f"{rel}:{number}: sets or waits for a signal itself; use SignalService "
+                                        f"({SIGNAL_OWNER}), the one owner of signal dispositions")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true", help="regenerate the imports table in the document")
@@ -330,7 +353,7 @@ def main():
             problems.append(f"{docname}: the imports table's text differs from the generated one (a layer, a kind "
                             "or the order): run ci/check-architecture.py --write")
     rule_problems, warnings = check_rules(targets, allowed)
-    problems += rule_problems
+    problems += rule_problems + check_signal_owner()
     for w in warnings:
         print("architecture check WARNING: " + w, file=sys.stderr)
     for p in problems:

@@ -56,11 +56,8 @@ struct Spawner {
         }
 
         // Default signal dispositions and an empty mask in the child.
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for sig in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM] {
-            sigaddset(&defaults, sig)
-        }
+        // Signals this process was started with ignored stay ignored (`nohup`), as exec keeps them.
+        var defaults = SignalService.childDefaultSignals([SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM])
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         var emptyMask = sigset_t()
         sigemptyset(&emptyMask)

@@ -289,11 +289,11 @@ public final class Lab: @unchecked Sendable {
 
     // MARK: internals
 
-    /// Refuses to create more once torn down, or once this process was asked to stop (`StopSignals`: a
+    /// Refuses to create more once torn down, or once this process was asked to stop (`SignalService`: a
     /// bring-up interrupted by a signal stops at its next step and tears down what it made).
     private func checkOpen() throws {
         if tornDown { throw SystemError("use lab", prefix, reason: "already torn down") }
-        if let signal = StopSignals.requested {
+        if let signal = SignalService.requested {
             throw SystemError("build lab", prefix, reason: "interrupted by signal \(signal) (\(signalName(signal))); tearing down")
         }
     }
@@ -358,14 +358,7 @@ enum LabKernelModules {
 
 /// SIGINT, SIGTERM ... for messages.
 public func signalName(_ signal: Int32) -> String {
-    switch signal {
-    case SIGINT: return "SIGINT"
-    case SIGTERM: return "SIGTERM"
-    case SIGHUP: return "SIGHUP"
-    case SIGPIPE: return "SIGPIPE"
-    case SIGKILL: return "SIGKILL"
-    default: return "signal \(signal)"
-    }
+    SignalService.name(signal)
 }
 
 func format4Hex(_ value: UInt16) -> String {

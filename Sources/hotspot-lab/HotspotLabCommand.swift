@@ -1,4 +1,5 @@
 import ArgumentParser
+import HotspotSystem
 
 @main
 struct HotspotLabCommand: AsyncParsableCommand {
@@ -16,4 +17,10 @@ struct HotspotLabCommand: AsyncParsableCommand {
             PortalCommand.self,
         ]
     )
+
+    /// The signal service first, before anything is parsed or created (docs/RELIABILITY.md, "Signals").
+    static func main() async {
+        installSignalService()
+        await main(nil)
+    }
 }

@@ -4,35 +4,49 @@ import Glibc
 import Foundation
 import HotspotSystem
 import LabKit
+import Synchronization
 
-/// SIGINT, SIGTERM, SIGHUP and SIGPIPE for the lab commands other than `up` (`run`, `demo`, `certify`,
-/// `replay`, `bench`): the first one tears down every lab the command has up (`LiveLabs.stopAll`: processes,
-/// radios, namespaces, links, state folders, as `up` and `clean` do), says so on stderr and ends the command
-/// with 128 + the signal (130 for SIGINT, 143 for SIGTERM). A step waiting for a state or several labs at
-/// once (`--jobs`) do not delay it: a thread of its own waits for the signal (docs/RELIABILITY.md).
+/// The lab commands' side of the signal service (`SignalService`, installed first thing in `main`, before any
+/// argument is parsed): until a command takes over shutdown a stop signal ends it as the default action would
+/// (nothing is created before that).
 ///
-/// Installed after `Placement.relayIfNeeded`: a command relayed to the VM stops the VM on SIGINT/SIGTERM
-/// itself (`VMRunner`), and the copy inside the VM installs these.
+/// `run`, `demo`, `certify`, `replay` and `bench` take over with `install(command:)`: the first stop request
+/// (SIGINT, SIGTERM, SIGHUP, SIGPIPE, or a write to a closed stdout) tears down every lab the command has up
+/// (`LiveLabs.stopAll`: processes, radios, namespaces, links, state folders, as `up` and `clean` do), says so
+/// on stderr and ends the command with 128 + the signal (130 for SIGINT, 143 for SIGTERM). A step waiting for a
+/// state or several labs at once (`--jobs`) do not delay it: the service's own thread runs the teardown
+/// (docs/RELIABILITY.md). A signal the command was started with ignored (`nohup`, a background job) stays ignored.
+///
+/// Taken over after `Placement.relayIfNeeded`: a command relayed to the VM stops the VM on SIGINT/SIGTERM
+/// itself (`VMRunner`), and the copy inside the VM takes over there.
 enum LabSignals {
-    /// Installs the handlers and the thread that waits for them (once per process).
+    /// Takes over shutdown for `command` (once per process).
     static func install(command: String) {
-        do {
-            try StopSignals.install()
-        } catch {
-            upDownWarn("hotspot-lab \(command): \(error); a signal will end the command without tearing its labs down")
-            return
-        }
-        let waiter = Thread {
-            guard let signal = StopSignals.wait() else { return }
-            upDownWarn("hotspot-lab \(command): \(signalName(signal)) received; tearing down")
+        let once = Atomic<Bool>(false)
+        let registration = SignalService.onStop { request in
+            guard !once.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            upDownWarn("hotspot-lab \(command): \(request) received; tearing down")
             let (prefixes, errors) = LiveLabs.stopAll()
             for error in errors { upDownWarn("hotspot-lab \(command): teardown: \(error)") }
-            upDownWarn("hotspot-lab \(command): \(signalName(signal)): "
+            upDownWarn("hotspot-lab \(command): \(signalName(request.signal)): "
                        + (prefixes.isEmpty ? "no lab was up" : "lab\(prefixes.count == 1 ? "" : "s") \(prefixes.joined(separator: ", ")) torn down")
-                       + "; exit status \(128 + signal)")
-            exit(128 + signal)
+                       + "; exit status \(request.exitStatus)")
+            exit(request.exitStatus)
         }
-        waiter.start()
+        registrations.withLock { $0.append(registration) }
+    }
+
+    /// Kept for the life of the process.
+    private static let registrations = Synchronization.Mutex<[SignalService.Registration]>([])
+}
+
+/// Installs the signal service first thing in `main` (before parsing): see `LabSignals`.
+func installSignalService() {
+    do {
+        try SignalService.install()
+    } catch {
+        upDownWarn("hotspot-lab: \(error)")
+        exit(1)
     }
 }
 

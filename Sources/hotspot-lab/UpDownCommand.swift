@@ -51,14 +51,11 @@ struct UpCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if link == "radio" { try await placement.relayIfNeeded() }
-        // From here on SIGINT, SIGTERM, SIGHUP and SIGPIPE ask for a stop: bring-up stops at its next step,
-        // what exists is torn down, the marker removed (docs/RELIABILITY.md).
-        do {
-            try StopSignals.install()
-        } catch {
-            upDownWarn("hotspot-lab up: \(error)")
-            throw ExitCode(1)
-        }
+        // From here on SIGINT, SIGTERM, SIGHUP and SIGPIPE ask for a stop (the signal service, installed in `main`
+        // before parsing, ended the command at once until now): bring-up stops at its next step, what exists is
+        // torn down, the marker removed (docs/RELIABILITY.md). Signals inherited ignored (`nohup`) stay ignored.
+        let shutdown = SignalService.onStop()
+        defer { shutdown.cancel() }
         let mode: HotspotLinkMode = link == "radio" ? .radio : .veth
         let start = ContinuousClock.now
         var lab: HotspotLab?
@@ -72,12 +69,12 @@ struct UpCommand: AsyncParsableCommand {
             marker = UpMarker.write(prefix: Lab.namePrefix + id, topology: topology)
             do {
                 lab = try HotspotLab.up(parsed, options: HotspotLabOptions(linkMode: mode, logRoot: logs, runID: id, stations: stationOptions))
-            } catch let error as SystemError where error.errno == EEXIST && runID == nil && attempt < 3 && StopSignals.requested == nil {
+            } catch let error as SystemError where error.errno == EEXIST && runID == nil && attempt < 3 && SignalService.requested == nil {
                 continue  // another lab took this run id meanwhile
             } catch {
-                if let signal = StopSignals.requested {
-                    upDownWarn("hotspot-lab up: \(signalName(signal)) during bring-up; lab \(Lab.namePrefix + id) torn down")
-                    throw ExitCode(128 + signal)
+                if let request = SignalService.stopRequest {
+                    upDownWarn("hotspot-lab up: \(request) during bring-up; lab \(Lab.namePrefix + id) torn down")
+                    throw ExitCode(request.exitStatus)
                 }
                 upDownWarn("hotspot-lab up: \(error)")
                 throw ExitCode(1)
@@ -87,18 +84,27 @@ struct UpCommand: AsyncParsableCommand {
             upDownWarn("hotspot-lab up: no free run id after 4 tries")
             throw ExitCode(1)
         }
-        if StopSignals.requested == nil {
-            let elapsed = ContinuousClock.now - start
-            upDownSay(lab.summary())
-            upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
-            _ = StopSignals.wait(timeout: seconds.map { .milliseconds(Int64(max($0, 0) * 1000)) })
+        // A stop that came during the last steps (readiness waits create nothing, so nothing refused it): the
+        // summary was not printed, so it is a stop during bring-up like any other.
+        if let request = SignalService.stopRequest {
+            let errors = lab.down()
+            for error in errors { upDownWarn("hotspot-lab down: \(error)") }
+            upDownWarn("hotspot-lab up: \(request) during bring-up; lab \(lab.lab.prefix) torn down")
+            throw ExitCode(request.exitStatus)
         }
+        let elapsed = ContinuousClock.now - start
+        upDownSay(lab.summary())
+        upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
+        // Up: until a stop request, the end of --for, or stdout's reader gone (`up | head -1`: POLLERR on the pipe;
+        // nothing more is written, so no EPIPE would ever tell).
+        let reason = SignalService.wait(timeout: seconds.map { .milliseconds(Int64(max($0, 0) * 1000)) }, watchingOutput: 1)
+            .map { "\($0)" } ?? "--for \(seconds.map { String(format: "%g", $0) } ?? "") s elapsed"
         let downStart = ContinuousClock.now
         let errors = lab.down()
         let downElapsed = ContinuousClock.now - downStart
         if errors.isEmpty {
-            upDownSay(String(format: "lab %@ down in %.2f s; logs kept in %@", lab.lab.prefix,
-                         Double(downElapsed.components.seconds) + Double(downElapsed.components.attoseconds) / 1e18, lab.logDirectory))
+            upDownSay(String(format: "lab %@ down in %.2f s (%@); logs kept in %@", lab.lab.prefix,
+                         Double(downElapsed.components.seconds) + Double(downElapsed.components.attoseconds) / 1e18, reason, lab.logDirectory))
         } else {
             for error in errors { upDownWarn("hotspot-lab down: \(error)") }
             throw ExitCode(1)
@@ -190,7 +196,7 @@ enum UpMarker {
 /// One line to stdout, unbuffered (stdout may be a file or a pipe that `up` never closes). When the reader is
 /// gone (EPIPE) the line is dropped and a stop is requested, as SIGPIPE would.
 func upDownSay(_ text: String) {
-    if !writeAll(1, text + "\n") { StopSignals.request(SIGPIPE) }
+    if !writeAll(1, text + "\n") { SignalService.request(SIGPIPE, cause: .outputClosed) }
 }
 
 /// One line to stderr; a broken stderr is ignored.

@@ -4,6 +4,7 @@ import HotspotDaemon
 import HotspotProtocol
 import HotspotStation
 import HotspotSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,13 +90,17 @@ struct Hotspotd: ParsableCommand {
             maintainInterval: .milliseconds(Int64(maintainInterval * 1000)),
             scanListRefresh: .milliseconds(Int64(scanListRefresh * 1000)), scale: timeScale)
 
-        // SIGTERM/SIGINT end the loop cleanly: blocked everywhere, taken by a sigwait thread.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        signal(SIGPIPE, SIG_IGN)
+        // SIGTERM/SIGINT end the loop cleanly (the signal service; an inherited SIG_IGN is kept); a write to a
+        // closed socket fails with EPIPE instead of a SIGPIPE.
+        do {
+            try SignalService.install(stop: [SIGTERM, SIGINT], ignore: [SIGPIPE])
+        } catch {
+            logError("hotspotd: \(error)")
+            throw ExitCode(1)
+        }
+        let stopper = DaemonStopper()
+        let registration = SignalService.onStop { _ in stopper.stop() }
+        defer { registration.cancel() }
 
         let daemon: Daemon
         do {
@@ -111,30 +116,28 @@ struct Hotspotd: ParsableCommand {
             logError("hotspotd: \(error)")
             throw ExitCode(1)
         }
-        SignalThread.start(set: set) { daemon.stop() }
+        stopper.set(daemon)
         daemon.run()
     }
 }
 
-final class SignalThread: @unchecked Sendable {
-    let set: sigset_t
-    let action: @Sendable () -> Void
-    init(set: sigset_t, action: @escaping @Sendable () -> Void) {
-        self.set = set
-        self.action = action
+/// Stops the daemon once it exists (a stop signal before that ends `run` as soon as the daemon is set).
+final class DaemonStopper: Sendable {
+    private let state = Synchronization.Mutex<(daemon: Daemon?, stopped: Bool)>((nil, false))
+
+    func set(_ daemon: Daemon) {
+        let stop = state.withLock { state in
+            state.daemon = daemon
+            return state.stopped
+        }
+        if stop { daemon.stop() }
     }
 
-    static func start(set: sigset_t, _ action: @escaping @Sendable () -> Void) {
-        let me = SignalThread(set: set, action: action)
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<SignalThread>.fromOpaque(raw!).takeRetainedValue()
-            var s = me.set
-            var sig: Int32 = 0
-            sigwait(&s, &sig)
-            me.action()
-            return nil
-        }, Unmanaged.passRetained(me).toOpaque())
-        pthread_detach(tid)
+    func stop() {
+        let daemon = state.withLock { state in
+            state.stopped = true
+            return state.daemon
+        }
+        daemon?.stop()
     }
 }

@@ -89,7 +89,7 @@ public enum ScenarioParser {
             station: station,
             maintainInterval: try keys["maintain-interval"].map { try number($0, in: 0.1...3600) } ?? 300,
             timeScale: try keys["time-scale"].map { try number($0, in: 0.001...100) } ?? 1,
-            helpers: try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } },
+            helpers: try keys["helpers"].map { try $0.list().map { try $0.commandLine() } },
             steps: try stepFields.map(step), references: references)
     }
 

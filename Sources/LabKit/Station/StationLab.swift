@@ -257,23 +257,7 @@ public final class RunningStation: @unchecked Sendable {
 
     /// A helper command line as words: spaces separate, double quotes group (`--network "Cafe Lumiere"`).
     public static func words(_ command: String) -> [String] {
-        var words: [String] = []
-        var current = ""
-        var quoted = false
-        var started = false
-        for c in command {
-            if c == "\"" { quoted.toggle(); started = true; continue }
-            if c == " " && !quoted {
-                if started { words.append(current) }
-                current = ""
-                started = false
-                continue
-            }
-            current.append(c)
-            started = true
-        }
-        if started { words.append(current) }
-        return words
+        CommandWords.split(command).words
     }
 
     /// Waits until every helper process registered (matched by pid in hotspotd's status).

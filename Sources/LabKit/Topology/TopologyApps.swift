@@ -73,11 +73,11 @@ extension Reader {
     /// `CMD` or `{identifier: ID, command: CMD}`.
     func provider(_ field: Field, default identifier: String) throws -> StationProvider {
         if case .scalar = field.node {
-            return StationProvider(identifier: identifier, command: try field.nonEmptyString())
+            return StationProvider(identifier: identifier, command: try field.commandLine())
         }
         let keys = try field.keys(allowed: ["identifier", "command"], required: ["command"])
         let id = try keys["identifier"].map(bundleIdentifier) ?? identifier
-        return StationProvider(identifier: id, command: try keys.required("command").nonEmptyString())
+        return StationProvider(identifier: id, command: try keys.required("command").commandLine())
     }
 
     /// `{enabled, evaluated-ssids, evaluation-provider}`: the app's `NEHotspotManager` configuration.

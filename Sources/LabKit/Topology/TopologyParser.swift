@@ -59,6 +59,14 @@ public enum TopologyParser {
             let mark = context.mark
             return TopologyError(file: file, line: mark.line, column: mark.column, field: names,
                                  message: "duplicate key; each key may appear once in a mapping")
+        case .reader(let problem, let offset, let value, let yaml):
+            // `offset` counts characters; the position is that character's.
+            var line = 1, column = 1
+            for character in yaml.prefix(offset ?? 0) {
+                if character == "\n" || character == "\r\n" { line += 1; column = 1 } else { column += character.unicodeScalars.count }
+            }
+            return TopologyError(file: file, line: line, column: column, field: "",
+                                 message: "YAML: \(problem)\(value >= 0 ? String(format: " (0x%02X)", value) : ""); expected printable UTF-8 text")
         default:
             return TopologyError(file: file, line: 1, column: 1, field: "", message: "YAML: \(error)")
         }
@@ -369,7 +377,7 @@ final class Reader {
         let keys = try field.keys(allowed: ["name", "helpers", "known-networks", "apps"], required: ["name"])
         let name = try identifier(try keys.required("name"))
         remember(try keys.required("name"))
-        let helpers = try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } } ?? []
+        let helpers = try keys["helpers"].map { try $0.list().map { try $0.commandLine() } } ?? []
         let known = try keys["known-networks"].map { f in
             try f.list().map { item -> KnownNetwork in
                 remember(item)

@@ -1,4 +1,5 @@
 import Foundation
+import HotspotSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,9 +30,7 @@ struct VMChild {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for sig in [SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT] { sigaddset(&defaults, sig) }
+        var defaults = SignalService.childDefaultSignals([SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT])
         posix_spawnattr_setsigdefault(&attr, &defaults)
         var empty = sigset_t()
         sigemptyset(&empty)

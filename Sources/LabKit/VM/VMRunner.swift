@@ -1,5 +1,6 @@
 import Foundation
 import HotspotSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -192,7 +193,7 @@ public final class VMRunner: @unchecked Sendable {
         )
         var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw VMError.errno("create pipe for", "qemu") }
-        let interrupts = options.handleInterrupts ? VMInterruptWatcher() : nil
+        let interrupts = options.handleInterrupts ? try VMInterruptWatcher() : nil
         defer { interrupts?.cancel() }
         let child: VMChild
         do {
@@ -378,49 +379,31 @@ public final class VMRunner: @unchecked Sendable {
     }
 }
 
-/// Turns SIGINT/SIGTERM into a flag while a VM runs (the run loop then stops qemu and cleans up).
-final class VMInterruptWatcher: @unchecked Sendable {
-    private let lock = HotspotSystem.Mutex()
-    private var _fired = false
-    private var sources: [any DispatchSourceSignal] = []
+/// Turns SIGINT, SIGTERM and SIGHUP into a flag while a VM runs (the run loop then stops qemu and cleans up):
+/// it takes over shutdown from the signal service (`SignalService.onStop`) for the run. SIGPIPE (the reader
+/// of our output gone) does not stop the VM; the writes that fail say so.
+final class VMInterruptWatcher: Sendable {
+    private let registration: SignalService.Registration
     /// The first signal that stopped a VM run in this process (`VMRunner.interruptSignal`).
-    nonisolated(unsafe) static var firstSignal: Int32 = 0
-    static let signalLock = HotspotSystem.Mutex()
+    static let firstSignal = Atomic<Int32>(0)
 
-    init() {
-        signal(SIGPIPE, SIG_IGN)  // a closed stdout (`| head`) must not kill us before the VM is stopped
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.lock.lock(); self._fired = true; self.lock.unlock()
-                VMInterruptWatcher.signalLock.withLock { if VMInterruptWatcher.firstSignal == 0 { VMInterruptWatcher.firstSignal = sig } }
-            }
-            source.resume()
-            sources.append(source)
+    init() throws {
+        try SignalService.install()
+        registration = SignalService.onStop { request in
+            guard request.cause == .received, request.signal != SIGPIPE else { return }
+            _ = VMInterruptWatcher.firstSignal.compareExchange(expected: 0, desired: request.signal, ordering: .acquiringAndReleasing)
         }
     }
 
-    var fired: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return _fired
-    }
+    var fired: Bool { VMInterruptWatcher.firstSignal.load(ordering: .acquiring) != 0 }
 
-    func cancel() {
-        sources.forEach { $0.cancel() }
-        sources = []
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
-        signal(SIGHUP, SIG_DFL)
-        signal(SIGPIPE, SIG_DFL)
-    }
+    func cancel() { registration.cancel() }
 }
 
 extension VMRunner {
     /// The signal (SIGINT, SIGTERM or SIGHUP) that stopped a VM run of this process (`VMError.interrupted`), nil if none.
     public static var interruptSignal: Int32? {
-        let sig = VMInterruptWatcher.signalLock.withLock { VMInterruptWatcher.firstSignal }
+        let sig = VMInterruptWatcher.firstSignal.load(ordering: .acquiring)
         return sig == 0 ? nil : sig
     }
 }
