@@ -168,6 +168,11 @@ let package = Package(
             // Swift 5 language mode, as the legacy iOS helpers it stands for are written.
             path: "Tests/Fixtures/CompatFixture", swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // A legacy helper in Apple's names written five ways vendors write their HTTP (docs/HELPERS.md, "Vendor patterns").
+        .executableTarget(
+            name: "hotspot-vendor-fixture", dependencies: ["NEHotspotHelperCompat"],
+            path: "Tests/Fixtures/VendorPatterns", swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // The benchmarks run hotspotd in process (`bench protocol`), so this is the one lab target that links it.
         .target(
             name: "HotspotBench",
@@ -245,6 +250,12 @@ let package = Package(
         .testTarget(
             name: "ProviderTests",
             dependencies: ["HotspotHelper", "NEHotspotHelperCompat", "HotspotCore", "HotspotProtocol", "HotspotSystem", "TestSupport"],
+            swiftSettings: strict
+        ),
+        // Bound URLSession requests against unbound ones and Apple's documentation (the table in docs/HELPERS.md).
+        .testTarget(
+            name: "URLSessionFidelityTests",
+            dependencies: ["HotspotHelper", "NEHotspotHelperCompat", "HotspotCore", "HotspotSystem", "Portals", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -40,6 +40,12 @@ public struct HotspotTrafficError: Error, Sendable, Equatable, CustomStringConve
     public var isTimeout: Bool { errno == ETIMEDOUT }
     /// Nobody listens (TCP reset on connect, or ICMP port unreachable for DNS).
     public var isConnectionRefused: Bool { errno == ECONNREFUSED }
+    /// The TLS handshake failed because the server's certificate did not verify (or was rejected by a
+    /// `HotspotHTTPClient.serverTrust` decision).
+    public var isCertificateFailure: Bool {
+        operation == "TLS handshake with"
+            && (detail?.hasPrefix("certificate verify failed") == true || detail == "the server's certificate was rejected")
+    }
 
     public var description: String {
         var cause = errno != 0 ? Errno.text(errno) : (detail ?? "unknown error")
@@ -308,6 +314,15 @@ extension HotspotHelperCommand {
         var bounded = request
         bounded.timeout = try boundedTimeout(request.timeout ?? HotspotHTTPClient.defaultTimeout, request.method, request.url)
         return try HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark).send(bounded)
+    }
+
+    /// `http(_:)` over `client` (its `serverTrust`, resolver...), with the command's mark and deadline.
+    @_spi(Compat) public func http(_ request: HotspotHTTPRequest, using client: HotspotHTTPClient) throws(HotspotTrafficError) -> HotspotHTTPResponse {
+        var bounded = request
+        bounded.timeout = try boundedTimeout(request.timeout ?? client.timeout, request.method, request.url)
+        var marked = client
+        marked.mark = HotspotHelper.commandTrafficMark
+        return try marked.send(bounded)
     }
 
     /// Time left until 80% of the command's deadline has passed (the margin is for answering); nil for

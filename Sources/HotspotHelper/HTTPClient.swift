@@ -218,6 +218,10 @@ public struct HotspotHTTPClient: Sendable {
     public var maximumBodyBytes: Int
     /// What `https://` servers are verified against (nil: `HotspotTLSTrust.fromEnvironment`).
     public var trustAnchors: HotspotTLSTrust?
+    /// When set, asked after every TLS handshake with what the verification found; false ends the request with
+    /// a certificate failure, true goes on even when the certificate did not verify (a portal's self-signed
+    /// certificate a helper chose to accept). Nil: a certificate that does not verify ends the request.
+    public var serverTrust: (@Sendable (HotspotServerTrust) -> Bool)?
 
     public init(mark: UInt32? = nil, timeout: Duration = HotspotHTTPClient.defaultTimeout, resolver: HotspotResolver? = nil,
                 maximumBodyBytes: Int = 4 << 20, trustAnchors: HotspotTLSTrust? = nil)
@@ -245,7 +249,8 @@ public struct HotspotHTTPClient: Sendable {
         defer { tcp.close() }
         guard url.isSecure else { return try exchange(tcp, url: url, method: method, request: request, deadline: deadline) }
         let tls = try HotspotTLSConnection.handshake(over: tcp, serverName: url.host,
-                                                     trust: trustAnchors ?? HotspotTLSTrust.fromEnvironment, deadline: deadline)
+                                                     trust: trustAnchors ?? HotspotTLSTrust.fromEnvironment, deadline: deadline,
+                                                     decide: serverTrust)
         defer { tls.close() }
         return try exchange(tls, url: url, method: method, request: request, deadline: deadline)
     }

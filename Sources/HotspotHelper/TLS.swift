@@ -28,8 +28,31 @@ public enum HotspotTLSTrust: Sendable, Equatable {
     }
 }
 
+/// What a TLS client learned of the server during the handshake: who it is and whether its certificate verified
+/// (chain against the trust anchors, leaf naming the host). Handed to `HotspotHTTPClient.serverTrust`, which
+/// decides whether to go on (the compat module's server-trust challenge).
+public struct HotspotServerTrust: Sendable, Equatable {
+    /// The host name (or IPv4 literal) asked for, and the port.
+    public var host: String
+    public var port: UInt16
+    /// The verification failure in words (`certificate verify failed: self-signed certificate (X509 verify error
+    /// 18)`), nil when the certificate verified.
+    public var failure: String?
+
+    public init(host: String, port: UInt16, failure: String?) {
+        self.host = host
+        self.port = port
+        self.failure = failure
+    }
+
+    /// Whether the certificate verified.
+    public var verified: Bool { failure == nil }
+}
+
 /// One TLS client connection. The chain must verify against the trust anchors and the leaf must name the host
 /// (`SSL_set1_host`; an IPv4 literal is checked against the certificate's IP addresses). TLS 1.2 or later.
+/// With a `decide` function the handshake completes whatever the verification says and `decide` is asked
+/// (false: the handshake fails with the verification failure, or "rejected" when it verified).
 final class HotspotTLSConnection: TrafficStream {
     let tcp: HotspotTCPConnection
     private var context: OpaquePointer?
@@ -49,7 +72,8 @@ final class HotspotTLSConnection: TrafficStream {
     /// Makes the TLS session over `tcp` (connected, nonblocking) and completes the handshake before `deadline`.
     /// Errors: `TLS handshake with HOST:PORT (ADDR): certificate verify failed: hostname mismatch`, ... ETIMEDOUT.
     static func handshake(over tcp: HotspotTCPConnection, serverName: String, trust: HotspotTLSTrust,
-                          deadline: TrafficDeadline) throws(HotspotTrafficError) -> HotspotTLSConnection
+                          deadline: TrafficDeadline,
+                          decide: (@Sendable (HotspotServerTrust) -> Bool)? = nil) throws(HotspotTrafficError) -> HotspotTLSConnection
     {
         let target = tcp.target
         ERR_clear_error()
@@ -77,7 +101,8 @@ final class HotspotTLSConnection: TrafficStream {
             throw HotspotTrafficError("create a TLS session for", target, detail: drainErrors() ?? "SSL_new failed")
         }
         let connection = HotspotTLSConnection(tcp: tcp, context: context, ssl: ssl)
-        SSL_set_verify(ssl, hsl_SSL_VERIFY_PEER(), nil)
+        // With `decide`, OpenSSL still verifies (and keeps the result) but does not end the handshake on a failure.
+        SSL_set_verify(ssl, decide == nil ? hsl_SSL_VERIFY_PEER() : 0, nil)
         let nameOK: Int32
         if parseIPv4(serverName) != nil {
             nameOK = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName)
@@ -93,7 +118,14 @@ final class HotspotTLSConnection: TrafficStream {
         while true {
             ERR_clear_error()
             let rc = hsl_SSL_connect(ssl)
-            if rc == 1 { return connection }
+            if rc == 1 {
+                guard let decide else { return connection }
+                let verify = SSL_get_verify_result(ssl)
+                let failure = verify == hsl_X509_V_OK() ? nil
+                    : "certificate verify failed: \(String(cString: X509_verify_cert_error_string(verify))) (X509 verify error \(verify))"
+                if decide(HotspotServerTrust(host: serverName, port: tcp.port, failure: failure)) { return connection }
+                throw HotspotTrafficError("TLS handshake with", target, detail: failure ?? "the server's certificate was rejected")
+            }
             let code = SSL_get_error(ssl, rc)
             guard try connection.waited(for: code, "TLS handshake with", deadline) else {
                 throw connection.failure("TLS handshake with", code: code, rc: rc)

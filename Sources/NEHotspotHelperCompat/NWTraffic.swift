@@ -3,8 +3,10 @@
 // which the station's IP suppression lets through; see docs/HELPERS.md "What is bound to a command").
 //
 // Like Apple's, both start on their own at once and queue reads and writes until connected. Apple's callers
-// watch `state` through KVO, which Linux Foundation does not have: here reads and writes wait for the
-// connection instead, and `state`, `error` and `isViable` can be read at any time.
+// watch `state` through KVO (`addObserver(_:forKeyPath:options:context:)` and an override of
+// `observeValue(forKeyPath:of:change:context:)`), which Linux Foundation does not have: NSObject there declares
+// neither, so such code does not compile. Here reads and writes wait for the connection instead; `state`,
+// `error` and `isViable` can be read at any time, and `stateUpdateHandler` (not Apple's) is called on every change.
 @_spi(Compat) import HotspotHelper
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +43,47 @@ public enum NWTCPConnectionState: Int, Sendable {
     case connected = 3
     case disconnected = 4
     case cancelled = 5
+}
+
+/// `NWPathStatus`, Apple's raw values.
+public enum NWPathStatus: Int, Sendable {
+    case invalid = 0
+    case satisfied = 1
+    case unsatisfied = 2
+    case satisfiable = 3
+}
+
+/// `NWPath`: the path a connection uses. A command's traffic goes over the station's Wi-Fi interface, which is
+/// neither expensive nor constrained; `status` is satisfied while the connection is connected (ready).
+open class NWPath: NSObject, @unchecked Sendable {
+    public let status: NWPathStatus
+    public let isExpensive: Bool
+    public let isConstrained: Bool
+
+    init(status: NWPathStatus) {
+        self.status = status
+        isExpensive = false
+        isConstrained = false
+    }
+
+    open func isEqual(to path: NWPath) -> Bool {
+        status == path.status && isExpensive == path.isExpensive && isConstrained == path.isConstrained
+    }
+
+    open override var description: String { "NWPath(status: \(status))" }
+}
+
+/// The local address of a connected socket as an endpoint (IPv4), nil when it cannot be read.
+func localEndpoint(_ fd: Int32) -> NWHostEndpoint? {
+    guard fd >= 0 else { return nil }
+    var sa = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let rc = withUnsafeMutablePointer(to: &sa) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard rc == 0, sa.sin_family == sa_family_t(AF_INET) else { return nil }
+    let b = withUnsafeBytes(of: sa.sin_addr.s_addr) { Array($0) }
+    return NWHostEndpoint(hostname: "\(b[0]).\(b[1]).\(b[2]).\(b[3])", port: String(UInt16(bigEndian: sa.sin_port)))
 }
 
 /// `NWUDPSessionState`, Apple's raw values.
@@ -108,11 +151,13 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
             }
             do {
                 let s = try box.value.createTCPConnection(host: host, port: port, timeout: .seconds(30))
-                lock.withLock {
-                    if _state == .cancelled { return }
+                let changed = lock.withLock { () -> Bool in
+                    if _state == .cancelled { return false }
                     socket = s
                     _state = .connected
+                    return true
                 }
+                if changed { notify(.connected) }
             } catch {
                 finish(.disconnected, trafficNSError(error))
             }
@@ -120,10 +165,38 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
     }
 
     private func finish(_ state: NWTCPConnectionState, _ error: (any Error)?) {
-        lock.withLock {
-            if _state == .cancelled { return }
+        let changed = lock.withLock { () -> Bool in
+            if _state == .cancelled || _state == state { return false }
             _state = state
             if _error == nil { _error = error }
+            return true
+        }
+        if changed { notify(state) }
+    }
+
+    private var _stateUpdateHandler: (@Sendable (NWTCPConnectionState) -> Void)?
+
+    /// Called with the new state on every change (connected, disconnected, cancelled), on a global queue. Not
+    /// Apple's: Apple's callers observe `state` with KVO, which Linux Foundation does not have.
+    open var stateUpdateHandler: (@Sendable (NWTCPConnectionState) -> Void)? {
+        get { lock.withLock { _stateUpdateHandler } }
+        set { lock.withLock { _stateUpdateHandler = newValue } }
+    }
+
+    private func notify(_ state: NWTCPConnectionState) {
+        guard let handler = stateUpdateHandler else { return }
+        DispatchQueue.global().async { handler(state) }
+    }
+
+    /// The local address and port of the connection; nil before connected.
+    open var localAddress: NWEndpoint? { lock.withLock { socket.flatMap { localEndpoint($0.fd) } } }
+
+    /// The path the connection uses: satisfied while connected, else unsatisfied (nil while connecting).
+    open var connectedPath: NWPath? {
+        switch state {
+        case .connecting, .invalid, .waiting: return nil
+        case .connected: return NWPath(status: .satisfied)
+        case .disconnected, .cancelled: return NWPath(status: .unsatisfied)
         }
     }
 
@@ -210,12 +283,14 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
 
     /// Closes the connection; pending reads and writes fail with ECANCELED.
     open func cancel() {
-        let s = lock.withLock { () -> HotspotTCPConnection? in
+        let (s, changed) = lock.withLock { () -> (HotspotTCPConnection?, Bool) in
+            let changed = _state != .cancelled
             _state = .cancelled
             if _error == nil { _error = trafficNSError("use", endpoint.description, ECANCELED, "the connection was cancelled") }
-            return socket
+            return (socket, changed)
         }
         if let s, s.fd >= 0 { _ = Glibc.shutdown(s.fd, Int32(SHUT_RDWR)) }
+        if changed { notify(.cancelled) }
     }
 }
 
@@ -272,6 +347,17 @@ open class NWUDPSession: NSObject, @unchecked Sendable {
         lock.withLock { socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
     }
     open var maximumDatagramLength: Int { 65_507 }
+    /// The local address and port of the session's socket; nil before ready. (Apple's NWUDPSession has no
+    /// `localAddress`; this mirrors NWTCPConnection's. Not Apple's.)
+    open var localAddress: NWEndpoint? { lock.withLock { socket.flatMap { localEndpoint($0.fd) } } }
+    /// The path the session uses: satisfied while ready, else unsatisfied (nil while preparing).
+    open var currentPath: NWPath? {
+        switch state {
+        case .preparing, .invalid, .waiting: return nil
+        case .ready: return NWPath(status: .satisfied)
+        case .failed, .cancelled: return NWPath(status: .unsatisfied)
+        }
+    }
     /// The SO_MARK of the socket (0x4853 for command traffic); nil before ready. Not Apple's.
     open var socketMark: UInt32? { lock.withLock { socket?.mark } }
 

@@ -240,9 +240,10 @@ struct CompatTrafficTests {
         #expect(checks["supportedNetworkInterfaces"]?.ok == true, "\(fixture.output)")
         #expect(checks["supportedNetworkInterfaces"]?.detail.hasPrefix("CafeSecure personal") == true, "\(fixture.output)")
         #expect(checks["fetchCurrent"]?.detail == "CafeSecure 02:00:00:00:00:02", "\(fixture.output)")
-        // The bound request followed the portal's redirect and reports the final http:// URL.
+        // The bound request followed the portal's redirect and reports the final URL in the bound request's form
+        // (the scheme in capitals, as `bind(to:)` writes it).
         #expect(checks["bound-urlsession"]?.ok == true, "\(fixture.output)")
-        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 http://127.0.0.1:\(servers.httpPort)/landing welcome") == true,
+        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 HTTP://127.0.0.1:\(servers.httpPort)/landing welcome") == true,
                 "\(fixture.output)")
         // No suppression here: the unbound request goes through too.
         #expect(checks["unbound-urlsession"]?.ok == true, "\(fixture.output)")
@@ -294,7 +295,7 @@ struct CompatTrafficTests {
         #expect(s["state"]?.stringValue == "Authenticated", "\(fixture.output)")
         let checks = fixture.checks
         #expect(checks["bound-urlsession"]?.ok == true, "\(fixture.output)")
-        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 http://198.51.100.1:\(servers.httpPort)/landing welcome") == true,
+        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 HTTP://198.51.100.1:\(servers.httpPort)/landing welcome") == true,
                 "\(fixture.output)")
         #expect(checks["tcp"]?.ok == true, "\(fixture.output)")
         #expect(checks["udp"]?.ok == true, "\(fixture.output)")
@@ -304,9 +305,9 @@ struct CompatTrafficTests {
     }
 }
 
-/// The URLProtocol that serves bound requests, driven through URLSession directly (a request in the bound scheme,
-/// as `bind(to:)` makes it; without a live command it still goes over a marked socket): redirects as URLSession
-/// follows them, and errors naming the operation, the target and the cause.
+/// The URLProtocol that serves bound requests, driven through URLSession directly (a URL with the scheme in
+/// capitals, as `bind(to:)` writes it; not bound here, so over an unmarked socket): redirects as
+/// URLSession follows them, and errors naming the operation, the target and the cause.
 @Suite("NEHotspotHelperCompat bound URLSession requests", .serialized)
 struct CompatBoundURLProtocolTests {
     static func run(_ request: URLRequest) -> (Data?, HTTPURLResponse?, NSError?) {
@@ -322,15 +323,14 @@ struct CompatBoundURLProtocolTests {
     }
 
     static func bound(_ port: UInt16, _ path: String, method: String = "GET", body: String? = nil) throws -> URLRequest {
-        var r = URLRequest(url: try #require(URL(string: "x-hotspot-bound-http://127.0.0.1:\(port)\(path)")))
+        var r = URLRequest(url: try #require(URL(string: "HTTP://127.0.0.1:\(port)\(path)")))
         r.httpMethod = method
         r.httpBody = body.map { Data($0.utf8) }
         r.timeoutInterval = 5
-        #expect(r.isBoundToHotspotCommand)
         return r
     }
 
-    @Test("302 and 303 turn a POST into a GET without its body; 307 keeps method and body; the answer carries the final http:// URL")
+    @Test("302 and 303 turn a POST into a GET without its body; 307 keeps method and body; the answer carries the final URL in the request's form")
     func redirects() throws {
         let servers = try CompatServers(in: nil, address: "127.0.0.1")
         defer { servers.stop() }
@@ -338,7 +338,7 @@ struct CompatBoundURLProtocolTests {
             let (data, response, error) = Self.run(try Self.bound(servers.httpPort, path, method: "POST", body: "a=1"))
             #expect(error == nil, "\(path): \(String(describing: error))")
             #expect(response?.statusCode == 200)
-            #expect(response?.url?.absoluteString == "http://127.0.0.1:\(servers.httpPort)/landing")
+            #expect(response?.url?.absoluteString == "HTTP://127.0.0.1:\(servers.httpPort)/landing")
             #expect(data.map { String(decoding: $0, as: UTF8.self) } == "welcome")
             #expect(servers.log.last == expected, "\(path): \(servers.log)")
         }
