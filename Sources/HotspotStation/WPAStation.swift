@@ -355,8 +355,14 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             return
         }
         let elapsedAll = SystemMonotonicClock.read() - started
-        daemon.record("station", ["action": "dhcpLease", "lease": .object(fields.mapValues { .string($0) }),
-                                  "latency_ms": .number(elapsedAll.milliseconds), "client_ms": .number(elapsed.milliseconds)])
+        var record: [String: JSON] = ["action": "dhcpLease", "lease": .object(fields.mapValues { .string($0) }),
+                                      "latency_ms": .number(elapsedAll.milliseconds), "client_ms": .number(elapsed.milliseconds)]
+        // The interface's addresses and default routes per family (IPv4 from the lease, IPv6 from SLAAC or DHCPv6).
+        if let route = try? RouteNetlink.current(), let index = try? route.index(of: options.interface),
+           let addressing = try? StationAddressing.read(interfaceIndex: index, route: route) {
+            record.merge(addressing.traceFields) { old, _ in old }
+        }
+        daemon.record("station", record)
         daemon.submit(.ipUp, via: "dhcp")
     }
 
