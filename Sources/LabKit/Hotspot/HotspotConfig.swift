@@ -203,12 +203,15 @@ public enum GateRuleset {
     /// by the uplink (masqueraded), and the answers come back the same way.
     public static func render(_ gateway: Gateway, lan: String, uplink: String, nat64: String? = nil) -> String {
         guard let portal = gateway.portal else {
+            // Not captive: everyone through, on an IPv6-only LAN into NAT64 as well.
+            let tun = gateway.ipv6 == nil ? nil : nat64
+            func nat(_ line: String) -> String { tun == nil ? "" : "\n        " + line }
             return """
             table inet \(table) {
                 chain forward {
                     type filter hook forward priority filter; policy drop;
                     iifname "\(lan)" oifname "\(uplink)" accept
-                    iifname "\(uplink)" oifname "\(lan)" ct state established,related accept
+                    iifname "\(uplink)" oifname "\(lan)" ct state established,related accept\(nat("iifname \"\(lan)\" oifname \"\(tun ?? "")\" accept"))\(nat("iifname \"\(tun ?? "")\" oifname \"\(uplink)\" accept"))\(nat("iifname \"\(uplink)\" oifname \"\(tun ?? "")\" ct state established,related accept"))\(nat("iifname \"\(tun ?? "")\" oifname \"\(lan)\" ct state established,related accept"))
                 }
                 chain postrouting {
                     type nat hook postrouting priority srcnat; policy accept;
