@@ -145,6 +145,8 @@ public final class HotspotLab: @unchecked Sendable {
         }
         // PEAP's certificate; the lab CA, the internet's certificates (HTTPS) and the https-only portals'.
         tools.append("openssl")
+        // IPv6-only hotspots: NAT64 and DNS64 (docs/TOPOLOGY.md "IPv6"); tayga's log goes through stdbuf.
+        if topology.hotspots.contains(where: { $0.gateway.ip == .v6Only }) { tools += ["tayga", "unbound", "stdbuf"] }
         for tool in tools { _ = try findTool(tool) }
         let labStart = ContinuousClock.now
         // A run id whose log folder an earlier lab left is not reused: that folder holds the earlier run's hotspotd
