@@ -93,12 +93,20 @@ extension LabClient {
             """.write(toFile: dir + "/hook.sh", atomically: true, encoding: .utf8)
         chmod(dir + "/hook.sh", 0o755)
         let interface = running.stationInterface!
+        // Its own process group: dhcpcd's privilege-separation proxies outlive a SIGTERM to the main process.
         let child = try ChildProcess.spawn(try ProcessConfiguration(
             "dhcpcd", ["-f", dir + "/dhcpcd.conf", "-c", dir + "/hook.sh", "-B", "-6", "-t", "30", interface],
-            stdout: .file(dir + "/dhcpcd.log"), stderr: .file(dir + "/dhcpcd.log")).inNetworkNamespace(sta))
+            stdout: .file(dir + "/dhcpcd.log"), stderr: .file(dir + "/dhcpcd.log"), newProcessGroup: true).inNetworkNamespace(sta))
         defer {
             _ = try? child.terminate()
+            kill(-child.pid, SIGKILL)  // the proxies left in its group
             unlink("/var/lib/dhcpcd/\(interface).lease6")
+            // Nothing of dhcpcd's group may be left running.
+            let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init).filter { pid in
+                // Running ones (a killed proxy whose parent is gone waits to be reaped by pid 1: state Z).
+                getpgid(pid) == child.pid && !(readSmallFile("/proc/\(pid)/stat")?.contains(") Z ") ?? true)
+            } ?? []
+            #expect(leftovers.isEmpty, "dhcpcd processes left running: \(leftovers)")
         }
         let deadline = ContinuousClock.now + timeout
         func environment(_ reason: String) -> [String: String]? {
