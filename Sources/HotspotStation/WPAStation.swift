@@ -353,7 +353,14 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             return
         }
         let elapsedAll = SystemMonotonicClock.read() - started
-        daemon.record(.station(.init(action: "dhcpLease", lease: fields, latency_ms: elapsedAll.milliseconds, client_ms: elapsed.milliseconds)))
+        var record = TraceRecord.Station(action: "dhcpLease", lease: fields, latency_ms: elapsedAll.milliseconds,
+                                         client_ms: elapsed.milliseconds)
+        // The interface's addresses and default routes per family (IPv4 from the lease, IPv6 from SLAAC or DHCPv6).
+        if let route = try? RouteNetlink.current(), let index = try? route.index(of: options.interface),
+           let addressing = try? StationAddressing.read(interfaceIndex: index, route: route) {
+            addressing.fill(&record)
+        }
+        daemon.record(.station(record))
         daemon.submit(.ipUp, via: "dhcp")
     }
 
