@@ -20,6 +20,12 @@ public struct Scenario: Sendable {
     public var steps: [ScenarioStep]
     /// The station it names, where it stands (the steps carry their own references).
     public var references: [ScenarioReference] = []
+    /// `needs: air`: it needs real radios (PSK/EAP handshakes, over-the-air roaming, signal and radio faults, SSID
+    /// bytes on the air), so it runs in the radio tier only; every other scenario runs in both tiers.
+    public var needsAir = false
+
+    /// The tiers it runs in.
+    public var tiers: [HotspotLinkMode] { needsAir ? [.radio] : [.radio, .veth] }
 }
 
 /// One step, where it stands in the file.
@@ -30,6 +36,8 @@ public struct ScenarioStep: Sendable {
     public var text: String
     /// What the step does (one type per step kind: `StepRegistry`).
     public var action: any ScenarioStepAction
+    /// The step's kind (`roam`, `join`, ...).
+    public var kind: String = ""
     /// The stations, hotspots, helpers and access points it names, where they stand (`ScenarioCheck`).
     public var references: [ScenarioReference] = []
 }
@@ -68,7 +76,7 @@ public enum ScenarioParser {
             throw TopologyError(file: file, line: 1, column: 1, field: "", message: "the file is empty; expected a mapping with `topology:` and `steps:`")
         }
         let top = Field(node: root, path: "", file: file)
-        let keys = try top.keys(allowed: ["name", "description", "topology", "station", "maintain-interval", "time-scale", "helpers", "steps"],
+        let keys = try top.keys(allowed: ["name", "description", "topology", "station", "maintain-interval", "time-scale", "helpers", "needs", "steps"],
                                 required: ["topology", "steps"])
         let name = try keys["name"]?.nonEmptyString() ?? ((file as NSString).lastPathComponent as NSString).deletingPathExtension
         let topology = try keys.required("topology").nonEmptyString()
@@ -84,13 +92,35 @@ public enum ScenarioParser {
             references.append(ScenarioReference(kind: .station, name: name, file: file, line: field.mark.line, column: field.mark.column, field: field.path))
             return name
         }
-        return Scenario(
+        let needsAir = try keys["needs"].map(needs) ?? false
+        let steps = try stepFields.map(step)
+        // A step that acts on the air needs the radio tier: the file must say so (`needs: air`).
+        if !needsAir, let (index, airStep) = steps.enumerated().first(where: { airStepKinds.contains($0.element.kind) }) {
+            throw TopologyError(file: file, line: airStep.line, column: airStep.column, field: "steps[\(index)].\(airStep.kind)",
+                                message: "the `\(airStep.kind)` step acts on the air (mac80211_hwsim radios); expected `needs: air` in the scenario, so it runs in the radio tier only")
+        }
+        var scenario = Scenario(
             name: name, description: description, file: file, topologyPath: topologyPath,
             station: station,
             maintainInterval: try keys["maintain-interval"].map { try number($0, in: 0.1...3600) } ?? 300,
             timeScale: try keys["time-scale"].map { try number($0, in: 0.001...100) } ?? 1,
             helpers: try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } },
-            steps: try stepFields.map(step), references: references)
+            steps: steps, references: references)
+        scenario.needsAir = needsAir
+        return scenario
+    }
+
+    /// The step kinds that act on the air (radios, hostapd, wpa_supplicant): only in a scenario with `needs: air`.
+    public static let airStepKinds: Set<String> = ["roam", "signal", "ap"]
+
+    /// What the scenario needs beyond the native tier: `needs: air` or `needs: [air]` (the one requirement so far).
+    static func needs(_ field: Field) throws -> Bool {
+        let items: [Field]
+        if case .sequence = field.node { items = try field.list() } else { items = [field] }
+        for item in items {
+            _ = try oneOf(item, ["air"], what: "requirement")
+        }
+        return !items.isEmpty
     }
 
     /// The YAML document's root node (nil: empty); errors as `file:line:column`. The one place scenario YAML is read:
@@ -145,7 +175,8 @@ public enum ScenarioParser {
         if text.hasPrefix("{"), text.hasSuffix("}") { text = String(text.dropFirst().dropLast()) }
         let arguments = StepArguments(kind: kind, value: value)
         let action = try stepKind.parse(arguments)
-        return ScenarioStep(line: field.mark.line, column: field.mark.column, text: text, action: action, references: arguments.references)
+        return ScenarioStep(line: field.mark.line, column: field.mark.column, text: text, action: action, kind: kind,
+                            references: arguments.references)
     }
 
     /// A step in one line, flow style: `expect-command: {command: maintain, result: success}`.
