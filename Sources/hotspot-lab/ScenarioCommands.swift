@@ -126,7 +126,10 @@ struct RunCommand: AsyncParsableCommand {
             for scenario in loaded where scenario.needsAir {
                 labSay("hotspot-lab run: \(scenario.name) skipped in the native tier: it declares `needs: air` (run it with --link radio)")
             }
-            loaded = loaded.filter { !$0.needsAir }
+            for scenario in loaded where !scenario.needsAir && scenario.needsNetem && !NetemSupport.available {
+                labSay("hotspot-lab run: \(scenario.name) skipped in the native tier: it declares `needs: netem` and this kernel has no netem (run it with --link radio: the VM's kernel has it)")
+            }
+            loaded = loaded.filter { !$0.needsAir && (!$0.needsNetem || NetemSupport.available) }
         }
         LabSignals.install(command: "run")
         let reporter = ProgressReporter()
@@ -189,6 +192,7 @@ enum ScenarioFiles {
                 let scenario = try ScenarioParser.load(path: file)
                 let topology = try TopologyParser.load(path: scenario.topologyPath)
                 try ScenarioCheck.validate(scenario, against: topology, helperOverride: helperOverride)
+                if let undeclared = ScenarioParser.undeclaredNeed(scenario) { throw undeclared }
                 scenarios.append(scenario)
             } catch let error as TopologyError {
                 FileHandle.standardError.write(Data("hotspot-lab: \(error)\n".utf8))
@@ -285,7 +289,7 @@ enum Reports {
         let objects: [[String: Any]] = results.map { r in
             [
                 "name": r.scenario.name, "file": r.scenario.file, "tier": r.tier, "passed": r.passed, "flaky": r.flaky, "attempts": r.attempts,
-                "duration_s": r.duration, "labUp_s": r.labUpSeconds, "path": r.path, "logs": r.logDirectory,
+                "duration_s": r.duration, "labUp_s": r.labUpSeconds, "path": r.path, "commands": r.commands, "results": r.results, "logs": r.logDirectory,
                 "trace": r.traceFile ?? NSNull(), "setupError": r.setupError ?? NSNull(),
                 "steps": r.steps.map { s in
                     ["step": s.step.text, "line": s.step.line, "passed": s.passed, "elapsed_s": s.elapsed, "state": s.state, "message": s.message] as [String: Any]

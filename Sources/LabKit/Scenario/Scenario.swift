@@ -23,6 +23,9 @@ public struct Scenario: Sendable {
     /// `needs: air`: it needs real radios (PSK/EAP handshakes, over-the-air roaming, signal and radio faults, SSID
     /// bytes on the air), so it runs in the radio tier only; every other scenario runs in both tiers.
     public var needsAir = false
+    /// `needs: netem`: it shapes a link with netem (`link:` steps), which some host kernels lack; the native tier runs
+    /// it only where the host kernel has netem (`NetemSupport`), the radio tier (the VM's kernel has it) always.
+    public var needsNetem = false
 
     /// The tiers it runs in.
     public var tiers: [HotspotLinkMode] { needsAir ? [.radio] : [.radio, .veth] }
@@ -92,13 +95,9 @@ public enum ScenarioParser {
             references.append(ScenarioReference(kind: .station, name: name, file: file, line: field.mark.line, column: field.mark.column, field: field.path))
             return name
         }
-        let needsAir = try keys["needs"].map(needs) ?? false
+        let needed = try keys["needs"].map(needs) ?? []
+        let needsAir = needed.contains("air")
         let steps = try stepFields.map(step)
-        // A step that acts on the air needs the radio tier: the file must say so (`needs: air`).
-        if !needsAir, let (index, airStep) = steps.enumerated().first(where: { airStepKinds.contains($0.element.kind) }) {
-            throw TopologyError(file: file, line: airStep.line, column: airStep.column, field: "steps[\(index)].\(airStep.kind)",
-                                message: "the `\(airStep.kind)` step acts on the air (mac80211_hwsim radios); expected `needs: air` in the scenario, so it runs in the radio tier only")
-        }
         var scenario = Scenario(
             name: name, description: description, file: file, topologyPath: topologyPath,
             station: station,
@@ -107,20 +106,36 @@ public enum ScenarioParser {
             helpers: try keys["helpers"].map { try $0.list().map { try $0.nonEmptyString() } },
             steps: steps, references: references)
         scenario.needsAir = needsAir
+        scenario.needsNetem = needed.contains("netem")
         return scenario
+    }
+
+    /// A step the scenario's `needs:` does not cover: one that acts on the air without `needs: air`, a `link` step
+    /// without `needs: netem` (or air). `hotspot-lab run`/`demo` refuse such a file before anything runs, and the
+    /// native tier refuses it too; as `file:line:column` with the step's field.
+    public static func undeclaredNeed(_ scenario: Scenario) -> TopologyError? {
+        for (index, step) in scenario.steps.enumerated() {
+            if !scenario.needsAir, airStepKinds.contains(step.kind) {
+                return TopologyError(file: scenario.file, line: step.line, column: step.column, field: "steps[\(index)].\(step.kind)",
+                                     message: "the `\(step.kind)` step acts on the air (mac80211_hwsim radios); expected `needs: air` in the scenario, so it runs in the radio tier only")
+            }
+            if !scenario.needsAir, !scenario.needsNetem, step.kind == "link" {
+                return TopologyError(file: scenario.file, line: step.line, column: step.column, field: "steps[\(index)].link",
+                                     message: "the `link` step shapes a link with netem, which some host kernels lack; expected `needs: netem` (or `needs: air`) in the scenario")
+            }
+        }
+        return nil
     }
 
     /// The step kinds that act on the air (radios, hostapd, wpa_supplicant): only in a scenario with `needs: air`.
     public static let airStepKinds: Set<String> = ["roam", "signal", "ap"]
 
-    /// What the scenario needs beyond the native tier: `needs: air` or `needs: [air]` (the one requirement so far).
-    static func needs(_ field: Field) throws -> Bool {
+    /// What the scenario needs beyond the native tier: `needs: air`, `needs: netem` or a list of them.
+    static func needs(_ field: Field) throws -> Set<String> {
         let items: [Field]
         if case .sequence = field.node { items = try field.list() } else { items = [field] }
-        for item in items {
-            _ = try oneOf(item, ["air"], what: "requirement")
-        }
-        return !items.isEmpty
+        guard !items.isEmpty else { throw field.error("expected air or netem, or a list of them") }
+        return Set(try items.map { try oneOf($0, ["air", "netem"], what: "requirement") })
     }
 
     /// The YAML document's root node (nil: empty); errors as `file:line:column`. The one place scenario YAML is read:
@@ -190,4 +205,9 @@ public enum ScenarioParser {
         case .alias: return "*alias"
         }
     }
+}
+
+/// Whether this kernel can shape links with netem (the `link` step): loaded or built in (`/sys/module/sch_netem`).
+public enum NetemSupport {
+    public static var available: Bool { FileManager.default.fileExists(atPath: "/sys/module/sch_netem") }
 }

@@ -45,6 +45,9 @@ public struct ScenarioResult: Sendable {
     public var attempts = 1
     /// The scenario names something its topology does not have (`ScenarioCheck`): nothing was built, no retry.
     public var invalid = false
+    /// The commands hotspotd sent (`evaluate -> helper`, in order) and the helpers' results (sorted): `TierOutcome`.
+    public var commands: [String] = []
+    public var results: [String] = []
     /// The tier it ran in: `radio` (mac80211_hwsim, hostapd, wpa_supplicant) or `native` (links the lab moves).
     public var tier = "radio"
 
@@ -79,6 +82,7 @@ public final class ScenarioRunner: @unchecked Sendable {
             topology = try TopologyParser.load(path: scenario.topologyPath)
             // Every station, hotspot, helper and access point the scenario names, before anything is built.
             try ScenarioCheck.validate(scenario, against: topology, helperOverride: helperOverride)
+            if linkMode != .radio, let undeclared = ScenarioParser.undeclaredNeed(scenario) { throw undeclared }
             if scenario.needsAir, linkMode != .radio {
                 throw SystemError("run scenario \(scenario.name) in the native tier", scenario.file,
                                   reason: "it declares `needs: air`; it runs in the radio tier only")
@@ -129,6 +133,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         let records = station.readTrace()
         result.timeline = Timeline.build(records)
         result.path = records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        (result.commands, result.results) = TierOutcome.commandsAndResults(records)
         result.duration = Self.seconds(since: start)
         return result
     }
