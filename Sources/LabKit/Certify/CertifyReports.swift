@@ -6,7 +6,7 @@ import HotspotProtocol
 public enum CertifyReports {
     /// The text report's lines: the causes, then every check with its reason and evidence (all of it for a failure).
     public static func text(_ report: CertificationReport) -> [String] {
-        var lines: [String] = ["tier: \(report.tier)"]
+        var lines: [String] = []
         for cause in report.causes {
             lines.append("CAUSE [\(cause.run.rawValue)] seq \(cause.seq), check \(cause.check): \(cause.reason)")
             lines += cause.evidence.map { "    \($0)" }
@@ -15,6 +15,7 @@ public enum CertifyReports {
             lines.append("\(r.passed ? "✓" : r.notReached ? "–" : "✗") \(r.check.id): \(r.check.title) — \(r.reason)")
             lines += (r.passed || r.notReached ? Array(r.evidence.prefix(2)) : r.evidence).map { "    \($0)" }
         }
+        lines.append("tier: \(report.tier) (docs/SCENARIOS.md, \"Tiers\")")
         return lines
     }
 
