@@ -118,8 +118,17 @@ struct RunCommand: AsyncParsableCommand {
         var files = try ScenarioFiles.expand(scenarios.isEmpty ? [ScenarioFiles.resolveFolder("topologies/scenarios")] : scenarios)
         if let shard { files = try Shard.parse(shard).select(files) }
         var loaded = try ScenarioFiles.load(files, helperOverride: helpers.isEmpty ? nil : helpers)
-        let mode = try tier.mode() ?? .radio
-        if mode == .radio {
+        // No tier asked for and no mac80211_hwsim here: the native tier for what does not need the air, the VM only for
+        // what does (after the native part; its reports go to NAME-radio.EXT). docs/SCENARIOS.md, "Tiers".
+        let split = tier.link == nil && placement.location == .auto && placement.resolve().placement == .vm
+        let mode = try tier.mode() ?? (split ? .veth : .radio)
+        let needRadio = loaded.filter { $0.needsAir || ($0.needsNetem && !NetemSupport.available) }
+        if split {
+            labSay("hotspot-lab run: the native tier on this kernel for \(loaded.count - needRadio.count) scenario(s)"
+                   + (needRadio.isEmpty ? "" : ", then the radio tier in the VM for \(needRadio.count) that need the air: \(needRadio.map(\.name).joined(separator: ", "))")
+                   + " (--link radio: all in the radio tier)")
+            loaded = loaded.filter { s in !needRadio.contains { $0.file == s.file } }
+        } else if mode == .radio {
             try await placement.relayIfNeeded()
         } else {
             // The native tier runs what does not need the air; the rest is named, not run (and not counted as passed).
@@ -150,7 +159,28 @@ struct RunCommand: AsyncParsableCommand {
         if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab run"), to: junit) }
         if let json { try ReportFile.write(Reports.json(results), to: json) }
         if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab run"), to: html) }
-        if !results.allSatisfy(\.passed) { throw ExitCode(1) }
+        var radioPassed = true
+        if split, !needRadio.isEmpty {
+            var arguments = ["run", "--link", "radio", "--jobs", "\(jobs)"] + (noRetry ? ["--no-retry"] : []) + (timeline ? ["--timeline"] : [])
+            arguments += helpers.flatMap { ["--helper", $0] } + (logs.map { ["--logs", $0] } ?? [])
+            for (flag, path) in [("--junit", junit), ("--json", json), ("--html", html)] {
+                if let path { arguments += [flag, Self.radioReport(path)] }
+            }
+            arguments += needRadio.map(\.file)
+            do {
+                try await placement.relayIfNeeded(arguments: arguments)
+            } catch let exit as ExitCode {
+                radioPassed = exit.rawValue == 0
+            }
+        }
+        if !results.allSatisfy(\.passed) || !radioPassed { throw ExitCode(1) }
+    }
+
+    /// Where the radio part of a split run writes a report: `report.xml` -> `report-radio.xml`.
+    static func radioReport(_ path: String) -> String {
+        let ext = (path as NSString).pathExtension
+        let base = ext.isEmpty ? path : String(path.dropLast(ext.count + 1))
+        return base + "-radio" + (ext.isEmpty ? "" : "." + ext)
     }
 }
 
