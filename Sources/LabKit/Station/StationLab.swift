@@ -146,11 +146,9 @@ public final class RunningStation: @unchecked Sendable {
                                                           ["-i", interface, "-c", conf, "-D", "nl80211", "-t"],
                                                           stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns, resolvConf: resolvConf)
         let wpaPath = dir + "/wpa-ctrl/" + interface
-        do {
-            try WPACtrlSocket.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
-        } catch {
-            throw SystemError("start wpa_supplicant", "for station \(station.name)",
-                              reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(Readiness.tail(wpaLog))")
+        // Its control socket, waited for while wpa_supplicant runs (readiness, not a fixed time).
+        try Readiness.whileRunning({ try wpaChild.poll() }, what: "wpa_supplicant for station \(station.name)", log: wpaLog) {
+            try WPACtrlSocket.connect(serverPath: wpaPath, timeout: .seconds(1)).close()
         }
         let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options, station: station,
                                          link: nil)
@@ -179,12 +177,13 @@ public final class RunningStation: @unchecked Sendable {
 
     func connectControl() throws {
         let path = hotspotdRunDirectory + "/control.sock"
-        do {
-            controlClient = try ControlClient.connect(path: path, timeout: .seconds(15))
-            _ = try controlClient!.status()
-        } catch {
-            throw SystemError("start hotspotd", "for station \(station.name)",
-                              reason: "\(error) (exit: \(String(describing: try? hotspotd.poll()))); log \(hotspotdLog): \(Readiness.tail(hotspotdLog))")
+        // hotspotd's control socket, waited for while hotspotd runs: under load it once took more than a fixed 15 s to
+        // listen, and the lab failed with control.sock ENOENT (issue 25). A hotspotd that exits fails at once.
+        let child = hotspotd
+        controlClient = try Readiness.whileRunning({ try child.poll() }, what: "hotspotd for station \(station.name)", log: hotspotdLog) {
+            let client = try ControlClient.connect(path: path, timeout: .seconds(1))
+            _ = try client.status()
+            return client
         }
     }
 
