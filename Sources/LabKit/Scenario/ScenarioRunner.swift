@@ -45,7 +45,9 @@ public struct ScenarioResult: Sendable {
     public var attempts = 1
     /// The scenario names something its topology does not have (`ScenarioCheck`): nothing was built, no retry.
     public var invalid = false
-    /// The commands hotspotd sent (`evaluate -> helper`, in order) and the helpers' results (sorted): `TierOutcome`.
+    /// The states entered up to the end of the last state check, the commands hotspotd sent (`evaluate -> helper`, in
+    /// order) and the helpers' results (sorted) in that part: `TierOutcome`, the same in both tiers.
+    public var checkedPath: [String] = []
     public var commands: [String] = []
     public var results: [String] = []
     /// The tier it ran in: `radio` (mac80211_hwsim, hostapd, wpa_supplicant) or `native` (links the lab moves).
@@ -133,7 +135,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         let records = station.readTrace()
         result.timeline = Timeline.build(records)
         result.path = records.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
-        (result.commands, result.results) = TierOutcome.commandsAndResults(records)
+        (result.checkedPath, result.commands, result.results) = TierOutcome.checked(records, scenario: scenario)
         result.duration = Self.seconds(since: start)
         return result
     }

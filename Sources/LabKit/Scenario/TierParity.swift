@@ -3,7 +3,8 @@ import HotspotProtocol
 
 /// What must be the same when a scenario runs in the radio tier and in the native tier (docs/SCENARIOS.md, "Tiers"):
 /// the states entered, the commands hotspotd sent (in order, to which helper), the helpers' results, and every
-/// step's outcome. Timing, addresses, MACs and the `via` of events are not part of it.
+/// step's outcome, up to the end of the scenario's last state check (`checkedPart`). Timing, addresses, MACs and the
+/// `via` of events are not part of it.
 public struct TierOutcome: Sendable, Equatable, Codable {
     public var scenario: String
     public var tier: String
@@ -25,12 +26,33 @@ public struct TierOutcome: Sendable, Equatable, Codable {
     }
 
     public init(_ result: ScenarioResult) {
-        self.init(scenario: result.scenario.name, tier: result.tier, path: result.path, commands: result.commands,
+        self.init(scenario: result.scenario.name, tier: result.tier, path: result.checkedPath, commands: result.commands,
                   results: result.results, steps: result.steps.map { ($0.passed ? "ok " : "FAILED ") + $0.step.text })
     }
 
+    /// The step kinds that check states: the outcome ends where the last of them ended.
+    static let stateChecks: Set<String> = ["wait-state", "expect-states"]
+
+    /// The part of a run both tiers must agree on: hotspotd's trace up to the end of the scenario's last state check
+    /// (the `labAction` record of the step after it; the whole trace when it is the last step). After that, timers keep
+    /// running (a maintain every few seconds) while the remaining steps take their time, which differs with the tier
+    /// and the machine's load and is not part of what the scenario claims.
+    static func checkedPart(_ records: [JSON], scenario: Scenario) -> ArraySlice<JSON> {
+        guard let last = scenario.steps.lastIndex(where: { stateChecks.contains($0.kind) }) else { return records[...] }
+        let cut = records.firstIndex { $0["kind"]?.stringValue == "labAction" && $0["action"]?["index"]?.intValue == last + 1 } ?? records.count
+        return records[..<cut]
+    }
+
+    /// The state path, commands and results of a run's checked part (`checkedPart`), from hotspotd's trace.
+    static func checked(_ records: [JSON], scenario: Scenario) -> (path: [String], commands: [String], results: [String]) {
+        let part = checkedPart(records, scenario: scenario)
+        let path = part.filter { $0["kind"]?.stringValue == "transition" }.compactMap { $0["to"]?.stringValue }
+        let (commands, results) = commandsAndResults(part)
+        return (path, commands, results)
+    }
+
     /// The commands and results of a run, from hotspotd's trace (`command` and `response` records).
-    static func commandsAndResults(_ records: [JSON]) -> (commands: [String], results: [String]) {
+    static func commandsAndResults(_ records: ArraySlice<JSON>) -> (commands: [String], results: [String]) {
         var commands: [String] = []
         var results: [String] = []
         for r in records {
@@ -70,7 +92,8 @@ public struct TierOutcome: Sendable, Equatable, Codable {
         }
         return scenarios.map { s in
             let steps = (s["steps"] as? [[String: Any]] ?? []).map { (($0["passed"] as? Bool) == true ? "ok " : "FAILED ") + (($0["step"] as? String) ?? "?") }
-            return TierOutcome(scenario: s["name"] as? String ?? "?", tier: s["tier"] as? String ?? "?", path: s["path"] as? [String] ?? [],
+            return TierOutcome(scenario: s["name"] as? String ?? "?", tier: s["tier"] as? String ?? "?",
+                               path: s["checkedPath"] as? [String] ?? s["path"] as? [String] ?? [],
                                commands: s["commands"] as? [String] ?? [], results: s["results"] as? [String] ?? [], steps: steps)
         }
     }
