@@ -7,9 +7,13 @@ import Netlink
 public enum HotspotLinkMode: Sendable, Equatable {
     /// A mac80211_hwsim radio in the hotspot namespace, served by hostapd (needs hwsim: the VM).
     case radio
-    /// A veth pair to a per-hotspot station namespace standing in for the radio link (host kernels
-    /// without wireless; used by the gate/portal tests).
+    /// The native tier: no radio. Without stations, a veth pair to a per-hotspot station namespace stands in for
+    /// the radio link (the gate/portal tests); with stations, each hotspot's LAN is a bridge and each station's Wi-Fi
+    /// is a veth end the lab attaches to a hotspot's bridge (`StationLink`, docs/STATION.md "The native tier").
     case veth
+
+    /// The tier reports name: `radio` (mac80211_hwsim, hostapd, wpa_supplicant) or `native` (links the lab moves).
+    public var tier: String { self == .radio ? "radio" : "native" }
 }
 
 public struct HotspotLabOptions: Sendable {
@@ -137,10 +141,8 @@ public final class HotspotLab: @unchecked Sendable {
         var tools = ["dnsmasq", "nft"]
         if options.linkMode == .radio { tools.append("hostapd") }
         if options.stations != nil {
-            guard options.linkMode == .radio else {
-                throw SystemError("start stations", topology.file, reason: "stations need radios (--link radio; mac80211_hwsim: the VM)")
-            }
-            tools += ["wpa_supplicant", "curl", "busybox"]
+            if options.linkMode == .radio { tools.append("wpa_supplicant") }
+            tools += ["curl", "busybox"]
             _ = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         }
         // PEAP's certificate; the lab CA, the internet's certificates (HTTPS) and the https-only portals'.
@@ -236,8 +238,14 @@ public final class HotspotLab: @unchecked Sendable {
         if let stationOptions = options.stations {
             for (index, station) in topology.stations.enumerated() {
                 try measure("station \(station.name) ready") {
-                    stations.append(try RunningStation.build(station, index: index, lab: lab, topology: topology,
-                                                             logDirectory: logDirectory, options: stationOptions))
+                    switch options.linkMode {
+                    case .radio:
+                        stations.append(try RunningStation.build(station, index: index, lab: lab, topology: topology,
+                                                                 logDirectory: logDirectory, options: stationOptions))
+                    case .veth:
+                        stations.append(try RunningStation.buildLinked(station, index: index, lab: self, topology: topology,
+                                                                       logDirectory: logDirectory, options: stationOptions))
+                    }
                 }
             }
         }
@@ -350,6 +358,13 @@ public final class HotspotLab: @unchecked Sendable {
     func buildLAN(_ hotspot: Hotspot, index: Int, in ns: NetworkNamespace) throws -> LANSide {
         let gatewayPrefix = try prefix("\(hotspot.gateway.address)/\(hotspot.gateway.subnet.length)")
         switch options.linkMode {
+        case .veth where options.stations != nil:
+            // The native tier's segment: a bridge the stations' links are attached to (`StationLink`).
+            let bridge = try lab.name("h\(index)b")
+            try ns.route.createBridge(bridge)
+            try ns.route.setUp(bridge)
+            try ns.route.addAddress(gatewayPrefix, to: bridge)
+            return LANSide(lan: bridge)
         case .veth:
             let sta = try lab.createNamespace("s\(index)")
             try lab.connect(ns, "h\(index)l", addresses: [gatewayPrefix], to: sta, "s\(index)c")
