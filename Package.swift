@@ -151,6 +151,8 @@ let package = Package(
         .executableTarget(name: "hotspot-nsexec"),
         // The `dns: servfail` fault's server: every query answered with one error code.
         .executableTarget(name: "hotspot-dns-fault", swiftSettings: strict),
+        // A hotspot's Router Advertisements with RFC 8910 option 37 (Debian 12's radvd and dnsmasq cannot send it).
+        .executableTarget(name: "hotspot-ra", dependencies: ["HotspotSystem"], swiftSettings: strict),
         .executableTarget(name: "hotspot-test-helper", dependencies: ["HotspotHelper"], swiftSettings: strict),
         // Both provider roles scripted by arguments (the provider scenarios, certify's provider checks).
         .executableTarget(name: "hotspot-test-provider", dependencies: ["HotspotHelper"], swiftSettings: strict),

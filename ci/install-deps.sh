@@ -9,6 +9,8 @@ packages=(
   ca-certificates
   iproute2 nftables iw hostapd wpasupplicant dnsmasq-base curl tcpdump kmod cpio
   qemu-system-x86 linux-image-amd64 busybox-static python3-yaml
+  # IPv6 hotspots: NAT64 (tayga) and DNS64 (unbound) of v6-only LANs; dhcpcd is the root tests' RA and DHCPv6 client
+  tayga unbound dhcpcd-base
   # headless browser for the HTML report's rendering test (Tests/LabKitTests/HTMLReportTests.swift)
   chromium
 )

@@ -1,14 +1,24 @@
 import Foundation
 
-/// Lets clients through the hotspot's captive gate. The real one drives nftables.
+/// Lets clients through the hotspot's captive gate. The real one drives nftables: an IPv4 address is let through
+/// with its MAC (`ether_addr . ipv4_addr`) and the MAC's IPv6 traffic with it; an IPv6 address lets the MAC's IPv6
+/// traffic through (a station has several IPv6 addresses and changes them: SLAAC, privacy, DHCPv6).
 public protocol PortalGate: Sendable {
     func allow(mac: String, ip: String, seconds: Int) async throws
     func revoke(mac: String, ip: String) async throws
 }
 
-/// Finds a client's MAC address from its IP (the neighbour table of the portal's namespace).
+/// Finds a client's MAC address from its IP (the neighbour table of the portal's namespace), and the other
+/// addresses (either family) the same MAC uses, so that a sign-in releases the client on both families.
 public protocol NeighbourLookup: Sendable {
     func mac(for ip: String) -> String?
+    /// Every address (IPv4 and IPv6) the neighbour table knows for `mac`.
+    func addresses(of mac: String) -> [String]
+}
+
+extension NeighbourLookup {
+    /// A table that knows only the address a request came from.
+    public func addresses(of mac: String) -> [String] { [] }
 }
 
 public struct GateError: Error, CustomStringConvertible {
@@ -55,6 +65,15 @@ public struct ProcNeighbourTable: NeighbourLookup {
     public func mac(for ip: String) -> String? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         return Self.parse(text, ip: ip)
+    }
+
+    public func addresses(of mac: String) -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 4, fields[2] != "0x0", fields[3].lowercased() == mac.lowercased() else { return nil }
+            return String(fields[0])
+        }
     }
 
     /// `IP address HW type Flags HW address Mask Device` lines; incomplete entries (flags 0x0) are skipped.

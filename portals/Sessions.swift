@@ -7,7 +7,9 @@ public actor PortalSessions: PortalContext {
     let gate: any PortalGate
     let neighbours: any NeighbourLookup
     let now: @Sendable () -> Double
-    var sessions: [String: (mac: String, expires: Double)] = [:]
+    /// By MAC: the addresses the client was let through with (either family) and when the session ends. A client
+    /// signed in over one family is signed in on the other; it may log off or ask for its time from either.
+    var sessions: [String: (addresses: [String], expires: Double)] = [:]
 
     public init(portalURL: String, sessionSeconds: Int, gate: any PortalGate, neighbours: any NeighbourLookup,
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -22,21 +24,30 @@ public actor PortalSessions: PortalContext {
         guard let mac = neighbours.mac(for: clientIP) else {
             throw GateError(operation: "look up", object: "the MAC address of \(clientIP)", cause: "no entry in the neighbour table")
         }
+        // The address it signed in from, then the MAC's other addresses (its IPv4 address when it signed in over IPv6).
+        var addresses = [clientIP]
+        for address in neighbours.addresses(of: mac) where !addresses.contains(address) { addresses.append(address) }
         do {
-            try await gate.allow(mac: mac, ip: clientIP, seconds: sessionSeconds)
+            for address in addresses { try await gate.allow(mac: mac, ip: address, seconds: sessionSeconds) }
         } catch {
             logLine("login \(clientIP): \(error)")
             throw error
         }
-        sessions[clientIP] = (mac, now() + Double(sessionSeconds))
-        logLine("login \(clientIP) \(mac) for \(sessionSeconds) s")
+        sessions[mac] = (addresses, now() + Double(sessionSeconds))
+        logLine("login \(clientIP) \(mac) for \(sessionSeconds) s (\(addresses.joined(separator: " ")))")
+    }
+
+    /// The MAC of the session `clientIP` belongs to: from the neighbour table, else the session that holds the address.
+    func sessionMAC(_ clientIP: String) -> String? {
+        if let mac = neighbours.mac(for: clientIP), sessions[mac] != nil { return mac }
+        return sessions.first { $0.value.addresses.contains(clientIP) }?.key
     }
 
     public func logoff(clientIP: String) async throws {
-        guard let session = sessions.removeValue(forKey: clientIP) else { return }
+        guard let mac = sessionMAC(clientIP), let session = sessions.removeValue(forKey: mac) else { return }
         if session.expires <= now() { return } // the gate already forgot it
         do {
-            try await gate.revoke(mac: session.mac, ip: clientIP)
+            for address in session.addresses { try await gate.revoke(mac: mac, ip: address) }
         } catch {
             logLine("logoff \(clientIP): \(error)")
             throw error
@@ -46,10 +57,10 @@ public actor PortalSessions: PortalContext {
     public nonisolated func clientMAC(clientIP: String) async -> String? { neighbours.mac(for: clientIP) }
 
     public func secondsRemaining(clientIP: String) async -> Int? {
-        guard let session = sessions[clientIP] else { return nil }
+        guard let mac = sessionMAC(clientIP), let session = sessions[mac] else { return nil }
         let left = session.expires - now()
         if left <= 0 {
-            sessions[clientIP] = nil
+            sessions[mac] = nil
             return nil
         }
         return Int(left.rounded(.up))

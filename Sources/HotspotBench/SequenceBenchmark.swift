@@ -11,6 +11,8 @@ public struct SequenceBenchmark: Sendable {
     public var runs: Int
     /// The topology file (its first station joins its first hotspot).
     public var topologyPath: String
+    /// The tier: `.radio` (mac80211_hwsim) or `.veth` (native: no radio, no VM).
+    public var linkMode: HotspotLinkMode = .radio
     let parsed: Topology
 
     /// Checks the arguments and reads the topology (before the command is relayed to the VM).
@@ -34,7 +36,9 @@ public struct SequenceBenchmark: Sendable {
         let scenario = try ScenarioParser.parse(yaml, file: "bench-sequence.yaml")
         var rows: [[String: Double]] = []
         for i in 1...runs {
-            let result = ScenarioRunner().run(scenario)
+            let runner = ScenarioRunner()
+            runner.linkMode = linkMode
+            let result = runner.run(scenario)
             guard result.passed, let traceFile = result.traceFile else {
                 print("run \(i): failed: \(result.failure?.message ?? result.setupError ?? "?")")
                 throw ExitCode(1)
@@ -54,7 +58,8 @@ public struct SequenceBenchmark: Sendable {
             guard !values.isEmpty else { continue }
             print(String(format: "| %@ | %.3f s | %.3f s | %.3f s |", key, values[values.count / 2], values.first!, values.last!))
         }
-        print(String(format: "\n%d runs on %@, load average %@", runs, InVM.isActive ? "the VM (TCG)" : "the host kernel", VMBenchmark.loadAverage()))
+        print(String(format: "\n%d runs in the %@ tier on %@, load average %@", runs, linkMode.tier, InVM.isActive ? "the VM (TCG)" : "the host kernel",
+                     VMBenchmark.loadAverage()))
     }
 
     /// Seconds between the trace's milestones of one join.

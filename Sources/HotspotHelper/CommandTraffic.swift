@@ -155,14 +155,87 @@ func socketAddress(_ address: in_addr, port: UInt16) -> sockaddr_in {
     return sa
 }
 
-/// `host` as an IPv4 address: a literal skips DNS; a name is resolved by `resolver`, by default the one the
-/// environment names, over sockets marked with `mark`. Shared by the TCP and UDP sockets below.
-func resolveIPv4(_ host: String, deadline: TrafficDeadline, mark: UInt32?,
-                 resolver: HotspotResolver?) throws(HotspotTrafficError) -> in_addr
+/// An IPv4 or IPv6 address literal (`198.51.100.1`, `2001:db8::1`, `[2001:db8::1]`) as a socket address.
+struct IPLiteral: Sendable, Equatable {
+    /// 4 or 16 bytes, network order.
+    let bytes: [UInt8]
+
+    init?(_ text: String) {
+        if let v4 = parseIPv4(text) {
+            bytes = withUnsafeBytes(of: v4) { Array($0) }
+        } else if let v6 = IPLiteral.ipv6(text) {
+            var address = in6_addr()
+            _ = v6.withCString { inet_pton(AF_INET6, $0, &address) }
+            bytes = withUnsafeBytes(of: address) { Array($0) }
+        } else {
+            return nil
+        }
+    }
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    var isIPv6: Bool { bytes.count == 16 }
+    var family: Int32 { isIPv6 ? AF_INET6 : AF_INET }
+    var text: String { isIPv6 ? HotspotDNS.ipv6Text(bytes) : bytes.map(String.init).joined(separator: ".") }
+
+    /// `text` without brackets when it is an IPv6 literal; nil otherwise.
+    static func ipv6(_ text: String) -> String? {
+        var inner = Substring(text)
+        if inner.hasPrefix("["), inner.hasSuffix("]") { inner = inner.dropFirst().dropLast() }
+        var address = in6_addr()
+        guard inner.contains(":"), String(inner).withCString({ inet_pton(AF_INET6, $0, &address) }) == 1 else { return nil }
+        return String(inner)
+    }
+
+    /// Calls `body` with this address and `port` as a `sockaddr` and its length.
+    func withSocketAddress<T>(port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        if isIPv6 {
+            var sa = sockaddr_in6()
+            sa.sin6_family = sa_family_t(AF_INET6)
+            sa.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &sa.sin6_addr) { $0.copyBytes(from: bytes) }
+            return withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        }
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_port = port.bigEndian
+        withUnsafeMutableBytes(of: &sa.sin_addr) { $0.copyBytes(from: bytes) }
+        return withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    }
+}
+
+/// NAT64 address synthesis for IPv4 literals, as iOS does on an IPv6-only network (Apple, "Supporting IPv6
+/// DNS64/NAT64 Networks": an IPv4 literal handed to the system's APIs is synthesized into the network's NAT64
+/// prefix). The prefix is discovered as RFC 7050 says: the AAAA records of `ipv4only.arpa` are the well-known
+/// addresses 192.0.0.170 and 192.0.0.171 synthesized; what precedes them is the prefix (here /96 only, the
+/// length DNS64 servers use in practice; RFC 6052's other lengths put the IPv4 bits elsewhere).
+enum NAT64Synthesis {
+    static let wellKnown: [[UInt8]] = [[192, 0, 0, 170], [192, 0, 0, 171]]
+
+    /// The /96 prefix (12 bytes) from `ipv4only.arpa`'s AAAA answers; nil when none is a synthesized well-known address.
+    static func prefix(fromIPv4OnlyAnswers answers: [String]) -> [UInt8]? {
+        for answer in answers {
+            guard let literal = IPLiteral(answer), literal.isIPv6, wellKnown.contains(Array(literal.bytes.suffix(4))) else { continue }
+            return Array(literal.bytes.prefix(12))
+        }
+        return nil
+    }
+
+    static func synthesize(_ ipv4: IPLiteral, prefix: [UInt8]) -> IPLiteral {
+        IPLiteral(bytes: prefix + ipv4.bytes)
+    }
+}
+
+/// The addresses to try for `host`: a literal as it is; a name resolved by `resolver`, by default the one the
+/// environment names, over sockets marked with `mark` (IPv6 first when the station has IPv6). Shared by the TCP
+/// and UDP sockets below.
+func resolveAddresses(_ host: String, deadline: TrafficDeadline, mark: UInt32?,
+                      resolver: HotspotResolver?) throws(HotspotTrafficError) -> [IPLiteral]
 {
-    if let literal = parseIPv4(host) { return literal }
-    let text = try (resolver ?? HotspotResolver.fromEnvironment(mark: mark)).resolve(host, deadline: deadline)
-    guard let parsed = parseIPv4(text) else { throw HotspotTrafficError("resolve", host, detail: "bad address \(text)") }
+    if let literal = IPLiteral(host) { return [literal] }
+    let texts = try (resolver ?? HotspotResolver.fromEnvironment(mark: mark)).resolveAll(host, deadline: deadline)
+    let parsed = texts.compactMap { IPLiteral($0) }
+    guard !parsed.isEmpty else { throw HotspotTrafficError("resolve", host, detail: "bad address \(texts.joined(separator: ", "))") }
     return parsed
 }
 
@@ -172,23 +245,42 @@ func targetText(host: String, port: UInt16, address: String) -> String {
 }
 
 /// A socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`; `kind` names it in errors: "TCP", "UDP") to `host` (resolved as
-/// `resolveIPv4` does), nonblocking, marked with `mark` (when given) BEFORE connecting, and its connect started:
-/// `connectError` is connect(2)'s errno, nil when it connected at once. The caller owns `fd` (closes it).
+/// `resolveAddresses` does; its addresses tried in order while connect fails at once for want of a route),
+/// nonblocking, marked with `mark` (when given) BEFORE connecting, and its connect started: `connectError` is
+/// connect(2)'s errno, nil when it connected at once. An IPv4 literal the station has no IPv4 route for (an
+/// IPv6-only network) is tried again synthesized into the NAT64 prefix (`NAT64Synthesis`). The caller owns `fd`.
 private func startConnecting(_ type: __socket_type, _ kind: String, host: String, port: UInt16, deadline: TrafficDeadline,
                              mark: UInt32?, resolver: HotspotResolver?)
     throws(HotspotTrafficError) -> (fd: Int32, address: String, target: String, connectError: Int32?)
 {
-    let address = try resolveIPv4(host, deadline: deadline, mark: mark, resolver: resolver)
-    let addressText = ipv4Text(address)
-    let target = targetText(host: host, port: port, address: addressText)
-    let fd = socket(AF_INET, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-    guard fd >= 0 else { throw HotspotTrafficError("create a \(kind) socket for", target, errno: Errno.current) }
-    if let mark { CommandTrafficMark.apply(mark, to: fd) }
-    var sa = socketAddress(address, port: port)
-    let rc = withUnsafePointer(to: &sa) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    var candidates = try resolveAddresses(host, deadline: deadline, mark: mark, resolver: resolver)
+    var synthesized = false
+    var index = 0
+    while true {
+        let address = candidates[index]
+        let target = targetText(host: host, port: port, address: address.text)
+        let fd = socket(address.family, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw HotspotTrafficError("create a \(kind) socket for", target, errno: Errno.current) }
+        if let mark { CommandTrafficMark.apply(mark, to: fd) }
+        let rc = address.withSocketAddress(port: port) { Glibc.connect(fd, $0, $1) }
+        let code = rc == 0 ? nil : Errno.current
+        let noRoute = code == ENETUNREACH || code == EHOSTUNREACH || code == EADDRNOTAVAIL || code == EAFNOSUPPORT
+        if noRoute, index + 1 < candidates.count {
+            _ = Glibc.close(fd)
+            index += 1
+            continue
+        }
+        if code == ENETUNREACH, !synthesized, !address.isIPv6, IPLiteral(host) != nil,
+           let answers = try? (resolver ?? HotspotResolver.fromEnvironment(mark: mark)).resolveAll("ipv4only.arpa", type: HotspotDNS.typeAAAA, deadline: deadline),
+           let prefix = NAT64Synthesis.prefix(fromIPv4OnlyAnswers: answers) {
+            _ = Glibc.close(fd)
+            synthesized = true
+            candidates.append(NAT64Synthesis.synthesize(address, prefix: prefix))
+            index += 1
+            continue
+        }
+        return (fd, address.text, target, code)
     }
-    return (fd, addressText, target, rc == 0 ? nil : Errno.current)
 }
 
 /// Closes `fd` once (-1 afterwards).

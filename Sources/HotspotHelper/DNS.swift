@@ -3,17 +3,18 @@ import Glibc
 #endif
 import HotspotSystem
 
-/// The DNS messages a helper needs: one A query, its answer's IPv4 addresses (RFC 1035).
+/// The DNS messages a helper needs: one A or AAAA query, its answer's addresses (RFC 1035, RFC 3596).
 public enum HotspotDNS {
     public static let typeA: UInt16 = 1
     public static let typeCNAME: UInt16 = 5
+    public static let typeAAAA: UInt16 = 28
     public static let classIN: UInt16 = 1
 
-    /// A standard query (recursion desired) for the A records of `name`.
-    public static func query(id: UInt16, name: String) throws(HotspotTrafficError) -> [UInt8] {
+    /// A standard query (recursion desired) for the A (or `type`: AAAA) records of `name`.
+    public static func query(id: UInt16, name: String, type: UInt16 = typeA) throws(HotspotTrafficError) -> [UInt8] {
         var bytes: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xff), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
         bytes += try encodeName(name)
-        bytes += [UInt8(typeA >> 8), UInt8(typeA & 0xff), UInt8(classIN >> 8), UInt8(classIN & 0xff)]
+        bytes += [UInt8(type >> 8), UInt8(type & 0xff), UInt8(classIN >> 8), UInt8(classIN & 0xff)]
         return bytes
     }
 
@@ -39,7 +40,9 @@ public enum HotspotDNS {
     /// The IPv4 addresses answering the A query `id` for `name` (following CNAMEs in the answer), in order.
     /// Throws for a message that is not the answer (wrong id, not a response), an error code (NXDOMAIN...),
     /// a truncated or malformed message, or no A record.
-    public static func addresses(inResponse bytes: [UInt8], id: UInt16, name: String) throws(HotspotTrafficError) -> [String] {
+    public static func addresses(inResponse bytes: [UInt8], id: UInt16, name: String, type wantedType: UInt16 = typeA)
+        throws(HotspotTrafficError) -> [String]
+    {
         let malformed = { (what: String) in HotspotTrafficError("resolve", name, detail: "malformed DNS answer: \(what)") }
         guard bytes.count >= 12 else { throw malformed("\(bytes.count) bytes, shorter than a header") }
         func u16(_ at: Int) -> UInt16 { UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]) }
@@ -72,8 +75,9 @@ public enum HotspotDNS {
             let length = Int(u16(offset + 8))
             let data = offset + 10
             guard data + length <= bytes.count else { throw malformed("record data runs past the end") }
-            if klass == classIN, type == typeA, length == 4 {
-                let text = "\(bytes[data]).\(bytes[data + 1]).\(bytes[data + 2]).\(bytes[data + 3])"
+            if klass == classIN, type == wantedType, type == typeA ? length == 4 : length == 16 {
+                let text = type == typeA ? "\(bytes[data]).\(bytes[data + 1]).\(bytes[data + 2]).\(bytes[data + 3])"
+                    : ipv6Text(Array(bytes[data..<(data + 16)]))
                 any.append(text)
                 if lowercased(owner) == wanted { chained.append(text) }
             } else if klass == classIN, type == typeCNAME, lowercased(owner) == wanted {
@@ -82,7 +86,9 @@ public enum HotspotDNS {
             offset = data + length
         }
         let found = chained.isEmpty ? any : chained
-        guard !found.isEmpty else { throw HotspotTrafficError("resolve", name, detail: "no A record in the DNS answer") }
+        guard !found.isEmpty else {
+            throw HotspotTrafficError("resolve", name, detail: "no \(wantedType == typeA ? "A" : "AAAA") record in the DNS answer")
+        }
         return found
     }
 
@@ -114,13 +120,21 @@ public enum HotspotDNS {
         }
     }
 
+    static func ipv6Text(_ bytes: [UInt8]) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        _ = bytes.withUnsafeBytes { inet_ntop(AF_INET6, $0.baseAddress, &buffer, socklen_t(buffer.count)) }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     static func lowercased(_ s: String) -> String {
         String(decoding: s.utf8.map { (0x41...0x5a).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 }
 
-/// Resolves host names to IPv4 addresses with one A query over UDP, on a socket marked like the command's
-/// other traffic, to the nameservers of `$HOTSPOT_RESOLV_CONF` (else /etc/resolv.conf). IPv4 literals skip DNS.
+/// Resolves host names with an A query over UDP (and, when the station has a global IPv6 address, an AAAA query
+/// first: AI_ADDRCONFIG, as getaddrinfo on iOS), on a socket marked like the command's other traffic, to the
+/// nameservers of `$HOTSPOT_RESOLV_CONF` (else /etc/resolv.conf; IPv4 or IPv6). Literals skip DNS. IPv6 addresses
+/// come first (Apple's preference for IPv6); a failed AAAA query falls back to the A answer and its errors.
 public struct HotspotResolver: Sendable {
     public var nameservers: [String]
     public var port: UInt16
@@ -154,6 +168,37 @@ public struct HotspotResolver: Sendable {
 
     func resolveAll(_ host: String, deadline: TrafficDeadline) throws(HotspotTrafficError) -> [String] {
         if let literal = parseIPv4(host) { return [ipv4Text(literal)] }
+        if let literal = IPLiteral.ipv6(host) { return [literal] }
+        var ipv6: [String] = []
+        if hasGlobalIPv6() { ipv6 = (try? resolveAll(host, type: HotspotDNS.typeAAAA, deadline: deadline)) ?? [] }
+        do {
+            return ipv6 + (try resolveAll(host, type: HotspotDNS.typeA, deadline: deadline))
+        } catch {
+            if !ipv6.isEmpty { return ipv6 }
+            throw error
+        }
+    }
+
+    /// Whether this host has a global IPv6 address (AI_ADDRCONFIG: only then are AAAA records asked for).
+    var hasGlobalIPv6: @Sendable () -> Bool = HotspotResolver.systemHasGlobalIPv6
+
+    static func systemHasGlobalIPv6() -> Bool {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return false }
+        defer { freeifaddrs(list) }
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET6) {
+                let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
+                // Not ::1, not link-local fe80::/10.
+                if !(bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80), bytes != Array(repeating: 0, count: 15) + [1] { return true }
+            }
+            entry = current.pointee.ifa_next
+        }
+        return false
+    }
+
+    func resolveAll(_ host: String, type: UInt16, deadline: TrafficDeadline) throws(HotspotTrafficError) -> [String] {
         guard !nameservers.isEmpty else {
             throw HotspotTrafficError("resolve", host, detail: "no nameserver (\(HotspotHelperEnvironment.resolvConfPath) names none)")
         }
@@ -166,7 +211,7 @@ public struct HotspotResolver: Sendable {
             let share = min(left / (tries - attempt), .seconds(2))
             let server = nameservers[attempt % nameservers.count]
             do {
-                return try ask(server, host, TrafficDeadline(max(share, min(left, .milliseconds(200)))))
+                return try ask(server, host, TrafficDeadline(max(share, min(left, .milliseconds(200)))), type: type)
             } catch {
                 // An error answer from the server is final; silence or refusal tries the next.
                 if error.errno == 0, error.detail?.hasPrefix("DNS error NXDOMAIN") == true { throw error }
@@ -176,21 +221,20 @@ public struct HotspotResolver: Sendable {
         throw lastError ?? deadline.timedOut("resolve", host)
     }
 
-    func ask(_ server: String, _ host: String, _ deadline: TrafficDeadline) throws(HotspotTrafficError) -> [String] {
+    func ask(_ server: String, _ host: String, _ deadline: TrafficDeadline, type: UInt16 = HotspotDNS.typeA)
+        throws(HotspotTrafficError) -> [String]
+    {
         let via = "\(host) via \(server):\(port)"
-        guard let address = parseIPv4(server) else {
-            throw HotspotTrafficError("resolve", via, detail: "the nameserver is not an IPv4 address")
+        guard let address = IPLiteral(server) else {
+            throw HotspotTrafficError("resolve", via, detail: "the nameserver is not an IPv4 or IPv6 address")
         }
         let id = UInt16.random(in: 0...UInt16.max)
-        let query = try HotspotDNS.query(id: id, name: host)
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let query = try HotspotDNS.query(id: id, name: host, type: type)
+        let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw HotspotTrafficError("create a UDP socket to resolve", via, errno: Errno.current) }
         defer { close(fd) }
         if let mark { CommandTrafficMark.apply(mark, to: fd) }
-        var sa = socketAddress(address, port: port)
-        let rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let rc = address.withSocketAddress(port: port) { connect(fd, $0, $1) }
         guard rc == 0 else { throw HotspotTrafficError("resolve", via, errno: Errno.current) }
         let sent = query.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == query.count else { throw HotspotTrafficError("resolve", via, errno: sent < 0 ? Errno.current : EMSGSIZE) }
@@ -206,7 +250,7 @@ public struct HotspotResolver: Sendable {
             let answer = Array(buffer[0..<n])
             // A stray datagram with another id is not our answer: keep waiting.
             if n >= 2, UInt16(answer[0]) << 8 | UInt16(answer[1]) != id { continue }
-            return try HotspotDNS.addresses(inResponse: answer, id: id, name: host)
+            return try HotspotDNS.addresses(inResponse: answer, id: id, name: host, type: type)
         }
     }
 }

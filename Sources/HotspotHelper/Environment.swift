@@ -48,16 +48,16 @@ public enum HotspotHelperEnvironment {
     /// `$HOTSPOT_RESOLV_CONF`, else /etc/resolv.conf.
     public static var resolvConfPath: String { variable(resolvConfVariable) ?? defaultResolvConf }
 
-    /// The IPv4 nameservers of `resolvConfPath` (an unreadable file names none).
+    /// The nameservers of `resolvConfPath` (an unreadable file names none).
     public static func nameservers() -> [String] {
         parseResolvConf(readSmallFile(resolvConfPath) ?? "")
     }
 
-    /// `nameserver A.B.C.D` lines (others, comments and IPv6 servers are skipped).
+    /// `nameserver ADDRESS` lines, IPv4 or IPv6 (others, comments and scoped link-local servers are skipped).
     public static func parseResolvConf(_ text: String) -> [String] {
         text.split(separator: "\n").compactMap { line -> String? in
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
-            guard fields.count >= 2, fields[0] == "nameserver", parseIPv4(String(fields[1])) != nil else { return nil }
+            guard fields.count >= 2, fields[0] == "nameserver", !fields[1].hasPrefix("["), IPLiteral(String(fields[1])) != nil else { return nil }
             return String(fields[1])
         }
     }

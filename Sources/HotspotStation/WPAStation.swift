@@ -56,8 +56,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private var stopFlag = false
     /// Set by `join`: the next association was the user's choice (didAutoJoin false).
     private var manualJoinPending = false
-    private var dhcp: ChildProcess?
-    private var dhcpGeneration = 0
+    private let dhcp: StationDHCP
     private var associatedBSSID: String?
     /// The RSSI (dBm) last given to the state machine for the current association.
     private var reportedRSSI: Double?
@@ -65,13 +64,17 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private let pollQueued = Mutex()
     private var pollIsQueued = false
 
-    public init(options: StationOptions) { self.options = options }
+    public init(options: StationOptions) {
+        self.options = options
+        dhcp = StationDHCP(options: options)
+    }
 
     // MARK: StationDriver
 
     public func attach(to daemon: any StationEventSink) throws {
         self.daemon = daemon
-        try writeDHCPScript()
+        dhcp.daemon = daemon
+        try dhcp.writeScript()
         if options.suppressIP {
             let s = IPSuppression(route: try RouteNetlink.current())
             try s.install()
@@ -91,7 +94,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         stopping.withLock { stopFlag = true }
         if let eventThread { pthread_join(eventThread, nil) }
         eventThread = nil
-        stopDHCP()
+        dhcp.stop()
         suppression?.remove()
         control?.close()
         control = nil
@@ -260,7 +263,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
             daemon.record(.station(.init(action: "associated", ssid: TraceSSID(ssid), bssid: bssid, rssi: rssi,
                                          keyMgmt: status["key_mgmt"] ?? "?", frequency: status["freq"] ?? "?")))
             daemon.submit(.associated(network), via: "wpa_supplicant")
-            startDHCP()
+            dhcp.start()
         } catch {
             daemon.record(.error(.init(message: "read the association from wpa_supplicant: \(error)")))
         }
@@ -305,127 +308,10 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private func disconnected(_ event: String) {
         associatedBSSID = nil
         reportedRSSI = nil
-        stopDHCP()
-        flushAddresses()
+        dhcp.stop()
+        dhcp.flushAddresses()
         daemon?.record(.station(.init(action: "disassociated", event: event)))
         if daemon?.association != nil { daemon?.submit(.disassociated, via: "wpa_supplicant") }
-    }
-
-    // MARK: DHCP
-
-    private func startDHCP() {
-        stopDHCP()
-        unlink(options.leaseFile)
-        dhcpGeneration += 1
-        let generation = dhcpGeneration
-        let started = SystemMonotonicClock.read()
-        let child: ChildProcess
-        do {
-            child = try ChildProcess.spawn(ProcessConfiguration(
-                options.busybox, ["udhcpc", "-i", options.interface, "-f", "-q", "-n", "-t", "5", "-T", "1", "-O", "114",
-                                  "-s", options.dhcpScript],
-                stdout: .file(options.dhcpLog), stderr: .file(options.dhcpLog)))
-        } catch {
-            daemon?.record(.error(.init(message: "start the DHCP client on \(options.interface): \(error)")))
-            return
-        }
-        dhcp = child
-        daemon?.record(.station(.init(action: "dhcpStart", pid: Int(child.pid))))
-        let waiter = DHCPWaiter(child: child) { [weak self] status in
-            self?.daemon?.post { [weak self] in self?.dhcpFinished(generation, status, since: started) }
-        }
-        waiter.start()
-    }
-
-    private func dhcpFinished(_ generation: Int, _ status: ExitStatus?, since started: Duration) {
-        guard generation == dhcpGeneration, let daemon else { return }
-        dhcp = nil
-        let elapsed = SystemMonotonicClock.read() - started
-        guard status?.succeeded == true, daemon.association != nil else {
-            daemon.record(.station(.init(action: "dhcpFailed", status: status.map { "\($0)" } ?? "unknown", log: options.dhcpLog)))
-            return
-        }
-        let fields = DHCPLease.fields(readSmallFile(options.leaseFile) ?? "")
-        do {
-            try Self.configure(DHCPLease(fields: fields, file: options.leaseFile), interface: options.interface, route: RouteNetlink.current())
-        } catch {
-            daemon.record(.station(.init(action: "dhcpFailed", status: "\(error)", log: options.dhcpLog)))
-            return
-        }
-        let elapsedAll = SystemMonotonicClock.read() - started
-        daemon.record(.station(.init(action: "dhcpLease", lease: fields, latency_ms: elapsedAll.milliseconds, client_ms: elapsed.milliseconds)))
-        daemon.submit(.ipUp, via: "dhcp")
-    }
-
-    private func stopDHCP() {
-        dhcpGeneration += 1
-        if let dhcp, dhcp.exitStatus == nil { _ = try? dhcp.signal(SIGTERM) }
-        dhcp = nil
-    }
-
-    /// The lease's address on `interface` (its other IPv4 addresses removed) and its default route, through
-    /// `route` (the station namespace's rtnetlink).
-    public static func configure(_ lease: DHCPLease, interface: String, route: RouteNetlink) throws {
-        let index = try route.index(of: interface)
-        let present = try route.addresses().filter { $0.index == index && !$0.prefix.address.isIPv6 }.map(\.prefix)
-        for prefix in present where prefix != lease.address {
-            try route.deleteAddress(prefix, from: interface)
-        }
-        if !present.contains(lease.address) {
-            try route.addAddress(lease.address, to: interface)
-        }
-        guard let router = lease.router else { return }
-        let defaultRoute = Route(gateway: router, outputInterface: index)
-        do {
-            try route.addRoute(defaultRoute)
-        } catch let error as SystemError where error.errno == EEXIST {
-            // A default route is left from an earlier lease (another router): replace it.
-            try? route.deleteRoute(Route(outputInterface: nil))
-            try route.addRoute(defaultRoute)
-        }
-    }
-
-    private func flushAddresses() {
-        do {
-            let route = try RouteNetlink.current()
-            let index = try route.index(of: options.interface)
-            for address in try route.addresses() where address.index == index && !address.prefix.address.isIPv6 {
-                try route.deleteAddress(address.prefix, from: options.interface)
-            }
-        } catch {
-            daemon?.record(.error(.init(message: "flush addresses of \(options.interface): \(error)")))
-        }
-        unlink(options.leaseFile)
-    }
-
-    /// udhcpc's script: writes the lease and resolver files with shell builtins only. It starts no process:
-    /// under TCG each fork and exec costs about 0.1 s, and the `ip`, `mv`, `cmp`, `cat` and `rm` calls the script
-    /// used to make took about 0.5 s of each of its two runs, most of association -> lease (issue 19,
-    /// bench/README.md "bench profile"). hotspotd sets the address and the default route itself over netlink
-    /// once udhcpc has exited (`configure(_:interface:route:)`). resolv.conf is rewritten in place (no rename):
-    /// the lab bind-mounts this file (its inode) as /etc/resolv.conf of every process in the station
-    /// (hotspot-nsexec --resolv-conf). Nobody reads either file before udhcpc has exited (ipUp comes after).
-    private func writeDHCPScript() throws {
-        try AtomicFile.write(Array(Self.dhcpScript(options).utf8), to: options.dhcpScript, mode: 0o755)
-    }
-
-    /// The text of udhcpc's script for `options` (`options.dhcpScript` holds it; StationDNSRootTests runs it).
-    public static func dhcpScript(_ options: StationOptions) -> String {
-        let script = """
-            #!/bin/sh
-            # Written by hotspotd (HotspotStation): udhcpc calls it with deconfig, bound, renew or leasefail.
-            # Builtins only; hotspotd configures the interface from the lease file over netlink.
-            case "$1" in
-              bound|renew)
-                { for server in $dns; do echo "nameserver $server"; done; } > \(options.resolvConf)
-                { echo "ip=$ip"; echo "subnet=$subnet"; echo "mask=$mask"; echo "router=$router"; echo "dns=$dns"
-                  echo "lease=$lease"; echo "serverid=$serverid"; [ -n "$opt114" ] && echo "opt114=$opt114"; } > \(options.leaseFile)
-                ;;
-            esac
-            exit 0
-
-            """
-        return script
     }
 
     // MARK: wpa_supplicant helpers
@@ -463,22 +349,13 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private func quoted(_ text: String) -> String { "\"" + text + "\"" }
 }
 
-/// Waits for the DHCP client on its own thread (the daemon's loop never blocks on it).
-final class DHCPWaiter: @unchecked Sendable {
-    let child: ChildProcess
-    let done: (ExitStatus?) -> Void
-    init(child: ChildProcess, done: @escaping (ExitStatus?) -> Void) {
-        self.child = child
-        self.done = done
+extension WPAStation {
+    /// The lease's address on `interface` (its other IPv4 addresses removed) and its default route, through
+    /// `route` (the station namespace's rtnetlink).
+    public static func configure(_ lease: DHCPLease, interface: String, route: RouteNetlink) throws {
+        try StationDHCP.configure(lease, interface: interface, route: route)
     }
 
-    func start() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<DHCPWaiter>.fromOpaque(raw!).takeRetainedValue()
-            me.done(try? me.child.wait())
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        pthread_detach(tid)
-    }
+    /// The text of udhcpc's script for `options` (`options.dhcpScript` holds it; StationDNSRootTests runs it).
+    public static func dhcpScript(_ options: StationOptions) -> String { StationDHCP.dhcpScript(options) }
 }

@@ -49,6 +49,11 @@ public struct NFTSetElement: Sendable, Equatable, CustomStringConvertible {
         return NFTSetElement(key: mac.bytes + [0, 0] + ip.bytes, timeoutMilliseconds: timeoutMilliseconds,
                              description: "\(mac) . \(ip)")
     }
+
+    /// An `ether_addr` element (a set of one field: the MAC's 6 bytes, no padding).
+    public static func mac(_ mac: MACAddress, timeoutMilliseconds: UInt64? = nil) -> NFTSetElement {
+        NFTSetElement(key: mac.bytes, timeoutMilliseconds: timeoutMilliseconds, description: "\(mac)")
+    }
 }
 
 /// nf_tables requests, as `nft` sends them: every change is a batch (begin, the change, end).

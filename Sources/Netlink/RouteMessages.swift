@@ -8,6 +8,13 @@ public enum RTM {
     public static let newAddress: UInt16 = 20, deleteAddress: UInt16 = 21, getAddress: UInt16 = 22
     public static let newRoute: UInt16 = 24, deleteRoute: UInt16 = 25, getRoute: UInt16 = 26
     public static let newRule: UInt16 = 32, deleteRule: UInt16 = 33, getRule: UInt16 = 34
+    public static let newNeighbour: UInt16 = 28, getNeighbour: UInt16 = 30
+}
+
+enum NDA {
+    static let destination: UInt16 = 1, linkLayerAddress: UInt16 = 2
+    /// NUD_INCOMPLETE and NUD_FAILED: no usable link-layer address.
+    static let unusableStates: UInt16 = 0x01 | 0x20
 }
 
 enum IFLA {
@@ -283,6 +290,21 @@ public enum RouteMessages {
     public static func deleteRule(_ rule: RoutingRule) -> NetlinkMessage {
         let builder = MessageBuilder(type: RTM.deleteRule, flags: NL.request)
         ruleBody(builder, rule)
+        return builder.finish()
+    }
+
+    /// Dumps the routes of one family.
+    public static func dumpRoutes(ipv6: Bool) -> NetlinkMessage {
+        let builder = MessageBuilder(type: RTM.getRoute, flags: NL.request | NL.dump)
+        builder.putFixed([ipv6 ? UInt8(AF_INET6) : UInt8(AF_INET), 0, 0, 0, 0, 0, 0, 0] + le(UInt32(0)))
+        return builder.finish()
+    }
+
+    /// Dumps the neighbour tables (ARP and NDP) of every link; `family` AF_UNSPEC for both.
+    public static func dumpNeighbours(family: UInt8 = UInt8(AF_UNSPEC)) -> NetlinkMessage {
+        let builder = MessageBuilder(type: RTM.getNeighbour, flags: NL.request | NL.dump)
+        // ndmsg: family, pad1, pad2 (2), ifindex (4), state (2), flags, type.
+        builder.putFixed([family, 0, 0, 0] + le(UInt32(0)) + [0, 0, 0, 0])
         return builder.finish()
     }
 

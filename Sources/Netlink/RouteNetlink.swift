@@ -32,16 +32,81 @@ public struct LinkInfo: Sendable, Equatable {
 public struct AddressInfo: Sendable, Equatable {
     public var index: Int32
     public var prefix: IPPrefix
+    /// IFA_F_* flags (IFA_FLAGS when present, else the header's byte).
+    public var flags: UInt32 = 0
+    /// RT_SCOPE_*: 0 universe (global), 253 link, 254 host.
+    public var scope: UInt8 = 0
+
+    /// IPv6 duplicate address detection has not finished (the address cannot be used yet).
+    public var isTentative: Bool { flags & 0x40 != 0 }
+    public var isGlobal: Bool { scope == 0 }
 
     init?(_ reply: NetlinkReply) {
         guard reply.type == RTM.newAddress, reply.payload.count >= 8 else { return nil }
         let length = reply.payload[1]
         index = Int32(bitPattern: readLE(reply.payload, at: 4))
+        scope = reply.payload[3]
         let attributes = NetlinkAttributes(reply.payload, offset: 8)
+        flags = attributes.u32(IFA.flags) ?? UInt32(reply.payload[2])
         guard let bytes = attributes[IFA.local] ?? attributes[IFA.address], let address = IPAddress(bytes: bytes) else {
             return nil
         }
         prefix = IPPrefix(address, length: length)
+    }
+}
+
+/// A route of the main table as the kernel reports it (the station's trace: its default routes per family).
+public struct RouteInfo: Sendable, Equatable {
+    public var ipv6: Bool
+    /// nil: a default route.
+    public var destination: IPPrefix?
+    public var gateway: IPAddress?
+    public var outputInterface: Int32?
+    public var table: UInt32
+    public var kind: UInt8
+
+    public var isDefault: Bool { destination == nil }
+
+    init?(_ reply: NetlinkReply) {
+        guard reply.type == RTM.newRoute, reply.payload.count >= 12 else { return nil }
+        ipv6 = reply.payload[0] == UInt8(AF_INET6)
+        let length = reply.payload[1]
+        kind = reply.payload[7]
+        let attributes = NetlinkAttributes(reply.payload, offset: 12)
+        table = attributes.u32(RTA.table) ?? UInt32(reply.payload[4])
+        destination = attributes[RTA.dst].flatMap { IPAddress(bytes: $0) }.map { IPPrefix($0, length: length) }
+        if length == 0 { destination = nil }
+        gateway = attributes[RTA.gateway].flatMap { IPAddress(bytes: $0) }
+        outputInterface = attributes.u32(RTA.oif).map { Int32(bitPattern: $0) }
+    }
+
+    public var description: String {
+        var parts = [destination.map { "\($0)" } ?? "default"]
+        if let gateway { parts.append("via \(gateway)") }
+        if let outputInterface { parts.append("dev #\(outputInterface)") }
+        return parts.joined(separator: " ")
+    }
+}
+
+/// A neighbour table entry (ARP for IPv4, NDP for IPv6) with a usable link-layer address.
+public struct NeighbourInfo: Sendable, Equatable {
+    public var index: Int32
+    public var address: IPAddress
+    public var mac: MACAddress
+    /// NUD_* state bits (REACHABLE 0x02, STALE 0x04, PERMANENT 0x80, ...).
+    public var state: UInt16
+
+    init?(_ reply: NetlinkReply) {
+        guard reply.type == RTM.newNeighbour, reply.payload.count >= 12 else { return nil }
+        index = Int32(bitPattern: readLE(reply.payload, at: 4))
+        state = readLE(reply.payload, at: 8)
+        guard state & NDA.unusableStates == 0 else { return nil }
+        let attributes = NetlinkAttributes(reply.payload, offset: 12)
+        guard let destination = attributes[NDA.destination].flatMap({ IPAddress(bytes: $0) }),
+              let mac = attributes[NDA.linkLayerAddress].flatMap({ MACAddress(bytes: $0) }),
+              mac.bytes != [0, 0, 0, 0, 0, 0] else { return nil }
+        address = destination
+        self.mac = mac
     }
 }
 
@@ -134,6 +199,18 @@ public struct RouteNetlink: Sendable {
 
     public func addresses() throws -> [AddressInfo] {
         try perform("list addresses", "") { try socket.request(RouteMessages.dumpAddresses()).compactMap(AddressInfo.init) }
+    }
+
+    /// The routes of one family in every table (the kernel's dump of RTM_GETROUTE).
+    public func routes(ipv6: Bool) throws -> [RouteInfo] {
+        try perform("list routes", ipv6 ? "IPv6" : "IPv4") {
+            try socket.request(RouteMessages.dumpRoutes(ipv6: ipv6)).compactMap(RouteInfo.init)
+        }
+    }
+
+    /// The neighbour entries (both families) that have a link-layer address.
+    public func neighbours() throws -> [NeighbourInfo] {
+        try perform("list neighbours", "") { try socket.request(RouteMessages.dumpNeighbours()).compactMap(NeighbourInfo.init) }
     }
 
     // MARK: routes and rules

@@ -140,10 +140,12 @@ struct BenchSequence: AsyncParsableCommand {
     var topology: String = "topologies/captive.yaml"
 
     @OptionGroup var placement: Placement
+    @OptionGroup var tier: TierOption
 
     func run() async throws {
-        let bench = try SequenceBenchmark(runs: runs, topologyPath: ScenarioFiles.resolveFolder(topology))
-        try await placement.relayIfNeeded()
+        var bench = try SequenceBenchmark(runs: runs, topologyPath: ScenarioFiles.resolveFolder(topology))
+        bench.linkMode = try tier.mode() ?? .radio
+        if bench.linkMode == .radio { try await placement.relayIfNeeded() }
         LabSignals.install(command: "bench sequence")
         try bench.run()
     }

@@ -34,8 +34,10 @@ struct ReplayCommand: AsyncParsableCommand {
     var logs: String?
 
     @OptionGroup var placement: Placement
+    @OptionGroup var tier: TierOption
 
     func validate() throws {
+        _ = try tier.mode()
         guard speed > 0, speed.isFinite else { throw ValidationError("--speed must be a positive number, found \(speed)") }
     }
 
@@ -56,12 +58,14 @@ struct ReplayCommand: AsyncParsableCommand {
             print(plan.yaml, terminator: "")
             return
         }
-        try await placement.relayIfNeeded(inputs: [trace])
+        let mode = try tier.mode() ?? .radio
+        if mode == .radio { try await placement.relayIfNeeded(inputs: [trace]) }
         LabSignals.install(command: "replay")
         let reporter = ProgressReporter()
         reporter.say("━━ replay of \(trace): \(plan.scenario.steps.count) steps from \(plan.source); recorded path "
                      + (plan.recordedPath.isEmpty ? "(none)" : plan.recordedPath.joined(separator: " → ")))
         let runner = ScenarioRunner(logRoot: logs)
+        runner.linkMode = mode
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
         let result = runner.run(plan.scenario)
         reporter.finish(result, timeline: true)

@@ -26,27 +26,35 @@ struct DemoCommand: AsyncParsableCommand {
     var jobs: Int = 2
 
     @OptionGroup var placement: Placement
+    @OptionGroup var tier: TierOption
 
     static let sequences = ["captive", "not-captive", "cached", "ui-required"]
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
+        _ = try tier.mode()
     }
 
     func run() async throws {
         let folder = ScenarioFiles.resolveFolder(scenarios)
         let loaded = try ScenarioFiles.load(Self.sequences.map { "\(folder)/\($0).yaml" })
-        try await placement.relayIfNeeded()
+        // The radio path by default (what the guide shows); the native tier on the host kernel with --link native.
+        let mode = try tier.mode() ?? .radio
+        if mode == .radio {
+            labSay("hotspot-lab demo: the radio tier (mac80211_hwsim radios, hostapd, wpa_supplicant); `hotspot-lab demo --link native` runs the same sequences in seconds without radios")
+            try await placement.relayIfNeeded()
+        }
         LabSignals.install(command: "demo")
         let reporter = ProgressReporter()
         // Labs in parallel (issue 19): each lab has its own air namespace and radios, so they do not hear each
         // other; step lines carry the scenario's name and each timeline is printed whole when its sequence ends.
         reporter.named = jobs > 1
         let runner = ScenarioRunner(logRoot: logs)
+        runner.linkMode = mode
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
         let start = ContinuousClock.now
         let results = ParallelRuns.map(loaded, jobs: jobs) { scenario in
-            reporter.say("\n━━ \(scenario.name): \(scenario.description)")
+            reporter.say("\n━━ \(scenario.name) (\(mode.tier) tier): \(scenario.description)")
             let result = runner.run(scenario)
             reporter.finish(result, timeline: true)
             return result
@@ -96,8 +104,10 @@ struct RunCommand: AsyncParsableCommand {
     var logs: String?
 
     @OptionGroup var placement: Placement
+    @OptionGroup var tier: TierOption
 
     func validate() throws {
+        _ = try tier.mode()
         if let shard {
             do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") }
         }
@@ -107,18 +117,40 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         var files = try ScenarioFiles.expand(scenarios.isEmpty ? [ScenarioFiles.resolveFolder("topologies/scenarios")] : scenarios)
         if let shard { files = try Shard.parse(shard).select(files) }
-        let loaded = try ScenarioFiles.load(files, helperOverride: helpers.isEmpty ? nil : helpers)
-        try await placement.relayIfNeeded()
+        var loaded = try ScenarioFiles.load(files, helperOverride: helpers.isEmpty ? nil : helpers)
+        // No tier asked for and no mac80211_hwsim here: the native tier for what does not need the air, the VM only for
+        // what does (after the native part; its reports go to NAME-radio.EXT). docs/SCENARIOS.md, "Tiers".
+        let split = tier.link == nil && placement.location == .auto && placement.resolve().placement == .vm
+        let mode = try tier.mode() ?? (split ? .veth : .radio)
+        let needRadio = loaded.filter { $0.needsAir || ($0.needsNetem && !NetemSupport.available) }
+        if split {
+            labSay("hotspot-lab run: the native tier on this kernel for \(loaded.count - needRadio.count) scenario(s)"
+                   + (needRadio.isEmpty ? "" : ", then the radio tier in the VM for \(needRadio.count) that need the air: \(needRadio.map(\.name).joined(separator: ", "))")
+                   + " (--link radio: all in the radio tier)")
+            loaded = loaded.filter { s in !needRadio.contains { $0.file == s.file } }
+        } else if mode == .radio {
+            try await placement.relayIfNeeded()
+        } else {
+            // The native tier runs what does not need the air; the rest is named, not run (and not counted as passed).
+            for scenario in loaded where scenario.needsAir {
+                labSay("hotspot-lab run: \(scenario.name) skipped in the native tier: it declares `needs: air` (run it with --link radio)")
+            }
+            for scenario in loaded where !scenario.needsAir && scenario.needsNetem && !NetemSupport.available {
+                labSay("hotspot-lab run: \(scenario.name) skipped in the native tier: it declares `needs: netem` and this kernel has no netem (run it with --link radio: the VM's kernel has it)")
+            }
+            loaded = loaded.filter { !$0.needsAir && (!$0.needsNetem || NetemSupport.available) }
+        }
         LabSignals.install(command: "run")
         let reporter = ProgressReporter()
         reporter.named = jobs > 1
         let runner = ScenarioRunner(logRoot: logs, helperOverride: helpers.isEmpty ? nil : helpers)
+        runner.linkMode = mode
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
         let start = ContinuousClock.now
         let retry = !noRetry
         let showTimeline = timeline
         let results = ParallelRuns.map(loaded, jobs: jobs) { scenario in
-            reporter.say("━━ \(scenario.name) (\(scenario.file))")
+            reporter.say("━━ \(scenario.name) (\(scenario.file), \(mode.tier) tier)")
             let result = retry ? runner.runWithRetry(scenario) : runner.run(scenario)
             reporter.finish(result, timeline: showTimeline)
             return result
@@ -127,7 +159,28 @@ struct RunCommand: AsyncParsableCommand {
         if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab run"), to: junit) }
         if let json { try ReportFile.write(Reports.json(results), to: json) }
         if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab run"), to: html) }
-        if !results.allSatisfy(\.passed) { throw ExitCode(1) }
+        var radioPassed = true
+        if split, !needRadio.isEmpty {
+            var arguments = ["run", "--link", "radio", "--jobs", "\(jobs)"] + (noRetry ? ["--no-retry"] : []) + (timeline ? ["--timeline"] : [])
+            arguments += helpers.flatMap { ["--helper", $0] } + (logs.map { ["--logs", $0] } ?? [])
+            for (flag, path) in [("--junit", junit), ("--json", json), ("--html", html)] {
+                if let path { arguments += [flag, Self.radioReport(path)] }
+            }
+            arguments += needRadio.map(\.file)
+            do {
+                try await placement.relayIfNeeded(arguments: arguments)
+            } catch let exit as ExitCode {
+                radioPassed = exit.rawValue == 0
+            }
+        }
+        if !results.allSatisfy(\.passed) || !radioPassed { throw ExitCode(1) }
+    }
+
+    /// Where the radio part of a split run writes a report: `report.xml` -> `report-radio.xml`.
+    static func radioReport(_ path: String) -> String {
+        let ext = (path as NSString).pathExtension
+        let base = ext.isEmpty ? path : String(path.dropLast(ext.count + 1))
+        return base + "-radio" + (ext.isEmpty ? "" : "." + ext)
     }
 }
 
@@ -169,6 +222,7 @@ enum ScenarioFiles {
                 let scenario = try ScenarioParser.load(path: file)
                 let topology = try TopologyParser.load(path: scenario.topologyPath)
                 try ScenarioCheck.validate(scenario, against: topology, helperOverride: helperOverride)
+                if let undeclared = ScenarioParser.undeclaredNeed(scenario) { throw undeclared }
                 scenarios.append(scenario)
             } catch let error as TopologyError {
                 FileHandle.standardError.write(Data("hotspot-lab: \(error)\n".utf8))
@@ -211,9 +265,9 @@ final class ProgressReporter: @unchecked Sendable {
             for line in Timeline.render(result.timeline) { block.append("    " + line) }
         }
         let verdict = result.passed ? (result.flaky ? "PASSED (flaky: failed once, passed on retry)" : "PASSED") : "FAILED"
-        block.append(String(format: "  %@ %@%@ in %.1f s (lab up %.1f s); states: %@; logs %@", result.passed ? "✓" : "✗",
+        block.append(String(format: "  %@ %@%@ in %.1f s (%@ tier, lab up %.1f s); states: %@; logs %@", result.passed ? "✓" : "✗",
                             (named ? result.scenario.name + " " : "") as NSString, verdict as NSString,
-                            result.duration, result.labUpSeconds, result.path.joined(separator: " → ") as NSString, result.logDirectory as NSString))
+                            result.duration, result.tier as NSString, result.labUpSeconds, result.path.joined(separator: " → ") as NSString, result.logDirectory as NSString))
         say(block.joined(separator: "\n"))
     }
 
@@ -224,7 +278,8 @@ final class ProgressReporter: @unchecked Sendable {
         for r in results {
             say("  \(r.passed ? "✓" : "✗") \(r.scenario.name)\(r.flaky ? " (flaky)" : "")" + (r.failure.map { ": \($0.message)" } ?? r.setupError.map { ": \($0)" } ?? ""))
         }
-        say(String(format: "%d passed, %d failed (%.1f s)", passed, results.count - passed, seconds))
+        let tiers = Array(Set(results.map(\.tier))).sorted().joined(separator: " and ")
+        say(String(format: "%d passed, %d failed (%.1f s, %@ tier)", passed, results.count - passed, seconds, tiers as NSString))
     }
 }
 
@@ -241,8 +296,9 @@ enum Reports {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml += "<testsuites name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
         xml += "  <testsuite name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml += "    <properties><property name=\"tier\" value=\"\(escape(Array(Set(results.map(\.tier))).sorted().joined(separator: ",")))\"/></properties>\n"
         for r in results {
-            xml += "    <testcase classname=\"scenarios\" name=\"\(escape(r.scenario.name))\" file=\"\(escape(r.scenario.file))\" time=\"\(String(format: "%.3f", r.duration))\">\n"
+            xml += "    <testcase classname=\"scenarios.\(r.tier)\" name=\"\(escape(r.scenario.name))\" file=\"\(escape(r.scenario.file))\" time=\"\(String(format: "%.3f", r.duration))\">\n"
             if let setup = r.setupError {
                 xml += "      <error message=\"\(escape(setup))\"/>\n"
             } else if let failure = r.failure {
@@ -250,6 +306,7 @@ enum Reports {
             }
             var out = r.steps.map { String(format: "%.2f s %@ %@: %@", $0.elapsed, $0.passed ? "ok" : "FAILED", $0.step.text, $0.message) }
             if r.flaky { out.insert("flaky: failed on the first try, passed on the retry", at: 0) }
+            out.insert("tier: \(r.tier)", at: 0)
             out.append("logs: \(r.logDirectory)")
             xml += "      <system-out>\(escape(out.joined(separator: "\n")))</system-out>\n"
             xml += "    </testcase>\n"
@@ -261,8 +318,8 @@ enum Reports {
     static func json(_ results: [ScenarioResult]) throws -> String {
         let objects: [[String: Any]] = results.map { r in
             [
-                "name": r.scenario.name, "file": r.scenario.file, "passed": r.passed, "flaky": r.flaky, "attempts": r.attempts,
-                "duration_s": r.duration, "labUp_s": r.labUpSeconds, "path": r.path, "logs": r.logDirectory,
+                "name": r.scenario.name, "file": r.scenario.file, "tier": r.tier, "passed": r.passed, "flaky": r.flaky, "attempts": r.attempts,
+                "duration_s": r.duration, "labUp_s": r.labUpSeconds, "path": r.path, "checkedPath": r.checkedPath, "commands": r.commands, "results": r.results, "logs": r.logDirectory,
                 "trace": r.traceFile ?? NSNull(), "setupError": r.setupError ?? NSNull(),
                 "steps": r.steps.map { s in
                     ["step": s.step.text, "line": s.step.line, "passed": s.passed, "elapsed_s": s.elapsed, "state": s.state, "message": s.message] as [String: Any]

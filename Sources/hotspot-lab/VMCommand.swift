@@ -90,7 +90,8 @@ struct Placement: ParsableArguments {
     /// `inputs`: files an argument names that the VM must read (a trace under /tmp, which is fresh in the VM):
     /// copied into the results share and the argument rewritten to the share's path inside.
     /// `logs`: called with the host folder of the VM run's logs and results share, before the exit code is thrown.
-    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true), inputs: [String] = [],
+    /// `arguments`: the hotspot-lab arguments to run in the VM (default: this command line's).
+    func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true), inputs: [String] = [], arguments replaced: [String]? = nil,
                        logs: ((String) -> Void)? = nil) async throws {
         let (placement, reason) = resolve()
         guard placement == .vm else {
@@ -107,7 +108,7 @@ struct Placement: ParsableArguments {
         }
         // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged
         // (but for input files that the VM would not see).
-        var arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = replaced ?? Array(CommandLine.arguments.dropFirst())
         if let folder = options.resultsDirectory, !inputs.isEmpty {
             try FileManager.default.createDirectory(atPath: folder + "/inputs", withIntermediateDirectories: true)
             for (number, input) in inputs.enumerated() {

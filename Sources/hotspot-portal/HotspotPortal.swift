@@ -26,7 +26,10 @@ struct HotspotPortalCommand: AsyncParsableCommand {
     @Option(help: "IPv4 address and port to listen on, e.g. 198.51.100.1:8080.")
     var listen: String
 
-    @Option(help: "The gate's nftables set as FAMILY/TABLE/SET.")
+    @Option(help: "Also listen on this IPv6 address (same port as --listen), e.g. 2001:db8:1::1: a dual-stack or IPv6-only hotspot's gateway, or the internet's IPv6 address.")
+    var listen6: String?
+
+    @Option(help: "The gate's nftables sets as FAMILY/TABLE/SET (the IPv6 set is SET6).")
     var gateTable = "inet/hotspot/authenticated"
 
     @Option(help: "Session length in seconds (the gate set's element timeout).")
@@ -77,6 +80,9 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             throw ValidationError("--kind: unknown portal kind `\(kind)`; expected one of \(PortalRegistry.names.joined(separator: ", "))")
         }
         guard parseListen() != nil else { throw ValidationError("--listen: expected IPV4:PORT, found `\(listen)`") }
+        if let listen6, IPv6Text.isAddress(listen6) == false {
+            throw ValidationError("--listen6: expected an IPv6 address such as 2001:db8:1::1, found `\(listen6)`")
+        }
         let https = [httpsListen, httpsURL, tlsCertificate, tlsKey]
         if https.contains(where: { $0 != nil }) {
             guard !https.contains(where: { $0 == nil }) else {
@@ -144,7 +150,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
                 logLine("internet HTTPS on port \(internetTLSPort): certificates per SNI name from \(tlsCa)")
             }
             logLine("internet: \(routes.count) backend route(s)")
-            try await InternetServer.run(ip: ip, port: port, responder: InternetResponder(routes: routes), tls: tls,
+            try await InternetServer.run(ip: ip, port: port, alsoOn: listen6.map { [$0] } ?? [], responder: InternetResponder(routes: routes), tls: tls,
                                          tlsPort: internetTLSPort ?? 443, onListening: onListening)
             return
         }
@@ -154,7 +160,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
             let name = httpsURL.dropFirst(8).prefix { $0 != "/" && $0 != ":" }
             let sessions = PortalSessions(
                 portalURL: httpsURL, sessionSeconds: sessionSeconds,
-                gate: try NetlinkGate(spec: gateTable), neighbours: ProcNeighbourTable())
+                gate: try NetlinkGate(spec: gateTable), neighbours: try NetlinkNeighbours())
             let server = PortalServer(kind: portalKind, context: sessions, portalHost: String(name), otherPortalHosts: [tlsIP])
             logLine("portal \(kind!) HTTPS only at \(httpsURL) (TLS on \(httpsListen)) session \(sessionSeconds)s gate \(gateTable)")
             try await server.runHTTPSOnly(ip: ip, port: port, tls: tls, tlsIP: tlsIP, tlsPort: tlsPort, httpsURL: httpsURL,
@@ -163,10 +169,18 @@ struct HotspotPortalCommand: AsyncParsableCommand {
         }
         let sessions = PortalSessions(
             portalURL: portalURL ?? "http://\(ip):\(port)/", sessionSeconds: sessionSeconds,
-            gate: try NetlinkGate(spec: gateTable), neighbours: ProcNeighbourTable())
-        let server = PortalServer(kind: portalKind, context: sessions, portalHost: ip)
-        logLine("portal \(kind!) session \(sessionSeconds)s gate \(gateTable)")
-        try await server.run(ip: ip, port: port, onListening: onListening)
+            gate: try NetlinkGate(spec: gateTable), neighbours: try NetlinkNeighbours())
+        let server = PortalServer(kind: portalKind, context: sessions, portalHost: ip,
+                                  otherPortalHosts: listen6.map { ["[\($0)]"] } ?? [])
+        logLine("portal \(kind!) session \(sessionSeconds)s gate \(gateTable)" + (listen6.map { " also on [\($0)]:\(port)" } ?? ""))
+        try await server.run(ip: ip, port: port, alsoOn: listen6.map { [$0] } ?? [], onListening: onListening)
     }
 }
 
+/// IPv6 address text.
+enum IPv6Text {
+    static func isAddress(_ text: String) -> Bool {
+        var address = in6_addr()
+        return text.contains(":") && inet_pton(AF_INET6, text, &address) == 1
+    }
+}

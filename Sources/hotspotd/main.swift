@@ -48,7 +48,9 @@ struct Hotspotd: ParsableCommand {
     var echoTrace = false
     @Option(help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with busybox udhcpc; join/leave/autoJoin control requests).")
     var wpaSupplicant: String?
-    @Option(help: "With --wpa-supplicant: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
+    @Option(help: "Run a station on a link the lab attaches (the native tier, no radio): the lab's link controller socket (association events in, join/leave out; DHCP with busybox udhcpc).")
+    var linkControl: String?
+    @Option(help: "With --wpa-supplicant or --link-control: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
     var ipSuppression: String = "policy-routing"
 
     func validate() throws {
@@ -59,6 +61,9 @@ struct Hotspotd: ParsableCommand {
         guard providerIdleTimeout > 0 else { throw ValidationError("--provider-idle-timeout must be positive") }
         guard ["netns", "none"].contains(evaluationSandbox) else {
             throw ValidationError("--evaluation-sandbox: expected netns or none, found `\(evaluationSandbox)`")
+        }
+        if wpaSupplicant != nil, linkControl != nil {
+            throw ValidationError("--wpa-supplicant and --link-control: a station has one Wi-Fi link; give one of them")
         }
         guard ["policy-routing", "none"].contains(ipSuppression) else {
             throw ValidationError("--ip-suppression: expected policy-routing or none, found `\(ipSuppression)`")
@@ -107,6 +112,11 @@ struct Hotspotd: ParsableCommand {
             if let wpaSupplicant {
                 let station = WPAStation(options: StationOptions(
                     interface: interface, wpaControlPath: wpaSupplicant, runDirectory: runDir, suppressIP: ipSuppression == "policy-routing"))
+                daemon = try Daemon(options: options, network: station, station: station)
+            } else if let linkControl {
+                let station = LinkStation(options: StationOptions(
+                    interface: interface, wpaControlPath: "", runDirectory: runDir, suppressIP: ipSuppression == "policy-routing"),
+                    linkPath: linkControl)
                 daemon = try Daemon(options: options, network: station, station: station)
             } else {
                 daemon = try Daemon(options: options)

@@ -153,7 +153,8 @@ struct HTTPClientTests {
         defer { dns.stop() }
         let server = try CannedServer { _ in [.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")] }
         defer { server.stop() }
-        let resolver = HotspotResolver(nameservers: ["127.0.0.1"], port: dns.port)
+        var resolver = HotspotResolver(nameservers: ["127.0.0.1"], port: dns.port)
+        resolver.hasGlobalIPv6 = { false }  // A queries only, whatever IPv6 this machine has (AAAA: IPv6TrafficTests)
         let named = HotspotHTTPClient(timeout: .seconds(5), resolver: resolver)
         let r = try named.get("http://portal.lab.test:\(server.port)/")
         #expect(r.text == "ok")
@@ -259,7 +260,7 @@ struct DNSTests {
 
     @Test func resolvConfLeaseAndOption114() {
         #expect(HotspotHelperEnvironment.parseResolvConf("# lab\nnameserver 198.51.100.1\nnameserver 2001:db8::1\nsearch lab\nnameserver\t192.0.2.53 \n")
-                == ["198.51.100.1", "192.0.2.53"])
+                == ["198.51.100.1", "2001:db8::1", "192.0.2.53"])  // IPv6 nameservers too (an IPv6-only network's DNS)
         let lease = HotspotHelperEnvironment.parseLease("ip=198.51.100.23\nsubnet=255.255.255.0\nrouter=198.51.100.1\ndns=198.51.100.1\n"
                                                         + "opt114=687474703a2f2f3139382e35312e3130302e313a383038302f636170746976652d617069\n")
         #expect(lease["ip"] == "198.51.100.23" && lease["router"] == "198.51.100.1" && lease["dns"] == "198.51.100.1")
@@ -274,13 +275,15 @@ struct DNSTests {
     @Test func resolverAgainstALocalServer() throws {
         let dns = FakeDNSServer(["captive.apple.com": "198.18.0.1"])
         defer { dns.stop() }
-        let resolver = HotspotResolver(nameservers: ["127.0.0.1"], port: dns.port)
+        var resolver = HotspotResolver(nameservers: ["127.0.0.1"], port: dns.port)
+        resolver.hasGlobalIPv6 = { false }  // A queries only, whatever IPv6 this machine has (AAAA: IPv6TrafficTests)
         #expect(try resolver.resolve("captive.apple.com") == "198.18.0.1")
         #expect(try resolver.resolve("198.51.100.7") == "198.51.100.7")
         let query = try #require(dns.received.first)
         #expect(Array(query[2...]) == Array(try HotspotDNS.query(id: 0, name: "captive.apple.com")[2...]))
         // A server that does not answer: the error says who and how long.
-        let silent = HotspotResolver(nameservers: ["127.0.0.1"], port: closedPort())
+        var silent = HotspotResolver(nameservers: ["127.0.0.1"], port: closedPort())
+        silent.hasGlobalIPv6 = { false }
         #expect { try silent.resolve("captive.apple.com", timeout: .milliseconds(400)) } throws: { error in
             let e = error as? HotspotTrafficError
             return e?.description.hasPrefix("resolve captive.apple.com via 127.0.0.1:") == true

@@ -192,6 +192,11 @@ import Testing
                     flags timeout
                     timeout 600s
                 }
+                set authenticated6 {
+                    type ether_addr
+                    flags timeout
+                    timeout 600s
+                }
                 chain prerouting {
                     type nat hook prerouting priority dstnat; policy accept;
                     iifname "lan0" ether saddr . ip saddr @authenticated return
@@ -239,5 +244,59 @@ import Testing
             """)
         #expect(GateRuleset.revokeArguments(mac: "02:00:00:00:00:09", ip: "198.51.100.10")
                 == ["delete", "element", "inet", "hotspot", "authenticated", "{ 02:00:00:00:00:09 . 198.51.100.10 }"])
+    }
+
+    /// A dual-stack gateway's gate: the IPv6 lines beside the IPv4 ones, one `inet` table.
+    @Test func gateRulesetDualStack() throws {
+        var gateway = hotspot(.open).gateway
+        gateway.ip = .dual
+        gateway.ipv6 = GatewayIPv6.derived(from: gateway.subnet)
+        #expect("\(gateway.ipv6!.prefix)" == "2001:db8:c633:6400::/64" && "\(gateway.ipv6!.address)" == "2001:db8:c633:6400::1")
+        #expect(GateRuleset.render(gateway, lan: "lan0", uplink: "up0") == """
+            table inet hotspot {
+                set authenticated {
+                    type ether_addr . ipv4_addr
+                    flags timeout
+                    timeout 600s
+                }
+                set authenticated6 {
+                    type ether_addr
+                    flags timeout
+                    timeout 600s
+                }
+                chain prerouting {
+                    type nat hook prerouting priority dstnat; policy accept;
+                    iifname "lan0" ether saddr . ip saddr @authenticated return
+                    iifname "lan0" meta nfproto ipv6 ether saddr @authenticated6 return
+                    iifname "lan0" ip daddr != 198.51.100.1 tcp dport 80 redirect to :8080
+                    iifname "lan0" ip6 daddr != 2001:db8:c633:6400::1 tcp dport 80 dnat ip6 to [2001:db8:c633:6400::1]:8080
+                }
+                chain input {
+                    type filter hook input priority filter; policy accept;
+                    iifname != "lan0" accept
+                    ct state established,related accept
+                    udp dport { 53, 67 } accept
+                    tcp dport { 53, 443, 8080 } accept
+                    icmp type echo-request accept
+                    udp dport 547 accept
+                    icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, echo-request, mld-listener-report, mld2-listener-report } accept
+                    meta l4proto tcp reject with tcp reset
+                    reject with icmpx type admin-prohibited
+                }
+                chain forward {
+                    type filter hook forward priority filter; policy drop;
+                    iifname "up0" oifname "lan0" ct state established,related accept
+                    iifname "lan0" oifname "up0" ether saddr . ip saddr @authenticated accept
+                    iifname "lan0" oifname "up0" ip6 saddr 2001:db8:c633:6400::/64 ether saddr @authenticated6 accept
+                    iifname "lan0" meta l4proto tcp reject with tcp reset
+                    iifname "lan0" reject with icmpx type admin-prohibited
+                }
+                chain postrouting {
+                    type nat hook postrouting priority srcnat; policy accept;
+                    oifname "up0" masquerade
+                }
+            }
+
+            """)
     }
 }

@@ -76,6 +76,7 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
         #expect(launcher.lines == [
             "run in hsl0001h0: /usr/sbin/nft -f \(dir)/cafe/gate.nft",
             "run in hsl0001h0: /usr/sbin/nft flush set inet hotspot authenticated",
+            "run in hsl0001h0: /usr/sbin/nft flush set inet hotspot authenticated6",
             "run in hsl0001h0: /usr/sbin/nft delete table inet hotspot",
         ])
     }

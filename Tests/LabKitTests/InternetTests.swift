@@ -176,7 +176,7 @@ import Portals
                                       labLogDirectory: dir, launcher: launcher)
         try service.start()
         #expect(launcher.lines == [
-            "spawn in hsl0001net: /build/hotspot-portal --internet --listen 198.18.0.1:80 --ready-file \(dir)/internet.ready "
+            "spawn in hsl0001net: /build/hotspot-portal --internet --listen 198.18.0.1:80 --listen6 2001:db8:ffff::1 --ready-file \(dir)/internet.ready "
                 + "--services \(dir)/internet-services.json --internet-tls-port 443 --tls-ca \(dir)/tls/ca.pem --tls-ca-key \(dir)/tls/ca.key "
                 + "--tls-directory \(dir)/tls/internet --openssl /usr/sbin/openssl",
         ])

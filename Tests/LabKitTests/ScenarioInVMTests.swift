@@ -83,6 +83,14 @@ struct InVMScenarioTests {
         // The air was captured: a pcap with frames (more than its 24-byte header) in the lab's log folder.
         let size = (try? FileManager.default.attributesOfItem(atPath: result.logDirectory + "/air.pcap")[.size] as? Int) ?? 0
         #expect(size > 24, "air.pcap of \(scenario.name): \(size) bytes")
+        // Parity (docs/SCENARIOS.md, "Tiers"): a scenario that runs in both tiers leaves its radio outcome in the results
+        // share; the host side (VMBootTests.suitesInsideOneBoot) runs the native tier and compares.
+        #expect(result.tier == "radio")
+        if !scenario.needsAir, let folder = InVM.resultsDirectory {
+            let data = try JSONEncoder().encode(TierOutcome(result))
+            try FileManager.default.createDirectory(atPath: folder + "/" + TierParityCheck.folder, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: folder + "/" + TierParityCheck.folder + "/\(scenario.name).json", contents: data))
+        }
     }
 
     @Test("root: a scenario that expects the wrong state fails, naming the step, the expected and the actual state")

@@ -29,6 +29,10 @@ extension VMBootTests {
         #expect(!xml.isEmpty, "the in-VM run wrote no xunit.xml")
         #expect(counts.total - counts.skipped > 0, "the in-VM run ran zero tests (\(counts.total) found, \(counts.skipped) skipped)")
         #expect(counts.failed == 0)
+        // Parity: every scenario that runs in both tiers ran in the radio tier in the VM (its outcome in the results share)
+        // and now runs in the native tier here; the two outcomes must be the same.
+        try TierParityCheck.compare(radioFolder: results + "/" + TierParityCheck.folder,
+                                    expected: ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] == nil)
     }
 }
 

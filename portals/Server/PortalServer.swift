@@ -94,24 +94,41 @@ public struct PortalServer: Sendable {
         return httpResponse(await answer(portalRequest))
     }
 
-    /// Listens on `ip:port` (IPv4: FlyingFox's `.loopback` would bind ::1) until cancelled.
-    public func run(ip: String, port: UInt16, onListening: @Sendable @escaping () -> Void = {}) async throws {
-        let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 120, logger: LineLogger(category: "portal"))
+    /// Listens on `ip:port` (IPv4: FlyingFox's `.loopback` would bind ::1), and on the same port of every
+    /// address of `alsoOn` (the gateway's IPv6 address on a dual-stack hotspot), until cancelled.
+    public func run(ip: String, port: UInt16, alsoOn: [String] = [], onListening: @Sendable @escaping () -> Void = {}) async throws {
+        var servers: [HTTPServer] = []
         let handler = self
-        await server.appendRoute("*") { request in await handler.handle(request) }
-        try await runUntilCancelled(server, onListening: onListening)
+        for address in [ip] + alsoOn {
+            let server = HTTPServer(address: try listenAddress(address, port), timeout: 120, logger: LineLogger(category: "portal"))
+            await server.appendRoute("*") { request in await handler.handle(request) }
+            servers.append(server)
+        }
+        try await runUntilCancelled(servers, onListening: onListening)
     }
 }
 
+/// A socket address for `ip` (IPv4 `198.51.100.1` or IPv6 `2001:db8:1::1`, brackets allowed) and `port`.
+func listenAddress(_ ip: String, _ port: UInt16) throws -> any SocketAddress {
+    if ip.contains(":") {
+        return try sockaddr_in6.inet6(ip6: ip.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port)
+    }
+    return try sockaddr_in.inet(ip4: ip, port: port)
+}
+
 func runUntilCancelled(_ server: HTTPServer, onListening: @Sendable @escaping () -> Void) async throws {
+    try await runUntilCancelled([server], onListening: onListening)
+}
+
+/// Runs every server until cancelled; `onListening` once all of them listen.
+func runUntilCancelled(_ servers: [HTTPServer], onListening: @Sendable @escaping () -> Void) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await server.run() }
+        for server in servers { group.addTask { try await server.run() } }
         group.addTask {
-            try await server.waitUntilListening(timeout: 10)
+            for server in servers { try await server.waitUntilListening(timeout: 10) }
             onListening()
         }
-        try await group.next()
-        try await group.next()
+        for _ in 0...servers.count { try await group.next() }
     }
 }
 
@@ -180,7 +197,7 @@ public enum InternetServer {
 
     /// Serves HTTP on `ip:port` and, with `tls` (a context choosing a certificate per SNI name), HTTPS on
     /// `ip:tlsPort`, until cancelled.
-    public static func run(ip: String, port: UInt16, responder: InternetResponder = InternetResponder(),
+    public static func run(ip: String, port: UInt16, alsoOn: [String] = [], responder: InternetResponder = InternetResponder(),
                            tls: TLSServerContext? = nil, tlsPort: UInt16 = 443,
                            onListening: @Sendable @escaping () -> Void = {}) async throws {
         var tlsServer: TLSHTTPServer?
@@ -194,12 +211,16 @@ public enum InternetServer {
             logLine("internet HTTPS on \(ip):\(listener.port)")
         }
         defer { tlsServer?.stop() }
-        let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 60, logger: LineLogger(category: "internet"))
-        await server.appendRoute("*") { request in
-            httpResponse(await answer(responder, method: request.method.rawValue, host: PortalServer.host(of: request),
-                                      path: request.path, scheme: "http"))
+        var servers: [HTTPServer] = []
+        for address in [ip] + alsoOn {
+            let server = HTTPServer(address: try listenAddress(address, port), timeout: 60, logger: LineLogger(category: "internet"))
+            await server.appendRoute("*") { request in
+                httpResponse(await answer(responder, method: request.method.rawValue, host: PortalServer.host(of: request),
+                                          path: request.path, scheme: "http"))
+            }
+            servers.append(server)
         }
-        try await runUntilCancelled(server, onListening: onListening)
+        try await runUntilCancelled(servers, onListening: onListening)
     }
 }
 

@@ -680,12 +680,13 @@ extension TraceRecord {
         public static let example = Error(message: "write state file /run/hotspotd/state.json: No space left on device (ENOSPC)")
     }
 
-    /// What wpa_supplicant and the DHCP client did (hotspotd with `--wpa-supplicant`).
+    /// What wpa_supplicant (hotspotd with `--wpa-supplicant`) or the lab's link controller (`--link-control`, the
+    /// native tier) and the DHCP client did.
     public struct Station: TracePayload {
         public static let kind = "station"
         public var record: TraceRecord { .station(self) }
         /// `attached`, `join`, `leave`, `autoJoin`, `associated`, `roamed`, `signal`, `disassociated`, `dhcpStart`,
-        /// `dhcpLease`, `dhcpFailed`, `wpaEvent`.
+        /// `dhcpLease`, `dhcpFailed`, `wpaEvent`, `linkRejected` (the native tier's link controller refused a join).
         public var action: String
         public var ssid: TraceSSID
         public var bssid: String?
@@ -719,12 +720,30 @@ extension TraceRecord {
         public var wpaControl: String?
         public var wpaState: String?
         public var ipSuppression: Bool?
+        /// `dhcpLease`: the interface's addresses ("ADDRESS/LEN") and default routes ("via GW") per family, and whether
+        /// IPv6 is up (a global address and a default route; docs/DECISIONS.md "IPv6 hotspots").
+        public var ipv4Addresses: [String]?
+        public var ipv6Addresses: [String]?
+        public var ipv4DefaultRoute: String?
+        public var ipv6DefaultRoute: String?
+        public var ipv6Up: Bool?
+        /// `attached` (native tier): the lab's link controller socket.
+        public var linkControl: String?
+        /// `associated` (native tier): the topology's hotspot the link was attached to.
+        public var hotspot: String?
+        /// `associated`, `disassociated` (native tier): `link`.
+        public var via: String?
+        /// `linkRejected`: why the link controller refused.
+        public var reason: String?
 
         public init(action: String, ssid: TraceSSID = TraceSSID(text: nil), bssid: String? = nil, rssi: Double? = nil, previousRSSI: Double? = nil,
                     signalStrength: Double? = nil, keyMgmt: String? = nil, frequency: String? = nil, from: String? = nil, to: String? = nil,
                     networkID: String? = nil, passwordFrom: String? = nil, enabled: [JSON]? = nil, notAutoJoined: [JSON]? = nil,
                     event: String? = nil, pid: Int? = nil, lease: [String: String]? = nil, latency_ms: Double? = nil, client_ms: Double? = nil,
-                    status: String? = nil, log: String? = nil, wpaControl: String? = nil, wpaState: String? = nil, ipSuppression: Bool? = nil) {
+                    status: String? = nil, log: String? = nil, wpaControl: String? = nil, wpaState: String? = nil, ipSuppression: Bool? = nil,
+                    ipv4Addresses: [String]? = nil, ipv6Addresses: [String]? = nil, ipv4DefaultRoute: String? = nil,
+                    ipv6DefaultRoute: String? = nil, ipv6Up: Bool? = nil, linkControl: String? = nil, hotspot: String? = nil,
+                    via: String? = nil, reason: String? = nil) {
             self.action = action
             self.ssid = ssid
             self.bssid = bssid
@@ -749,6 +768,15 @@ extension TraceRecord {
             self.wpaControl = wpaControl
             self.wpaState = wpaState
             self.ipSuppression = ipSuppression
+            self.ipv4Addresses = ipv4Addresses
+            self.ipv6Addresses = ipv6Addresses
+            self.ipv4DefaultRoute = ipv4DefaultRoute
+            self.ipv6DefaultRoute = ipv6DefaultRoute
+            self.ipv6Up = ipv6Up
+            self.linkControl = linkControl
+            self.hotspot = hotspot
+            self.via = via
+            self.reason = reason
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -778,6 +806,15 @@ extension TraceRecord {
             try c.encodeIfPresent(wpaControl, forKey: .wpaControl)
             try c.encodeIfPresent(wpaState, forKey: .wpaState)
             try c.encodeIfPresent(ipSuppression, forKey: .ipSuppression)
+            try c.encodeIfPresent(ipv4Addresses, forKey: .ipv4Addresses)
+            try c.encodeIfPresent(ipv6Addresses, forKey: .ipv6Addresses)
+            try c.encodeIfPresent(ipv4DefaultRoute, forKey: .ipv4DefaultRoute)
+            try c.encodeIfPresent(ipv6DefaultRoute, forKey: .ipv6DefaultRoute)
+            try c.encodeIfPresent(ipv6Up, forKey: .ipv6Up)
+            try c.encodeIfPresent(linkControl, forKey: .linkControl)
+            try c.encodeIfPresent(hotspot, forKey: .hotspot)
+            try c.encodeIfPresent(via, forKey: .via)
+            try c.encodeIfPresent(reason, forKey: .reason)
         }
 
         public static let example = Station(action: "associated", ssid: TraceSSID(SSID("Cafe")), bssid: "02:00:00:00:01:00", rssi: -45,

@@ -98,6 +98,8 @@ public struct CertificationReport: Sendable {
     public var runs: [CertificationRunRecord]
     /// The first deviation of each run from the answers the lab's ground truth expects (cause first).
     public var causes: [CertificationDeviation] = []
+    /// The tier the runs took: `radio` or `native` (docs/SCENARIOS.md, "Tiers").
+    public var tier = "radio"
     public var passed: Bool { results.allSatisfy { $0.passed || !$0.check.required } }
 
     public init(helpers: [String], results: [CheckResult], runs: [CertificationRunRecord], causes: [CertificationDeviation] = []) {
@@ -124,6 +126,8 @@ public final class Certifier: @unchecked Sendable {
     public var maintainInterval = 12.0
     /// How many runs' labs at once (`certify --jobs`).
     public var jobs = 1
+    /// The tier: `.radio` (mac80211_hwsim) or `.veth` (the native tier: no radio; certify touches nothing of the air).
+    public var linkMode: HotspotLinkMode = .radio
 
     /// A provider pair to certify instead of helpers: installed on the station as this app, its manager enabled.
     public let app: StationApp?
@@ -174,7 +178,9 @@ public final class Certifier: @unchecked Sendable {
             return record
         }
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
-        return judge.report(helpers: subjects, checks: checks)
+        var report = judge.report(helpers: subjects, checks: checks)
+        report.tier = linkMode.tier
+        return report
     }
 
     // MARK: the runs
@@ -191,7 +197,7 @@ public final class Certifier: @unchecked Sendable {
                 topology.stations[0].apps = [app]
             }
             lab = try HotspotLab.up(topology, options: HotspotLabOptions(
-                linkMode: .radio, logRoot: logRoot,
+                linkMode: linkMode, logRoot: logRoot,
                 stations: StationLabOptions(timeScale: timeScale, maintainInterval: maintainInterval, helperOverride: app == nil ? helpers : nil)))
         } catch {
             record.error = "the lab could not be built: \(error)"

@@ -15,6 +15,7 @@ public enum CertifyReports {
             lines.append("\(r.passed ? "✓" : r.notReached ? "–" : "✗") \(r.check.id): \(r.check.title) — \(r.reason)")
             lines += (r.passed || r.notReached ? Array(r.evidence.prefix(2)) : r.evidence).map { "    \($0)" }
         }
+        lines.append("tier: \(report.tier) (docs/SCENARIOS.md, \"Tiers\")")
         return lines
     }
 
@@ -32,7 +33,7 @@ public enum CertifyReports {
              "trace": run.traceFile.map(JSON.string) ?? .null, "error": run.error.map(JSON.string) ?? .null,
              "notes": .array(run.notes.map(JSON.string))]
         }
-        return JSON.object(["helpers": .array(report.helpers.map(JSON.string)), "certified": .bool(report.passed),
+        return JSON.object(["helpers": .array(report.helpers.map(JSON.string)), "tier": .string(report.tier), "certified": .bool(report.passed),
                             "causes": .array(report.causes.map(json)), "checks": .array(checks), "runs": .array(runs)]).text
     }
 
@@ -47,6 +48,7 @@ public enum CertifyReports {
         let failures = report.results.filter { !$0.passed }.count
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hotspot-lab certify\" tests=\"\(report.results.count)\" failures=\"\(failures)\">\n"
         xml += "  <testsuite name=\"certify \(e(report.helpers.joined(separator: " + ")))\" tests=\"\(report.results.count)\" failures=\"\(failures)\">\n"
+        xml += "    <properties><property name=\"tier\" value=\"\(e(report.tier))\"/></properties>\n"
         for r in report.results {
             xml += "    <testcase classname=\"certify\" name=\"\(e(r.check.id)): \(e(r.check.title))\">\n"
             if !r.passed {
@@ -76,7 +78,7 @@ public enum CertifyReports {
         let e = HTMLReport.escape
         let failed = report.results.filter { !$0.passed && $0.check.required }
         var body = "<header><h1>hotspot-lab certify: <span class=\"verdict \(report.passed ? "pass" : "fail")\">\(report.passed ? "CERTIFIED" : "NOT CERTIFIED")</span></h1>\n"
-        body += "<p class=\"meta\">helper: <code>\(e(report.helpers.joined(separator: " + ")))</code> · \(report.results.count - failed.count) of \(report.results.count) checks passed</p></header>\n<main>\n"
+        body += "<p class=\"meta\">helper: <code>\(e(report.helpers.joined(separator: " + ")))</code> · \(e(report.tier)) tier · \(report.results.count - failed.count) of \(report.results.count) checks passed</p></header>\n<main>\n"
         if !report.causes.isEmpty {
             body += "<section id=\"cause\" class=\"cause\">\n<h2>Cause</h2>\n"
             for (index, cause) in report.causes.enumerated() {

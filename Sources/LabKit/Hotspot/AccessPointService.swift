@@ -88,7 +88,10 @@ public final class AccessPointService: HotspotService, @unchecked Sendable {
     public func waitUntilReady() throws {
         let ctl: WPACtrlSocket
         do {
-            ctl = try WPACtrlSocket.connect(serverPath: controlPath, timeout: .seconds(15))
+            // hostapd's control socket, waited for while hostapd runs (readiness, not a fixed time).
+            ctl = try Readiness.whileRunning({ try process?.poll() }, what: "hostapd for \(accessPoint.bssid)", log: log) {
+                try WPACtrlSocket.connect(serverPath: controlPath, timeout: .seconds(1))
+            }
             try ctl.attach()
             let status = WPACtrlSocket.keyValues(try ctl.request("STATUS"))
             if status["state"] != "ENABLED" {

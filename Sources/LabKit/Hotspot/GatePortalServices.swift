@@ -9,6 +9,8 @@ public final class GateService: HotspotService, @unchecked Sendable {
     public let uplink: String
     public let directory: String
     let launcher: any ProcessLauncher
+    /// An IPv6-only LAN's NAT64 tun (`NAT64Service`), named in the ruleset.
+    public var nat64: String?
 
     public var serviceName: String { "gate" }
     public var logFiles: [String: String] { [:] }
@@ -26,7 +28,7 @@ public final class GateService: HotspotService, @unchecked Sendable {
 
     public func launch() throws {
         let rules = rulesFile
-        try GateRuleset.render(gateway, lan: lan, uplink: uplink).write(toFile: rules, atomically: true, encoding: .utf8)
+        try GateRuleset.render(gateway, lan: lan, uplink: uplink, nat64: nat64).write(toFile: rules, atomically: true, encoding: .utf8)
         let nft = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["-f", rules]), inNamespace: namespace, timeout: .seconds(10))
         guard nft.status.succeeded else {
             throw SystemError("load the captive gate", "\(rules) into \(namespace)",
@@ -42,9 +44,11 @@ public final class GateService: HotspotService, @unchecked Sendable {
         try check(["delete", "table", GateRuleset.family, GateRuleset.table], doing: "remove the captive gate of")
     }
 
-    /// Every portal session ends, as at the session length: the authenticated set is flushed.
+    /// Every portal session ends, as at the session length: both authenticated sets (IPv4 and IPv6) are flushed.
     public func expireSessions() throws {
-        try check(["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set], doing: "expire the portal sessions of")
+        for set in [GateRuleset.set, GateRuleset.set6] {
+            try check(["flush", "set", GateRuleset.family, GateRuleset.table, set], doing: "expire the portal sessions of")
+        }
     }
 
     func check(_ args: [String], doing operation: String) throws {
@@ -89,9 +93,11 @@ public final class PortalService: HotspotService, @unchecked Sendable {
     /// The server's arguments (makes the https-only certificate when the settings ask for HTTPS only).
     public func arguments() throws -> [String] {
         let gateway = hotspot.gateway
-        var args = ["--kind", kind, "--listen", "\(gateway.address):\(gateway.portal?.port ?? 8080)",
-                    "--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
-                    "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", readyFile]
+        var args = ["--kind", kind, "--listen", "\(gateway.address):\(gateway.portal?.port ?? 8080)"]
+        // A LAN with IPv6: the portal answers on the gateway's IPv6 address too (the gate sends IPv6 HTTP there).
+        if let ipv6 = gateway.ipv6 { args += ["--listen6", "\(ipv6.address)", "--portal-url", gateway.portalURL ?? ""] }
+        args += ["--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
+                 "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", readyFile]
         if let value = settings[PortalTLS.setting], let problem = PortalTLS.problem(value) {
             throw SystemError("start the portal of", hotspot.name, reason: "setting `\(PortalTLS.setting)`: \(problem)")
         }

@@ -126,15 +126,39 @@ public enum DnsmasqConfig {
             "--log-dhcp",
             "--log-queries",
         ]
-        if case .uri(let uri) = gateway.captiveAPI {
+        if case .uri(let uri) = gateway.captiveAPI, gateway.ip.hasIPv4 {
             args.append("--dhcp-option=114,\(uri)")
         }
+        if !gateway.ip.hasIPv4, let range = args.firstIndex(where: { $0.hasPrefix("--dhcp-range=") }) {
+            // IPv6 only: the LAN keeps the gateway's IPv4 address (the portal and the gate listen there) but hands out none.
+            args.remove(at: range)
+            args.removeAll { $0.hasPrefix("--dhcp-option=option:") }
+        }
+        // IPv6: DHCPv6 (stateful, DNS and RFC 8910 option 103) from dnsmasq; the Router Advertisements (SLAAC,
+        // RDNSS, option 37) from hotspot-ra, so dnsmasq sends none (no --enable-ra). DNS answers on the IPv6 address.
+        let ipv6 = gateway.ipv6
+        if let ipv6 {
+            // On IPv6 only, unbound (DNS64) answers on the IPv6 address and forwards to dnsmasq on the IPv4 one.
+            if gateway.ip != .v6Only {
+                args.insert("--listen-address=\(ipv6.address)", at: args.firstIndex(of: "--listen-address=\(gateway.address)")! + 1)
+            }
+            args += ["--dhcp-range=\(ipv6.dhcpStart),\(ipv6.dhcpEnd),64,\(gateway.leaseSeconds)",
+                     "--dhcp-option=option6:dns-server,[\(ipv6.address)]"]
+            if case .uri(let uri) = gateway.captiveAPI { args.append("--dhcp-option=option6:103,\(uri)") }
+        }
+        // A dual-stack LAN's names have an IPv6 address too (the internet's); IPv4-only and IPv6-only LANs get IPv4
+        // answers (on IPv6 only, DNS64 synthesizes the AAAA).
+        let address6 = gateway.ip == .dual ? Internet.address6 : nil
         switch mode ?? (hotspot.faults.dns == "refused" ? .refused : .normal) {
         case .normal:
             // Every name resolves to the internet; the names below and the portal's are more specific and win.
             args.append("--address=/#/\(internet.address)")
+            // RFC 7050: a station discovers the NAT64 prefix from ipv4only.arpa's synthesized AAAA.
+            if gateway.ip == .v6Only { args.append("--address=/ipv4only.arpa/\(NAT64Config.ipv4OnlyAddress)") }
+            if let address6 { args.append("--address=/#/\(address6)") }
             for name in internet.names {
                 args.append("--address=/\(name)/\(internet.address)")
+                if let address6 { args.append("--address=/\(name)/\(address6)") }
             }
             for host in internet.hosts {
                 args.append("--address=/\(host.name)/\(host.address)")
@@ -154,27 +178,40 @@ public enum DnsmasqConfig {
                 args.append("--address=/\(name)/\(privateAddress)")
             }
         }
+        // IPv6 only: unbound (DNS64) owns port 53 of the LAN's addresses (dnsmasq binds every address of its interface),
+        // dnsmasq answers it on `NAT64Config.dnsmasqPort`. Its DHCPv6 is unchanged; the servfail fault's `--port=0` stays.
+        if gateway.ip == .v6Only, !args.contains("--port=0") { args.append("--port=\(NAT64Config.dnsmasqPort)") }
         return args
     }
 }
 
-/// The nftables captive gate. Unauthenticated clients may use DHCP, DNS and the portal (its HTTP port and the
-/// https-only portal's TLS port 443 on the gateway address); their HTTP is redirected to the portal; everything
-/// else is rejected. Authenticated clients sit in a set keyed by
-/// MAC and IP whose elements time out after the session length.
+/// The nftables captive gate, both families in one `inet` table. Unauthenticated clients may use DHCP, DNS and the
+/// portal (its HTTP port and the https-only portal's TLS port 443 on the gateway address), and on an IPv6 LAN
+/// Neighbour Discovery, router solicitations and DHCPv6; their HTTP is redirected to the portal (IPv4 and IPv6);
+/// everything else is rejected. Authenticated clients sit in two sets whose elements time out after the session
+/// length: `authenticated` keyed by MAC and IPv4 address, `authenticated6` by MAC (a station has several IPv6
+/// addresses and changes them: SLAAC, privacy addresses, DHCPv6), checked with the LAN's prefix as source. The
+/// portal puts a signed-in client in both, whichever family it signed in over.
 public enum GateRuleset {
     public static let family = "inet"
     public static let table = "hotspot"
     public static let set = "authenticated"
+    /// The IPv6 set: the portal's gate derives it from `set` (SET6).
+    public static let set6 = set + "6"
 
-    public static func render(_ gateway: Gateway, lan: String, uplink: String) -> String {
+    /// `nat64`: an IPv6-only LAN's NAT64 tun (tayga): signed-in clients' IPv6 may enter it, its IPv4 side leaves
+    /// by the uplink (masqueraded), and the answers come back the same way.
+    public static func render(_ gateway: Gateway, lan: String, uplink: String, nat64: String? = nil) -> String {
         guard let portal = gateway.portal else {
+            // Not captive: everyone through, on an IPv6-only LAN into NAT64 as well.
+            let tun = gateway.ipv6 == nil ? nil : nat64
+            func nat(_ line: String) -> String { tun == nil ? "" : "\n        " + line }
             return """
             table inet \(table) {
                 chain forward {
                     type filter hook forward priority filter; policy drop;
                     iifname "\(lan)" oifname "\(uplink)" accept
-                    iifname "\(uplink)" oifname "\(lan)" ct state established,related accept
+                    iifname "\(uplink)" oifname "\(lan)" ct state established,related accept\(nat("iifname \"\(lan)\" oifname \"\(tun ?? "")\" accept"))\(nat("iifname \"\(tun ?? "")\" oifname \"\(uplink)\" accept"))\(nat("iifname \"\(uplink)\" oifname \"\(tun ?? "")\" ct state established,related accept"))\(nat("iifname \"\(tun ?? "")\" oifname \"\(lan)\" ct state established,related accept"))
                 }
                 chain postrouting {
                     type nat hook postrouting priority srcnat; policy accept;
@@ -184,6 +221,13 @@ public enum GateRuleset {
 
             """
         }
+        let v6 = gateway.ipv6
+        // IPv6 lines only on a LAN that has IPv6 (`ip: dual` or `v6-only`).
+        func six(_ line: String) -> String { v6 == nil ? "" : "\n        " + line }
+        let gw6 = v6.map { "\($0.address)" } ?? ""
+        let prefix6 = v6.map { "\($0.prefix)" } ?? ""
+        let tun = v6 == nil ? nil : nat64
+        func nat(_ line: String) -> String { tun == nil ? "" : "\n        " + line }
         return """
         table inet \(table) {
             set \(set) {
@@ -191,10 +235,15 @@ public enum GateRuleset {
                 flags timeout
                 timeout \(gateway.sessionSeconds)s
             }
+            set \(set6) {
+                type ether_addr
+                flags timeout
+                timeout \(gateway.sessionSeconds)s
+            }
             chain prerouting {
                 type nat hook prerouting priority dstnat; policy accept;
-                iifname "\(lan)" ether saddr . ip saddr @\(set) return
-                iifname "\(lan)" ip daddr != \(gateway.address) tcp dport 80 redirect to :\(portal.port)
+                iifname "\(lan)" ether saddr . ip saddr @\(set) return\(six("iifname \"\(lan)\" meta nfproto ipv6 ether saddr @\(set6) return"))
+                iifname "\(lan)" ip daddr != \(gateway.address) tcp dport 80 redirect to :\(portal.port)\(six("iifname \"\(lan)\" ip6 daddr != \(gw6) tcp dport 80 dnat ip6 to [\(gw6)]:\(portal.port)"))
             }
             chain input {
                 type filter hook input priority filter; policy accept;
@@ -202,14 +251,14 @@ public enum GateRuleset {
                 ct state established,related accept
                 udp dport { 53, 67 } accept
                 tcp dport { \(Set([53, portal.port, PortalTLS.port]).sorted().map(String.init).joined(separator: ", ")) } accept
-                icmp type echo-request accept
+                icmp type echo-request accept\(six("udp dport 547 accept"))\(six("icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, echo-request, mld-listener-report, mld2-listener-report } accept"))
                 meta l4proto tcp reject with tcp reset
                 reject with icmpx type admin-prohibited
             }
             chain forward {
                 type filter hook forward priority filter; policy drop;
                 iifname "\(uplink)" oifname "\(lan)" ct state established,related accept
-                iifname "\(lan)" oifname "\(uplink)" ether saddr . ip saddr @\(set) accept
+                iifname "\(lan)" oifname "\(uplink)" ether saddr . ip saddr @\(set) accept\(six("iifname \"\(lan)\" oifname \"\(uplink)\" ip6 saddr \(prefix6) ether saddr @\(set6) accept"))\(nat("iifname \"\(lan)\" oifname \"\(tun ?? "")\" ip6 saddr \(prefix6) ether saddr @\(set6) accept"))\(nat("iifname \"\(tun ?? "")\" oifname \"\(uplink)\" accept"))\(nat("iifname \"\(uplink)\" oifname \"\(tun ?? "")\" ct state established,related accept"))\(nat("iifname \"\(tun ?? "")\" oifname \"\(lan)\" ct state established,related accept"))
                 iifname "\(lan)" meta l4proto tcp reject with tcp reset
                 iifname "\(lan)" reject with icmpx type admin-prohibited
             }

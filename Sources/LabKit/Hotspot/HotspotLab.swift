@@ -7,9 +7,13 @@ import Netlink
 public enum HotspotLinkMode: Sendable, Equatable {
     /// A mac80211_hwsim radio in the hotspot namespace, served by hostapd (needs hwsim: the VM).
     case radio
-    /// A veth pair to a per-hotspot station namespace standing in for the radio link (host kernels
-    /// without wireless; used by the gate/portal tests).
+    /// The native tier: no radio. Without stations, a veth pair to a per-hotspot station namespace stands in for
+    /// the radio link (the gate/portal tests); with stations, each hotspot's LAN is a bridge and each station's Wi-Fi
+    /// is a veth end the lab attaches to a hotspot's bridge (`StationLink`, docs/STATION.md "The native tier").
     case veth
+
+    /// The tier reports name: `radio` (mac80211_hwsim, hostapd, wpa_supplicant) or `native` (links the lab moves).
+    public var tier: String { self == .radio ? "radio" : "native" }
 }
 
 public struct HotspotLabOptions: Sendable {
@@ -68,11 +72,16 @@ public struct RunningHotspot: @unchecked Sendable {
     /// hostapd per access point (radio mode).
     public var accessPointServices: [AccessPointService]
     public var dhcpDNS: DHCPDNSService
+    /// The gateway's IPv6 address and Router Advertisements (a LAN with IPv6 only).
+    public var routerAdvertisements: RouterAdvertisementService?
+    /// NAT64 and DNS64 (an IPv6-only LAN only).
+    public var nat64: NAT64Service?
 
     public var services: [any HotspotService] {
         var list: [any HotspotService] = [uplink, gate]
         if let portalService { list.append(portalService) }
-        return list + accessPointServices.map { $0 as any HotspotService } + [dhcpDNS]
+        return list + accessPointServices.map { $0 as any HotspotService } + (routerAdvertisements.map { [$0] } ?? [])
+            + (nat64.map { [$0] } ?? []) + [dhcpDNS]
     }
 
     /// The portal server process (nil: not captive) and the kind it serves now.
@@ -132,14 +141,14 @@ public final class HotspotLab: @unchecked Sendable {
         var tools = ["dnsmasq", "nft"]
         if options.linkMode == .radio { tools.append("hostapd") }
         if options.stations != nil {
-            guard options.linkMode == .radio else {
-                throw SystemError("start stations", topology.file, reason: "stations need radios (--link radio; mac80211_hwsim: the VM)")
-            }
-            tools += ["wpa_supplicant", "curl", "busybox"]
+            if options.linkMode == .radio { tools.append("wpa_supplicant") }
+            tools += ["curl", "busybox"]
             _ = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         }
         // PEAP's certificate; the lab CA, the internet's certificates (HTTPS) and the https-only portals'.
         tools.append("openssl")
+        // IPv6-only hotspots: NAT64 and DNS64 (docs/TOPOLOGY.md "IPv6"); tayga's log goes through stdbuf.
+        if topology.hotspots.contains(where: { $0.gateway.ip == .v6Only }) { tools += ["tayga", "unbound", "stdbuf"] }
         for tool in tools { _ = try findTool(tool) }
         let labStart = ContinuousClock.now
         // A run id whose log folder an earlier lab left is not reused: that folder holds the earlier run's hotspotd
@@ -204,6 +213,7 @@ public final class HotspotLab: @unchecked Sendable {
         let internetNS = try measure("internet namespace") { try lab.createNamespace("net") }
         internet = internetNS
         try internetNS.route.addAddress(try prefix("\(topology.internet.address)/32"), to: "lo")
+        try internetNS.route.addAddress(IPPrefix(Internet.address6, length: 128), to: "lo")
         let internetService = InternetService(internet: topology.internet, namespace: internetNS.name, binary: portalBinary,
                                               labLogDirectory: logDirectory, launcher: launcher)
         try internetService.launch()
@@ -228,8 +238,14 @@ public final class HotspotLab: @unchecked Sendable {
         if let stationOptions = options.stations {
             for (index, station) in topology.stations.enumerated() {
                 try measure("station \(station.name) ready") {
-                    stations.append(try RunningStation.build(station, index: index, lab: lab, topology: topology,
-                                                             logDirectory: logDirectory, options: stationOptions))
+                    switch options.linkMode {
+                    case .radio:
+                        stations.append(try RunningStation.build(station, index: index, lab: lab, topology: topology,
+                                                                 logDirectory: logDirectory, options: stationOptions))
+                    case .veth:
+                        stations.append(try RunningStation.buildLinked(station, index: index, lab: self, topology: topology,
+                                                                       logDirectory: logDirectory, options: stationOptions))
+                    }
                 }
             }
         }
@@ -258,8 +274,29 @@ public final class HotspotLab: @unchecked Sendable {
         try uplink.start()
         let side = try buildLAN(hotspot, index: index, in: ns)
         let gate = GateService(gateway: gateway, namespace: ns.name, lan: side.lan, uplink: uplink.interface, directory: dir, launcher: launcher)
+        let nat64Tun = gateway.ip == .v6Only ? try lab.name("h\(index)t") : nil
+        gate.nat64 = nat64Tun
         try gate.start()
         var logs: [String: String] = [:]
+        // IPv6 (`ip: dual` or `v6-only`): the LAN's address first (the portal listens on it,
+        // dnsmasq's DHCPv6 range needs it), then the RAs.
+        var routerAdvertisements: RouterAdvertisementService?
+        if let ipv6 = gateway.ipv6 {
+            let service = RouterAdvertisementService(hotspot: hotspot, ipv6: ipv6, namespace: ns, interface: side.lan, directory: dir, launcher: launcher)
+            try service.launch()
+            logs.merge(service.logFiles) { _, new in new }
+            pending.append(("\(hotspot.name): router advertisements", service.waitUntilReady))
+            routerAdvertisements = service
+        }
+        // IPv6 only: NAT64 (tayga) and DNS64 (unbound on the gateway's IPv6 address) to the IPv4 internet.
+        var nat64: NAT64Service?
+        if let nat64Tun {
+            let service = NAT64Service(hotspot: hotspot, namespace: ns, tun: nat64Tun, directory: dir, launcher: launcher)
+            try service.launch()
+            logs.merge(service.logFiles) { _, new in new }
+            pending.append(("\(hotspot.name): NAT64 and DNS64", service.waitUntilReady))
+            nat64 = service
+        }
 
         var portal: PortalService?
         if let settings = gateway.portal {
@@ -304,7 +341,8 @@ public final class HotspotLab: @unchecked Sendable {
             hotspot: hotspot, index: index, namespace: ns, lanInterface: side.lan, uplinkInterface: uplink.interface,
             stationNamespace: side.stationNamespace, stationInterface: side.stationInterface,
             accessPoints: accessPoints.map { RunningAccessPoint(accessPoint: $0.accessPoint, interface: $0.interface, hostapdControlPath: $0.controlPath) },
-            logs: logs, uplink: uplink, gate: gate, portalService: portal, accessPointServices: accessPoints, dhcpDNS: dhcpDNS)
+            logs: logs, uplink: uplink, gate: gate, portalService: portal, accessPointServices: accessPoints, dhcpDNS: dhcpDNS,
+            routerAdvertisements: routerAdvertisements, nat64: nat64)
     }
 
     /// A hotspot's LAN side: the gateway address on a veth to a station namespace (veth mode), or on the
@@ -320,6 +358,13 @@ public final class HotspotLab: @unchecked Sendable {
     func buildLAN(_ hotspot: Hotspot, index: Int, in ns: NetworkNamespace) throws -> LANSide {
         let gatewayPrefix = try prefix("\(hotspot.gateway.address)/\(hotspot.gateway.subnet.length)")
         switch options.linkMode {
+        case .veth where options.stations != nil:
+            // The native tier's segment: a bridge the stations' links are attached to (`StationLink`).
+            let bridge = try lab.name("h\(index)b")
+            try ns.route.createBridge(bridge)
+            try ns.route.setUp(bridge)
+            try ns.route.addAddress(gatewayPrefix, to: bridge)
+            return LANSide(lan: bridge)
         case .veth:
             let sta = try lab.createNamespace("s\(index)")
             try lab.connect(ns, "h\(index)l", addresses: [gatewayPrefix], to: sta, "s\(index)c")

@@ -33,7 +33,9 @@ public final class InternetService: HotspotService, @unchecked Sendable {
 
     /// The server's arguments; writes the routes' file when there are routes.
     public func arguments() throws -> [String] {
-        var args = ["--internet", "--listen", "\(internet.address):\(internet.port)", "--ready-file", readyFile]
+        // HTTP on both families (the IPv6 address serves the hotspots with IPv6; HTTPS stays on IPv4).
+        var args = ["--internet", "--listen", "\(internet.address):\(internet.port)", "--listen6", "\(Internet.address6)",
+                    "--ready-file", readyFile]
         if !internet.services.isEmpty {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -108,10 +108,36 @@ extension HotspotService {
 }
 
 /// Readiness waits shared by the services (polling a file the daemon writes, failing early if it exits).
+/// A start waits for its daemon's readiness, not for a fixed time: as long as the daemon runs, the wait goes on (a
+/// Swift binary over 9p under TCG on a loaded machine took more than 15 s to listen; issue 25), up to
+/// `safetyBound`, which only catches a daemon that runs but never gets ready.
 public enum Readiness {
+    /// The longest a running daemon may take to get ready (a hung daemon; not a measure of load).
+    public static let safetyBound: Duration = .seconds(300)
+
+    /// Waits until `attempt` succeeds (it returns a value), retrying while `child` runs; throws `attempt`'s last error
+    /// when the child exits first or `safetyBound` passes.
+    public static func whileRunning<T>(_ child: () throws -> ExitStatus?, what: String, log: String,
+                                       bound: Duration = safetyBound, _ attempt: () throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + bound
+        while true {
+            do {
+                return try attempt()
+            } catch {
+                if let status = try child() {
+                    throw SystemError("start", what, reason: "exited (\(status)) before it was ready (\(error)); log \(log): \(tail(log))")
+                }
+                if ContinuousClock.now >= deadline {
+                    throw SystemError("start", what, reason: "running but not ready within \(bound): \(error); log \(log): \(tail(log))")
+                }
+                usleep(5_000)
+            }
+        }
+    }
+
     /// Waits for a daemon's readiness file (written once it listens); fails early if it exits.
     public static func waitForFile(_ path: String, child: any ServiceProcess, log: String, what: String,
-                                   timeout: Duration = .seconds(15)) throws {
+                                   timeout: Duration = safetyBound) throws {
         let deadline = ContinuousClock.now + timeout
         while access(path, F_OK) != 0 {
             if let status = try child.poll() {
@@ -126,7 +152,7 @@ public enum Readiness {
 
     /// Waits for `text` in a daemon's log; fails early if it exits.
     public static func waitForLogLine(_ path: String, containing text: String, child: any ServiceProcess, what: String,
-                                      timeout: Duration = .seconds(15)) throws {
+                                      timeout: Duration = safetyBound) throws {
         let deadline = ContinuousClock.now + timeout
         while !(readSmallFile(path)?.contains(text) ?? false) {
             if let status = try child.poll() {

@@ -4,7 +4,7 @@ import Netlink
 
 /// A hotspot's uplink: the veth to the internet namespace (a /30 from the internet's uplinks), the default
 /// route through it (absent with `faults: {uplink: down}`), netem on its egress when the faults ask for
-/// latency, loss or a rate, and IPv4 forwarding in the hotspot namespace.
+/// latency, loss or a rate, and IPv4 forwarding in the hotspot namespace; on a LAN with IPv6 the same for IPv6.
 public final class UplinkService: HotspotService, @unchecked Sendable {
     public let hotspot: Hotspot
     public let index: Int
@@ -43,12 +43,26 @@ public final class UplinkService: HotspotService, @unchecked Sendable {
         }
     }
 
+    /// The default IPv6 route through the uplink (a LAN with IPv6): the internet's end of the uplink's /64.
+    var defaultRoute6: Route? {
+        hotspot.gateway.ipv6 == nil ? nil : Route(gateway: topology.internet.uplink6(index).internet)
+    }
+
     public func launch() throws {
         let (internetSide, hotspotSide) = topology.internet.uplink(index)
-        try lab.connect(namespace, "h\(index)u", addresses: [try IPPrefix.parse("\(hotspotSide)/30")],
-                        to: internet, "h\(index)i", addresses: [try IPPrefix.parse("\(internetSide)/30")])
+        var hotspotAddresses = [try IPPrefix.parse("\(hotspotSide)/30")]
+        var internetAddresses = [try IPPrefix.parse("\(internetSide)/30")]
+        if hotspot.gateway.ipv6 != nil {
+            // A LAN with IPv6: the uplink carries IPv6 too (a /64 of the lab's 2001:db8:fffe::/48); the gate
+            // masquerades both families, so the internet needs no route back.
+            let (internet6, hotspot6) = topology.internet.uplink6(index)
+            hotspotAddresses.append(IPPrefix(hotspot6, length: 64))
+            internetAddresses.append(IPPrefix(internet6, length: 64))
+        }
+        try lab.connect(namespace, "h\(index)u", addresses: hotspotAddresses, to: internet, "h\(index)i", addresses: internetAddresses)
         if !hotspot.faults.uplinkDown {
             try namespace.route.addRoute(try defaultRoute)
+            if let defaultRoute6 { try namespace.route.addRoute(defaultRoute6) }
         }
         let f = hotspot.faults
         let netem = Self.netem(latencyMS: f.latencyMS, jitterMS: f.jitterMS, lossPercent: Double(f.lossPercent), rateKbit: f.rateKbit)
@@ -64,11 +78,14 @@ public final class UplinkService: HotspotService, @unchecked Sendable {
         }
         // net.* sysctls belong to the writing thread's namespace: write from inside.
         let ns = namespace
+        let paths = ["/proc/sys/net/ipv4/ip_forward"] + (hotspot.gateway.ipv6 == nil ? [] : ["/proc/sys/net/ipv6/conf/all/forwarding"])
         try ns.runInside {
-            let fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY)
-            guard fd >= 0 else { throw SystemError.current("open", "/proc/sys/net/ipv4/ip_forward") }
-            defer { close(fd) }
-            guard write(fd, "1\n", 2) == 2 else { throw SystemError.current("enable forwarding in", ns.name) }
+            for path in paths {
+                let fd = open(path, O_WRONLY)
+                guard fd >= 0 else { throw SystemError.current("open", path) }
+                defer { close(fd) }
+                guard write(fd, "1\n", 2) == 2 else { throw SystemError.current("enable forwarding (\(path)) in", ns.name) }
+            }
         }
     }
 
@@ -80,10 +97,11 @@ public final class UplinkService: HotspotService, @unchecked Sendable {
 
     /// The default route through the uplink is added (up) or removed (down); already so is fine.
     public func setUp(_ up: Bool) throws {
-        let route = try defaultRoute
-        do {
-            if up { try namespace.route.addRoute(route) } else { try namespace.route.deleteRoute(route) }
-        } catch let e as SystemError where e.errno == (up ? EEXIST : ESRCH) {}
+        for route in [try defaultRoute] + (defaultRoute6.map { [$0] } ?? []) {
+            do {
+                if up { try namespace.route.addRoute(route) } else { try namespace.route.deleteRoute(route) }
+            } catch let e as SystemError where e.errno == (up ? EEXIST : ESRCH) {}
+        }
     }
 
     /// `tc` arguments putting netem (`netem`: its parameters) on `device`'s egress; `verb` add or replace.

@@ -244,6 +244,9 @@ public enum Replay {
                      "topology: \(topology)",
                      "maintain-interval: \(maintain)",
                      "time-scale: \(timeScale)"]
+        // What the recorded steps need beyond the native tier (docs/SCENARIOS.md, "Tiers").
+        let kinds = Set(steps.map { String($0.prefix { $0 != ":" }) })
+        if !kinds.isDisjoint(with: ScenarioParser.airStepKinds) { lines.append("needs: air") } else if kinds.contains("link") { lines.append("needs: netem") }
         if !helpers.isEmpty {
             lines.append("helpers:")
             lines += helpers.map { "  - '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }

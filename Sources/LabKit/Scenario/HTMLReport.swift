@@ -27,13 +27,13 @@ public enum HTMLReport {
         <h1>\(escape(title))</h1>
         <p class="totals"><span class="verdict \(failed == 0 ? "pass" : "fail")">\(failed == 0 ? "PASS" : "FAIL")</span>
         \(results.count) scenario\(results.count == 1 ? "" : "s"): \(passed) passed, \(flaky) flaky, \(failed) failed \
-        · \(String(format: "%.1f", total)) s in all · generated \(escape(ISO8601DateFormatter().string(from: Date())))</p>
+        · \(escape(Array(Set(results.map(\.tier))).sorted().joined(separator: " and "))) tier · \(String(format: "%.1f", total)) s in all · generated \(escape(ISO8601DateFormatter().string(from: Date())))</p>
         </header>
         <main>
         <section id="summary">
         <h2>Summary</h2>
         <table class="summary">
-        <thead><tr><th>scenario</th><th>verdict</th><th>steps</th><th class="num">duration</th><th class="num">lab up</th><th>state path</th><th>failure</th></tr></thead>
+        <thead><tr><th>scenario</th><th>verdict</th><th>tier</th><th>steps</th><th class="num">duration</th><th class="num">lab up</th><th>state path</th><th>failure</th></tr></thead>
         <tbody>
 
         """
@@ -44,6 +44,7 @@ public enum HTMLReport {
             html += "<tr class=\"\(v.css)\" data-scenario=\"\(escape(result.scenario.name))\">"
                 + "<td><a href=\"#scenario-\(anchor)\">\(escape(result.scenario.name))</a></td>"
                 + "<td><span class=\"verdict \(v.css)\">\(v.label)</span>\(result.attempts > 1 ? " <span class=\"muted\">(\(result.attempts) attempts)</span>" : "")</td>"
+                + "<td class=\"tier\">\(escape(result.tier))</td>"
                 + "<td class=\"num\">\(ran)/\(result.scenario.steps.count)</td>"
                 + "<td class=\"num\">\(String(format: "%.1f s", result.duration))</td>"
                 + "<td class=\"num\">\(String(format: "%.1f s", result.labUpSeconds))</td>"
@@ -65,7 +66,7 @@ public enum HTMLReport {
         var html = "<section class=\"scenario \(v.css)\" id=\"scenario-\(anchor)\">\n"
         html += "<h2><span class=\"verdict \(v.css)\">\(v.label)</span> \(escape(r.scenario.name))</h2>\n"
         if !r.scenario.description.isEmpty { html += "<p class=\"description\">\(escape(r.scenario.description))</p>\n" }
-        html += "<p class=\"meta\">\(escape(r.scenario.file)) · topology \(escape(r.scenario.topologyPath))"
+        html += "<p class=\"meta\">\(escape(r.scenario.file)) · topology \(escape(r.scenario.topologyPath)) · \(escape(r.tier)) tier"
             + String(format: " · %.1f s (lab up %.1f s)", r.duration, r.labUpSeconds)
             + (r.attempts > 1 ? " · \(r.attempts) attempts" + (r.flaky ? ": failed once, passed on the retry" : "") : "") + "</p>\n"
         if let setup = r.setupError {

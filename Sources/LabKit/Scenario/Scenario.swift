@@ -20,6 +20,15 @@ public struct Scenario: Sendable {
     public var steps: [ScenarioStep]
     /// The station it names, where it stands (the steps carry their own references).
     public var references: [ScenarioReference] = []
+    /// `needs: air`: it needs real radios (PSK/EAP handshakes, over-the-air roaming, signal and radio faults, SSID
+    /// bytes on the air), so it runs in the radio tier only; every other scenario runs in both tiers.
+    public var needsAir = false
+    /// `needs: netem`: it shapes a link with netem (`link:` steps), which some host kernels lack; the native tier runs
+    /// it only where the host kernel has netem (`NetemSupport`), the radio tier (the VM's kernel has it) always.
+    public var needsNetem = false
+
+    /// The tiers it runs in.
+    public var tiers: [HotspotLinkMode] { needsAir ? [.radio] : [.radio, .veth] }
 }
 
 /// One step, where it stands in the file.
@@ -30,6 +39,8 @@ public struct ScenarioStep: Sendable {
     public var text: String
     /// What the step does (one type per step kind: `StepRegistry`).
     public var action: any ScenarioStepAction
+    /// The step's kind (`roam`, `join`, ...).
+    public var kind: String = ""
     /// The stations, hotspots, helpers and access points it names, where they stand (`ScenarioCheck`).
     public var references: [ScenarioReference] = []
 }
@@ -68,7 +79,7 @@ public enum ScenarioParser {
             throw TopologyError(file: file, line: 1, column: 1, field: "", message: "the file is empty; expected a mapping with `topology:` and `steps:`")
         }
         let top = Field(node: root, path: "", file: file)
-        let keys = try top.keys(allowed: ["name", "description", "topology", "station", "maintain-interval", "time-scale", "helpers", "steps"],
+        let keys = try top.keys(allowed: ["name", "description", "topology", "station", "maintain-interval", "time-scale", "helpers", "needs", "steps"],
                                 required: ["topology", "steps"])
         let name = try keys["name"]?.nonEmptyString() ?? ((file as NSString).lastPathComponent as NSString).deletingPathExtension
         let topology = try keys.required("topology").nonEmptyString()
@@ -84,13 +95,47 @@ public enum ScenarioParser {
             references.append(ScenarioReference(kind: .station, name: name, file: file, line: field.mark.line, column: field.mark.column, field: field.path))
             return name
         }
-        return Scenario(
+        let needed = try keys["needs"].map(needs) ?? []
+        let needsAir = needed.contains("air")
+        let steps = try stepFields.map(step)
+        var scenario = Scenario(
             name: name, description: description, file: file, topologyPath: topologyPath,
             station: station,
             maintainInterval: try keys["maintain-interval"].map { try number($0, in: 0.1...3600) } ?? 300,
             timeScale: try keys["time-scale"].map { try number($0, in: 0.001...100) } ?? 1,
             helpers: try keys["helpers"].map { try $0.list().map { try $0.commandLine() } },
-            steps: try stepFields.map(step), references: references)
+            steps: steps, references: references)
+        scenario.needsAir = needsAir
+        scenario.needsNetem = needed.contains("netem")
+        return scenario
+    }
+
+    /// A step the scenario's `needs:` does not cover: one that acts on the air without `needs: air`, a `link` step
+    /// without `needs: netem` (or air). `hotspot-lab run`/`demo` refuse such a file before anything runs, and the
+    /// native tier refuses it too; as `file:line:column` with the step's field.
+    public static func undeclaredNeed(_ scenario: Scenario) -> TopologyError? {
+        for (index, step) in scenario.steps.enumerated() {
+            if !scenario.needsAir, airStepKinds.contains(step.kind) {
+                return TopologyError(file: scenario.file, line: step.line, column: step.column, field: "steps[\(index)].\(step.kind)",
+                                     message: "the `\(step.kind)` step acts on the air (mac80211_hwsim radios); expected `needs: air` in the scenario, so it runs in the radio tier only")
+            }
+            if !scenario.needsAir, !scenario.needsNetem, step.kind == "link" {
+                return TopologyError(file: scenario.file, line: step.line, column: step.column, field: "steps[\(index)].link",
+                                     message: "the `link` step shapes a link with netem, which some host kernels lack; expected `needs: netem` (or `needs: air`) in the scenario")
+            }
+        }
+        return nil
+    }
+
+    /// The step kinds that act on the air (radios, hostapd, wpa_supplicant): only in a scenario with `needs: air`.
+    public static let airStepKinds: Set<String> = ["roam", "signal", "ap"]
+
+    /// What the scenario needs beyond the native tier: `needs: air`, `needs: netem` or a list of them.
+    static func needs(_ field: Field) throws -> Set<String> {
+        let items: [Field]
+        if case .sequence = field.node { items = try field.list() } else { items = [field] }
+        guard !items.isEmpty else { throw field.error("expected air or netem, or a list of them") }
+        return Set(try items.map { try oneOf($0, ["air", "netem"], what: "requirement") })
     }
 
     /// The YAML document's root node (nil: empty); errors as `file:line:column`. The one place scenario YAML is read:
@@ -145,7 +190,8 @@ public enum ScenarioParser {
         if text.hasPrefix("{"), text.hasSuffix("}") { text = String(text.dropFirst().dropLast()) }
         let arguments = StepArguments(kind: kind, value: value)
         let action = try stepKind.parse(arguments)
-        return ScenarioStep(line: field.mark.line, column: field.mark.column, text: text, action: action, references: arguments.references)
+        return ScenarioStep(line: field.mark.line, column: field.mark.column, text: text, action: action, kind: kind,
+                            references: arguments.references)
     }
 
     /// A step in one line, flow style: `expect-command: {command: maintain, result: success}`.
@@ -159,4 +205,9 @@ public enum ScenarioParser {
         case .alias: return "*alias"
         }
     }
+}
+
+/// Whether this kernel can shape links with netem (the `link` step): loaded or built in (`/sys/module/sch_netem`).
+public enum NetemSupport {
+    public static var available: Bool { FileManager.default.fileExists(atPath: "/sys/module/sch_netem") }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HotspotProtocol
+import HotspotSystem
 
 /// What one step did.
 public struct StepResult: Sendable {
@@ -44,6 +45,13 @@ public struct ScenarioResult: Sendable {
     public var attempts = 1
     /// The scenario names something its topology does not have (`ScenarioCheck`): nothing was built, no retry.
     public var invalid = false
+    /// The states entered up to the end of the last state check, the commands hotspotd sent (`evaluate -> helper`, in
+    /// order) and the helpers' results (sorted) in that part: `TierOutcome`, the same in both tiers.
+    public var checkedPath: [String] = []
+    public var commands: [String] = []
+    public var results: [String] = []
+    /// The tier it ran in: `radio` (mac80211_hwsim, hostapd, wpa_supplicant) or `native` (links the lab moves).
+    public var tier = "radio"
 
     public var failure: StepResult? { steps.first { !$0.passed } }
 }
@@ -57,6 +65,8 @@ public final class ScenarioRunner: @unchecked Sendable {
     public var helperOverride: [String]?
     /// Called after each step (progress lines).
     public var onStep: (@Sendable (Scenario, StepResult) -> Void)?
+    /// The tier: `.radio` (mac80211_hwsim: the VM or a host with it) or `.veth` (the native tier, no radio).
+    public var linkMode: HotspotLinkMode = .radio
 
     public init(logRoot: String? = nil, helperOverride: [String]? = nil) {
         self.logRoot = logRoot
@@ -67,12 +77,18 @@ public final class ScenarioRunner: @unchecked Sendable {
         let start = ContinuousClock.now
         var result = ScenarioResult(scenario: scenario, passed: false, steps: [], timeline: [], path: [], duration: 0, labUpSeconds: 0,
                                     logDirectory: "", traceFile: nil)
+        result.tier = linkMode.tier
         let topology: Topology
         let lab: HotspotLab
         do {
             topology = try TopologyParser.load(path: scenario.topologyPath)
             // Every station, hotspot, helper and access point the scenario names, before anything is built.
             try ScenarioCheck.validate(scenario, against: topology, helperOverride: helperOverride)
+            if linkMode != .radio, let undeclared = ScenarioParser.undeclaredNeed(scenario) { throw undeclared }
+            if scenario.needsAir, linkMode != .radio {
+                throw SystemError("run scenario \(scenario.name) in the native tier", scenario.file,
+                                  reason: "it declares `needs: air`; it runs in the radio tier only")
+            }
         } catch {
             result.setupError = "\(error)"
             result.invalid = true
@@ -81,7 +97,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         }
         do {
             lab = try HotspotLab.up(topology, options: HotspotLabOptions(
-                linkMode: .radio, logRoot: logRoot,
+                linkMode: linkMode, logRoot: logRoot,
                 stations: StationLabOptions(timeScale: scenario.timeScale, maintainInterval: scenario.maintainInterval,
                                           helperOverride: helperOverride ?? scenario.helpers)))
         } catch {
@@ -98,7 +114,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         result.logDirectory = lab.logDirectory
         // The air: every radio's frames on hwsim0, as a pcap in the lab's log folder (stopped before the lab goes
         // down, whose log copy takes it to the host). Runs at once share hwsim0: each capture holds all of them.
-        let capture = AirCapture.start(into: lab.logDirectory + "/air.pcap")
+        let capture = linkMode == .radio ? AirCapture.start(into: lab.logDirectory + "/air.pcap") : nil
         defer { capture?.stop() }
         guard let station = lab.station(scenario.station) else {
             result.setupError = "\(scenario.file): station `\(scenario.station ?? "")` is not in \(topology.file)"
@@ -119,6 +135,7 @@ public final class ScenarioRunner: @unchecked Sendable {
         let records = station.readTrace()
         result.timeline = Timeline.build(records)
         result.path = records.compactMap { $0.record.transition?.to }
+        (result.checkedPath, result.commands, result.results) = TierOutcome.checked(records, scenario: scenario)
         result.duration = Self.seconds(since: start)
         return result
     }

@@ -103,6 +103,8 @@ public final class RunningStation: @unchecked Sendable {
     private let topology: Topology
     private var controlClient: ControlClient?
     private var wpa: WPACtrlSocket?
+    /// The native tier: the lab's link controller for this station's Wi-Fi (nil: a radio and wpa_supplicant).
+    public internal(set) var link: StationLink?
 
     init(station: Station, index: Int, namespace: NetworkNamespace, interface: String, directory: String, lab: Lab,
          options: StationLabOptions, topology: Topology, hotspotd: ChildProcess, helpers: [RunningHelper]) {
@@ -144,13 +146,12 @@ public final class RunningStation: @unchecked Sendable {
                                                           ["-i", interface, "-c", conf, "-D", "nl80211", "-t"],
                                                           stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns, resolvConf: resolvConf)
         let wpaPath = dir + "/wpa-ctrl/" + interface
-        do {
-            try WPACtrlSocket.connect(serverPath: wpaPath, timeout: .seconds(15)).close()
-        } catch {
-            throw SystemError("start wpa_supplicant", "for station \(station.name)",
-                              reason: "\(error) (exit: \(String(describing: try? wpaChild.poll()))); log \(wpaLog): \(Readiness.tail(wpaLog))")
+        // Its control socket, waited for while wpa_supplicant runs (readiness, not a fixed time).
+        try Readiness.whileRunning({ try wpaChild.poll() }, what: "wpa_supplicant for station \(station.name)", log: wpaLog) {
+            try WPACtrlSocket.connect(serverPath: wpaPath, timeout: .seconds(1)).close()
         }
-        let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options, station: station)
+        let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options, station: station,
+                                         link: nil)
         let running = RunningStation(station: station, index: index, namespace: ns, interface: interface, directory: dir, lab: lab,
                                      options: options, topology: topology, hotspotd: hotspotd, helpers: [])
         try running.connectControl()
@@ -160,14 +161,15 @@ public final class RunningStation: @unchecked Sendable {
     }
 
     static func spawnHotspotd(lab: Lab, namespace: NetworkNamespace, interface: String, directory: String,
-                              options: StationLabOptions, station: Station) throws -> ChildProcess {
+                              options: StationLabOptions, station: Station, link: StationLink?) throws -> ChildProcess {
         let binary = try BuildProducts.locate("hotspotd", environmentKey: "HOTSPOTD")
         let log = directory + "/hotspotd.log"
         let resolvConf = try StationResolver.prepare(runDirectory: directory + "/hotspotd")
         // Provider apps: the apps file, and the environment the providers hotspotd launches inherit.
         let apps = try writeAppsFile(station, directory: directory)
         return try lab.spawn(ProcessConfiguration(binary, [
-            "--run-dir", directory + "/hotspotd", "--interface", interface, "--wpa-supplicant", directory + "/wpa-ctrl/" + interface,
+            "--run-dir", directory + "/hotspotd", "--interface", interface,
+        ] + (link.map { ["--link-control", $0.socketPath] } ?? ["--wpa-supplicant", directory + "/wpa-ctrl/" + interface]) + [
             "--time-scale", "\(options.timeScale)", "--maintain-interval", "\(options.maintainInterval)",
         ] + apps, environment: apps.isEmpty ? nil : providerEnvironment(directory: directory), stdout: .file(log), stderr: .file(log)),
                              in: namespace, resolvConf: resolvConf)
@@ -175,12 +177,13 @@ public final class RunningStation: @unchecked Sendable {
 
     func connectControl() throws {
         let path = hotspotdRunDirectory + "/control.sock"
-        do {
-            controlClient = try ControlClient.connect(path: path, timeout: .seconds(15))
-            _ = try controlClient!.status()
-        } catch {
-            throw SystemError("start hotspotd", "for station \(station.name)",
-                              reason: "\(error) (exit: \(String(describing: try? hotspotd.poll()))); log \(hotspotdLog): \(Readiness.tail(hotspotdLog))")
+        // hotspotd's control socket, waited for while hotspotd runs: under load it once took more than a fixed 15 s to
+        // listen, and the lab failed with control.sock ENOENT (issue 25). A hotspotd that exits fails at once.
+        let child = hotspotd
+        controlClient = try Readiness.whileRunning({ try child.poll() }, what: "hotspotd for station \(station.name)", log: hotspotdLog) {
+            let client = try ControlClient.connect(path: path, timeout: .seconds(1))
+            _ = try client.status()
+            return client
         }
     }
 
@@ -342,6 +345,7 @@ public final class RunningStation: @unchecked Sendable {
 
     /// Scans with wpa_supplicant and returns what it found, as the networks the scan list presents.
     public func scan(timeout: Duration = .seconds(15)) throws -> [HotspotNetwork] {
+        if let link { return link.scanResults() }   // the native tier: the scan list comes from the topology
         let c = try wpaControl()
         // Only the lab's channels: a full scan of every 2.4 and 5 GHz channel takes about 3.8 s under TCG, the
         // lab's one or two channels about 0.1 s each (issue 19); no access point of the lab is anywhere else.
@@ -507,7 +511,7 @@ public final class RunningStation: @unchecked Sendable {
         let newRunStart = traceLineCount()
         for helper in helpers { _ = try? helper.process.terminate(grace: .seconds(1)) }
         hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options,
-                                          station: station)
+                                          station: station, link: link)
         try connectControl()
         if helperDelay > .zero {
             let (s, a) = helperDelay.components
@@ -518,6 +522,7 @@ public final class RunningStation: @unchecked Sendable {
     }
 
     func close() {
+        link?.stop()
         wpa?.close()
         wpa = nil
         controlClient = nil

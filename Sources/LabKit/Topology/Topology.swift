@@ -1,5 +1,6 @@
 import HotspotProtocol
 import HotspotCore
+import Netlink
 import PortalKinds
 
 /// A lab topology: hotspots (radio + gateway + portal), the shared "internet" and the stations.
@@ -144,6 +145,10 @@ public struct Gateway: Sendable, Equatable {
     /// How long a login lasts (the gate's set timeout).
     public var sessionSeconds: Int
     public var leaseSeconds: Int
+    /// The IP families the LAN offers (`ip:`); `.v4` unless the topology says otherwise.
+    public var ip: IPFamilies = .v4
+    /// The LAN's IPv6 prefix and gateway address (`ipv6-prefix:`); nil on an IPv4-only LAN.
+    public var ipv6: GatewayIPv6?
 
     public init(
         subnet: IPv4Subnet, address: IPv4Address, dhcpStart: IPv4Address, dhcpEnd: IPv4Address,
@@ -162,7 +167,7 @@ public struct Gateway: Sendable, Equatable {
     }
 
     public var portalURL: String? {
-        portal.map { "http://\(address):\($0.port)/" }
+        portal.map { "http://\(portalHost):\($0.port)/" }
     }
 }
 

@@ -1,5 +1,6 @@
 import HotspotCore
 import Foundation
+import Netlink
 import PortalKinds
 import Yams
 
@@ -272,7 +273,8 @@ final class Reader {
 
     func gateway(_ field: Field) throws -> Gateway {
         let keys = try field.keys(
-            allowed: ["subnet", "address", "dhcp-range", "dns", "captive-api", "portal", "session-seconds", "lease-seconds"],
+            allowed: ["subnet", "address", "dhcp-range", "dns", "captive-api", "portal", "session-seconds", "lease-seconds",
+                      "ip", "ipv6-prefix"],
             required: ["subnet"])
         let subnetField = try keys.required("subnet")
         let subnet = try subnetField.subnet(maxLength: 29)
@@ -303,6 +305,8 @@ final class Reader {
         } ?? [address]
         var portal: PortalSettings?
         if let f = keys["portal"] { portal = try self.portal(f) }
+        let (ip, ipv6) = try self.ipFamilies(keys, subnet: subnet)
+        let portalHost = ip == .v6Only && ipv6 != nil ? "[\(ipv6!.address)]" : "\(address)"
         var captiveAPI = CaptiveAPI.none
         if let f = keys["captive-api"] {
             let text = try f.string()
@@ -310,7 +314,7 @@ final class Reader {
             case "none": captiveAPI = .none
             case "auto":
                 guard let portal else { throw f.error("`auto` needs a `portal:`; expected `none` or a URI") }
-                captiveAPI = .uri("http://\(address):\(portal.port)/captive-api")
+                captiveAPI = .uri("http://\(portalHost):\(portal.port)/captive-api")
             default:
                 guard text.hasPrefix("http://") || text.hasPrefix("https://"), text.count > 8 else {
                     throw f.error("expected `none`, `auto` or an http(s) URI for DHCP option 114, found `\(text)`")
@@ -320,8 +324,38 @@ final class Reader {
         }
         let session = try keys["session-seconds"]?.int(in: 1...604_800) ?? 3600
         let lease = try keys["lease-seconds"]?.int(in: 120...604_800) ?? 3600
-        return Gateway(subnet: subnet, address: address, dhcpStart: start, dhcpEnd: end, dns: dns,
-                       captiveAPI: captiveAPI, portal: portal, sessionSeconds: session, leaseSeconds: lease)
+        var gateway = Gateway(subnet: subnet, address: address, dhcpStart: start, dhcpEnd: end, dns: dns,
+                              captiveAPI: captiveAPI, portal: portal, sessionSeconds: session, leaseSeconds: lease)
+        gateway.ip = ip
+        gateway.ipv6 = ipv6
+        return gateway
+    }
+
+    /// `ip: v4 | dual | v6-only` and `ipv6-prefix:` (a /64 inside 2001:db8::/32, outside the lab's own
+    /// 2001:db8:ff00::/40; derived from the IPv4 subnet when absent). A prefix needs `ip: dual` or `v6-only`.
+    func ipFamilies(_ keys: FieldKeys, subnet: IPv4Subnet) throws -> (IPFamilies, GatewayIPv6?) {
+        var ip = IPFamilies.v4
+        if let f = keys["ip"] {
+            let text = try f.string()
+            guard let parsed = IPFamilies(rawValue: text) else {
+                throw f.error("expected one of v4, dual, v6-only, found `\(text)`")
+            }
+            ip = parsed
+        }
+        guard let f = keys["ipv6-prefix"] else { return (ip, ip.hasIPv6 ? GatewayIPv6.derived(from: subnet) : nil) }
+        guard ip.hasIPv6 else { throw f.error("an IPv6 prefix needs `ip: dual` or `ip: v6-only`; this gateway is `ip: v4`") }
+        let text = try f.string()
+        guard let prefix = IPPrefix(text), prefix.address.isIPv6, text.contains("/") else {
+            throw f.error("expected an IPv6 prefix such as 2001:db8:1::/64, found `\(text)`")
+        }
+        guard prefix.length == 64 else { throw f.error("expected a /64 (SLAAC needs 64 bits of interface identifier), found /\(prefix.length)") }
+        guard GatewayIPv6.contains(GatewayIPv6.documentationRange, prefix) else {
+            throw f.error("expected a prefix inside the documentation range 2001:db8::/32 (labs are sealed), found \(text)")
+        }
+        guard !GatewayIPv6.contains(GatewayIPv6.labReserved, prefix) else {
+            throw f.error("\(text) is inside 2001:db8:ff00::/40, which the lab keeps for the internet, uplinks and NAT64; expected another /64 of 2001:db8::/32")
+        }
+        return (ip, GatewayIPv6(prefix: prefix, address: GatewayIPv6.host(prefix.network, 1)))
     }
 
     func faults(_ field: Field) throws -> Faults {
@@ -438,6 +472,10 @@ struct Validator {
             }
             if subnet.overlaps(uplinkRange) || subnet.overlaps(topology.internet.uplinks) {
                 throw error(marks, "hotspots[\(index)].gateway.subnet", "subnet \(subnet) overlaps internet.uplinks \(topology.internet.uplinks); expected disjoint subnets")
+            }
+            if let prefix = hotspot.gateway.ipv6?.prefix,
+               let other = (0..<index).first(where: { topology.hotspots[$0].gateway.ipv6?.prefix.network == prefix.network }) {
+                throw error(marks, "hotspots[\(index)].gateway.subnet", "IPv6 prefix \(prefix) is also hotspots[\(other)]'s; expected disjoint prefixes")
             }
             if subnet.contains(topology.internet.address) {
                 throw error(marks, "hotspots[\(index)].gateway.subnet", "subnet \(subnet) contains the internet address \(topology.internet.address); expected disjoint subnets")

@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HotspotCore
+import HotspotDaemon
+import HotspotProtocol
+import HotspotSystem
+import Netlink
+
+/// The station's IP: busybox udhcpc, one lease per association, and the lease's address and default route set
+/// over netlink. Shared by both station backends (`WPAStation`: radio; `LinkStation`: the native tier's link), so
+/// DHCP is the same real path in both tiers. Loop thread only.
+final class StationDHCP {
+    let options: StationOptions
+    weak var daemon: (any StationEventSink)?
+    private var dhcp: ChildProcess?
+    private var dhcpGeneration = 0
+
+    init(options: StationOptions) { self.options = options }
+
+    func start() {
+        stop()
+        unlink(options.leaseFile)
+        dhcpGeneration += 1
+        let generation = dhcpGeneration
+        let started = SystemMonotonicClock.read()
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(ProcessConfiguration(
+                options.busybox, ["udhcpc", "-i", options.interface, "-f", "-q", "-n", "-t", "5", "-T", "1", "-O", "114",
+                                  "-s", options.dhcpScript],
+                stdout: .file(options.dhcpLog), stderr: .file(options.dhcpLog)))
+        } catch {
+            daemon?.record(.error(.init(message: "start the DHCP client on \(options.interface): \(error)")))
+            return
+        }
+        dhcp = child
+        daemon?.record(.station(.init(action: "dhcpStart", pid: Int(child.pid))))
+        let waiter = DHCPWaiter(child: child) { [weak self] status in
+            self?.daemon?.post { [weak self] in self?.finished(generation, status, since: started) }
+        }
+        waiter.start()
+    }
+
+    private func finished(_ generation: Int, _ status: ExitStatus?, since started: Duration) {
+        guard generation == dhcpGeneration, let daemon else { return }
+        dhcp = nil
+        let elapsed = SystemMonotonicClock.read() - started
+        guard status?.succeeded == true, daemon.association != nil else {
+            daemon.record(.station(.init(action: "dhcpFailed", status: status.map { "\($0)" } ?? "unknown", log: options.dhcpLog)))
+            return
+        }
+        let fields = DHCPLease.fields(readSmallFile(options.leaseFile) ?? "")
+        do {
+            try Self.configure(DHCPLease(fields: fields, file: options.leaseFile), interface: options.interface, route: RouteNetlink.current())
+        } catch {
+            daemon.record(.station(.init(action: "dhcpFailed", status: "\(error)", log: options.dhcpLog)))
+            return
+        }
+        let elapsedAll = SystemMonotonicClock.read() - started
+        var record = TraceRecord.Station(action: "dhcpLease", lease: fields, latency_ms: elapsedAll.milliseconds,
+                                         client_ms: elapsed.milliseconds)
+        // The interface's addresses and default routes per family (IPv4 from the lease, IPv6 from SLAAC or DHCPv6).
+        if let route = try? RouteNetlink.current(), let index = try? route.index(of: options.interface),
+           let addressing = try? StationAddressing.read(interfaceIndex: index, route: route) {
+            addressing.fill(&record)
+        }
+        daemon.record(.station(record))
+        daemon.submit(.ipUp, via: "dhcp")
+    }
+
+    func stop() {
+        dhcpGeneration += 1
+        if let dhcp, dhcp.exitStatus == nil { _ = try? dhcp.signal(SIGTERM) }
+        dhcp = nil
+    }
+
+    /// The lease's address on `interface` (its other IPv4 addresses removed) and its default route, through
+    /// `route` (the station namespace's rtnetlink).
+    static func configure(_ lease: DHCPLease, interface: String, route: RouteNetlink) throws {
+        let index = try route.index(of: interface)
+        let present = try route.addresses().filter { $0.index == index && !$0.prefix.address.isIPv6 }.map(\.prefix)
+        for prefix in present where prefix != lease.address {
+            try route.deleteAddress(prefix, from: interface)
+        }
+        if !present.contains(lease.address) {
+            try route.addAddress(lease.address, to: interface)
+        }
+        guard let router = lease.router else { return }
+        let defaultRoute = Route(gateway: router, outputInterface: index)
+        do {
+            try route.addRoute(defaultRoute)
+        } catch let error as SystemError where error.errno == EEXIST {
+            // A default route is left from an earlier lease (another router): replace it.
+            try? route.deleteRoute(Route(outputInterface: nil))
+            try route.addRoute(defaultRoute)
+        }
+    }
+
+    func flushAddresses() {
+        do {
+            let route = try RouteNetlink.current()
+            let index = try route.index(of: options.interface)
+            for address in try route.addresses() where address.index == index && !address.prefix.address.isIPv6 {
+                try route.deleteAddress(address.prefix, from: options.interface)
+            }
+        } catch {
+            daemon?.record(.error(.init(message: "flush addresses of \(options.interface): \(error)")))
+        }
+        unlink(options.leaseFile)
+    }
+
+    /// udhcpc's script: writes the lease and resolver files with shell builtins only. It starts no process:
+    /// under TCG each fork and exec costs about 0.1 s, and the `ip`, `mv`, `cmp`, `cat` and `rm` calls the script
+    /// used to make took about 0.5 s of each of its two runs, most of association -> lease (issue 19,
+    /// bench/README.md "bench profile"). hotspotd sets the address and the default route itself over netlink
+    /// once udhcpc has exited (`configure(_:interface:route:)`). resolv.conf is rewritten in place (no rename):
+    /// the lab bind-mounts this file (its inode) as /etc/resolv.conf of every process in the station
+    /// (hotspot-nsexec --resolv-conf). Nobody reads either file before udhcpc has exited (ipUp comes after).
+    func writeScript() throws {
+        try AtomicFile.write(Array(Self.dhcpScript(options).utf8), to: options.dhcpScript, mode: 0o755)
+    }
+
+    /// The text of udhcpc's script for `options` (`options.dhcpScript` holds it; StationDNSRootTests runs it).
+    static func dhcpScript(_ options: StationOptions) -> String {
+        let script = """
+            #!/bin/sh
+            # Written by hotspotd (HotspotStation): udhcpc calls it with deconfig, bound, renew or leasefail.
+            # Builtins only; hotspotd configures the interface from the lease file over netlink.
+            case "$1" in
+              bound|renew)
+                { for server in $dns; do echo "nameserver $server"; done; } > \(options.resolvConf)
+                { echo "ip=$ip"; echo "subnet=$subnet"; echo "mask=$mask"; echo "router=$router"; echo "dns=$dns"
+                  echo "lease=$lease"; echo "serverid=$serverid"; [ -n "$opt114" ] && echo "opt114=$opt114"; } > \(options.leaseFile)
+                ;;
+            esac
+            exit 0
+
+            """
+        return script
+    }
+}
+
+/// Waits for the DHCP client on its own thread (the daemon's loop never blocks on it).
+final class DHCPWaiter: @unchecked Sendable {
+    let child: ChildProcess
+    let done: (ExitStatus?) -> Void
+    init(child: ChildProcess, done: @escaping (ExitStatus?) -> Void) {
+        self.child = child
+        self.done = done
+    }
+
+    func start() {
+        var tid = pthread_t()
+        pthread_create(&tid, nil, { raw in
+            let me = Unmanaged<DHCPWaiter>.fromOpaque(raw!).takeRetainedValue()
+            me.done(try? me.child.wait())
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        pthread_detach(tid)
+    }
+}
