@@ -24,7 +24,7 @@ struct GroundTruthWalk {
     let run: CertificationRunRecord
 
     /// What the café's portal is at a moment of the run.
-    enum Portal { case normal, erring, changed }
+    enum Portal { case normal, erring, changed, cookies }
 
     func deviations() -> [CertificationDeviation] {
         var out: [CertificationDeviation] = []
@@ -56,7 +56,7 @@ struct GroundTruthWalk {
                     sessionAlive = false
                     sessionEnded = r
                 case RunDriver.portalMark:
-                    portal = action["kind"]?.stringValue == "form-login" ? .erring : .changed
+                    portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action["kind"]?.stringValue == "form-login" ? .erring : .changed
                     portalMark = r
                 case RunDriver.hijackMark:
                     hijack = r
@@ -64,7 +64,10 @@ struct GroundTruthWalk {
                     hijack = nil
                 case RunDriver.gateMark:
                     let held = action["authenticated"]?.boolValue ?? false
-                    if sessionAlive && !held {
+                    if sessionAlive && !held && SessionCookiesCheck.ownsGateReading(action) {
+                        add(SessionCookiesCheck.id, r, "authenticate answered success, but at seq \(seq) the gate does not hold the station: the cookie portal did not let it in", [signedIn])
+                        sessionAlive = false
+                    } else if sessionAlive && !held {
                         add("logoff", r, "the portal session ended at seq \(seq) with no logoff command and no action of the lab "
                             + "(the gate no longer holds the station after \(action["label"]?.stringValue ?? "?")): the helper ended its session on its own",
                             [signedIn])
@@ -121,7 +124,12 @@ struct GroundTruthWalk {
                     }
                 case "evaluate":
                     let confidence = r["network"]?["confidence"]?.intValue ?? 0
-                    if ssid == judge.notCaptive, confidence == 2 {
+                    if ssid == judge.home, confidence == 0, portal == .normal, hijack == nil, !sessionAlive {
+                        // Never claimed, so never asked to sign in: every later check of the run is off course.
+                        add("reauthenticate", r, "evaluate of \(SSIDText.inline(ssid ?? "")) answered none at seq \(seq), so the helper never claimed it "
+                            + "and was never asked to sign in: expected low or high (the network it is certified on, captive behind a form-login portal the account signs in to)",
+                            [command])
+                    } else if ssid == judge.notCaptive, confidence == 2 {
                         highForNotCaptive = r
                         add("not-high-for-everything", r, "evaluate of \(judge.notCaptive), a network with the internet behind it, answered high", [command])
                     } else if let ssid, judge.decoys.contains(ssid), confidence > 0 {
@@ -139,11 +147,17 @@ struct GroundTruthWalk {
                     case .normal: ("reauthenticate", "success", "the café's form-login portal accepts the account")
                     case .erring: ("temporary-failure", "temporaryFailure", "the portal's sign-in answers 503 since seq \(portalMark?["seq"]?.intValue ?? 0)")
                     case .changed: ("unsupported-network", "unsupportedNetwork", "the café's portal became a voucher portal at seq \(portalMark?["seq"]?.intValue ?? 0)")
+                    case .cookies: (SessionCookiesCheck.id, "success", SessionCookiesCheck.expectation(since: portalMark))
                     }
                     if result != expected.result {
-                        add(expected.check, r, "authenticate answered \(result) at seq \(seq), expected \(expected.result): \(expected.why)", [command, portalMark])
+                        if portal == .cookies {
+                            let (reason, context) = SessionCookiesCheck.deviation(result: result, seq: seq, portalMark: portalMark, trace: trace)
+                            add(expected.check, r, reason, [command] + context)
+                        } else {
+                            add(expected.check, r, "authenticate answered \(result) at seq \(seq), expected \(expected.result): \(expected.why)", [command, portalMark])
+                        }
                     }
-                    if result == "success" && portal == .normal {
+                    if result == "success" && (portal == .normal || portal == .cookies) {
                         sessionAlive = true
                         signedIn = r
                     }
@@ -206,6 +220,9 @@ extension Judge {
         var causes: [CertificationDeviation] = []
         for run in runs.map(\.run) { if let first = all.first(where: { $0.run == run }) { causes.append(first) } }
         let results = checks.map { check in decide(check, own: judge(check), deviations: all, causes: causes) }
+        // Every failure names its cause (docs/CERTIFY.md, "Cause first"): a check that failed its own rule with no
+        // deviation in its runs is its own cause.
+        for result in results where !result.passed { if let cause = result.cause, !causes.contains(cause) { causes.append(cause) } }
         return CertificationReport(helpers: helpers, results: results, runs: runs, causes: causes)
     }
 
@@ -220,6 +237,25 @@ extension Judge {
                                reason: "not reached: run \(cause.run.rawValue) went off course at seq \(cause.seq) (cause: \(cause.check): \(cause.reason))",
                                evidence: own.evidence, notReached: true, cause: cause)
         }
-        return own
+        var failed = own
+        failed.cause = ownCause(own)
+        return failed
+    }
+
+    /// A failure no deviation explains is its own cause: its reason, at the first trace record of its evidence (the
+    /// run cut short, a rule of its own the walk does not follow, the lab that could not run).
+    func ownCause(_ own: CheckResult) -> CertificationDeviation {
+        var run = own.check.runs.first ?? .scan
+        var seq = 0
+        for line in own.evidence {
+            guard line.hasPrefix("["), let close = line.firstIndex(of: "]"),
+                  let named = CertificationRun(rawValue: String(line[line.index(after: line.startIndex)..<close])) else { continue }
+            let rest = line[close...].dropFirst()
+            if rest.hasPrefix(" seq "), let number = Int(rest.dropFirst(5).prefix { $0.isNumber }) {
+                (run, seq) = (named, number)
+                break
+            }
+        }
+        return CertificationDeviation(check: own.check.id, run: run, seq: seq, reason: own.reason, evidence: own.evidence)
     }
 }

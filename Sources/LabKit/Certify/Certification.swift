@@ -16,6 +16,8 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     case changedPortal = "changed-portal"
     /// Signed in at the café, then its DNS is hijacked (every name answers with the gateway).
     case dnsHijack = "dns-hijack"
+    /// The café's portal requires its session cookie on the sign-in (HTTPS only): SessionCookiesCheck.
+    case cookiePortal = "cookie-portal"
 }
 
 public struct CertificationCheck: Sendable {
@@ -38,6 +40,7 @@ public struct CertificationCheck: Sendable {
         .init(id: "temporary-failure", title: "distinguishes temporaryFailure from failure when the portal errors", required: true, runs: [.portalError]),
         .init(id: "valid-results", title: "uses only results valid for each command", required: true, runs: [.scan, .captive]),
         .init(id: "dns-hijack", title: "does not trust DNS: under a DNS hijack, maintain is not answered success", required: true, runs: [.dnsHijack]),
+        SessionCookiesCheck.check,
     ]
 
     /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the twelve.
@@ -210,6 +213,7 @@ public final class Certifier: @unchecked Sendable {
                 case .portalError: try driver.changedPortal(kind: "form-login", settings: ["login-status": "503"])
                 case .changedPortal: try driver.changedPortal(kind: "voucher", settings: ["voucher": "LOUNGE-7"])
                 case .dnsHijack: try driver.dnsHijack()
+                case .cookiePortal: try driver.cookiePortal()
                 }
             } catch {
                 driver.note("stopped: \(error)")

@@ -251,6 +251,8 @@ struct Judge {
             }
             return bad.isEmpty ? pass("no command answered by a provider after its stop", [])
                 : fail("\(bad.count) answer(s) from a provider after its stop", bad)
+        case SessionCookiesCheck.id:
+            return SessionCookiesCheck.judge(self, check)
         default:
             return fail("unknown check", [])
         }
