@@ -124,7 +124,7 @@ struct GroundTruthWalk {
                     }
                 case "evaluate":
                     let confidence = r["network"]?["confidence"]?.intValue ?? 0
-                    if ssid == judge.home, confidence == 0, portal == .normal, hijack == nil, !sessionAlive {
+                    if ssid == judge.home, r["network"]?["confidence"]?.intValue == 0, portal == .normal, hijack == nil, !sessionAlive {
                         // Never claimed, so never asked to sign in: every later check of the run is off course.
                         add("reauthenticate", r, "evaluate of \(SSIDText.inline(ssid ?? "")) answered none at seq \(seq), so the helper never claimed it "
                             + "and was never asked to sign in: expected low or high (the network it is certified on, captive behind a form-login portal the account signs in to)",

@@ -43,7 +43,7 @@ public struct CertificationCheck: Sendable {
         SessionCookiesCheck.check,
     ]
 
-    /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the twelve.
+    /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the thirteen.
     public static let providerChecks: [CertificationCheck] = [
         .init(id: "evaluation-no-network", title: "the evaluation provider uses no network (its sandbox has none)", required: true, runs: [.scan, .captive]),
         .init(id: "no-deliver", title: "no provider calls deliver() (the framework delivers what handleCommand returns)", required: true, runs: [.scan, .captive]),
@@ -51,7 +51,7 @@ public struct CertificationCheck: Sendable {
         .init(id: "nothing-after-stop", title: "no command is answered by a provider after its stop", required: true, runs: [.scan, .captive]),
     ]
 
-    /// Every check a certification may select: the twelve, then the provider checks.
+    /// Every check a certification may select: the thirteen, then the provider checks.
     public static var selectable: [CertificationCheck] { all + providerChecks }
 }
 
