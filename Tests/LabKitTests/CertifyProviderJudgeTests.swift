@@ -135,7 +135,7 @@ struct CertifyProviderJudgeTests {
         let app = Certifier.providerApp(evaluation: "e --x", authentication: "a")
         let pair = try Certifier(topologyPath: "t.yaml", helpers: [], only: ["start-stop", "maintain"], app: app)
         #expect(pair.checks.map(\.id) == ["maintain", "start-stop"])
-        #expect(try Certifier(topologyPath: "t.yaml", helpers: [], app: app).checks.count == 16)
+        #expect(try Certifier(topologyPath: "t.yaml", helpers: [], app: app).checks.count == 17)
         #expect(app.manager?.isEnabled == true && app.evaluationProvider?.identifier == "com.hotspotlab.certify.evaluation")
         #expect(pair.subjects == ["evaluation provider: e --x", "authentication provider: a"])
     }
