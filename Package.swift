@@ -161,7 +161,7 @@ let package = Package(
         .executableTarget(name: "hotspot-replay-helper", dependencies: ["HotspotHelper", "HotspotProtocol"], swiftSettings: strict),
         // A deliberately broken helper (a relay that breaks one rule) for the certify tests.
         .executableTarget(
-            name: "hotspot-certify-fixture", dependencies: ["HotspotHelper", "HotspotProtocol", "HotspotSystem"],
+            name: "hotspot-certify-fixture", dependencies: ["HotspotHelper", "HotspotProtocol", "HotspotSystem", "ReferenceHelperSupport"],
             path: "Tests/Fixtures/CertifyFixture", swiftSettings: strict
         ),
         // A legacy helper written with Apple's names only (NEHotspotHelperCompat), for the compat tests.

@@ -80,7 +80,7 @@ struct CertifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         if list {
-            // The twelve; with a provider pair given, its four checks too.
+            // The thirteen; with a provider pair given, its four checks too.
             let listed = CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil ? CertificationCheck.providerChecks : [])
             for c in listed { print("\(c.id): \(c.title) (runs: \(c.runs.map(\.rawValue).joined(separator: ", ")))") }
             return

@@ -106,6 +106,9 @@ struct HotspotPortalCommand: AsyncParsableCommand {
         // The kind's settings, checked against its definition (as the topology parser does) before anything listens.
         if let kind, let definition = PortalRegistry.definition(kind) {
             do { _ = try definition.validate(settingValues()) } catch { throw ValidationError("--setting: \(error)") }
+            if let (name, message) = SessionCookie.problem(settingValues(), kind: definition) {
+                throw ValidationError("--setting: \(PortalSettingError(kind: kind, setting: name, message: message))")
+            }
         }
     }
 
@@ -154,7 +157,9 @@ struct HotspotPortalCommand: AsyncParsableCommand {
                                          tlsPort: internetTLSPort ?? 443, onListening: onListening)
             return
         }
-        let portalKind = try PortalRegistry.make(kind!, settings: settingValues())
+        // With `session-cookie` (any login kind): behind its session cookie, `Secure; HttpOnly` over HTTPS only.
+        let portalKind = try SessionCookie.guarded(try PortalRegistry.make(kind!, settings: settingValues()), settings: settingValues(),
+                                                   secure: httpsListen != nil)
         if let httpsListen, let httpsURL, let tlsCertificate, let tlsKey, let (tlsIP, tlsPort) = Self.parseIPv4Port(httpsListen) {
             let tls = try TLSServerContext(certificateFile: tlsCertificate, keyFile: tlsKey)
             let name = httpsURL.dropFirst(8).prefix { $0 != "/" && $0 != ":" }

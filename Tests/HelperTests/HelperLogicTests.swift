@@ -53,7 +53,8 @@ final class LoopbackPortal: @unchecked Sendable {
 
     /// Serves `kind` on 127.0.0.1 (a free port; retried if another process takes it first).
     static func start(_ kind: String, settings: [String: String] = [:], session: Int = 30) async throws -> LoopbackPortal {
-        let portal = try PortalRegistry.make(kind, settings: settings)
+        // Behind its session cookie when the settings ask (`session-cookie`, as hotspot-portal serves it).
+        let portal = try SessionCookie.guarded(try PortalRegistry.make(kind, settings: settings), settings: settings, secure: false)
         for _ in 0..<5 {
             let gate = LoopbackGate()
             let port = closedPort()

@@ -103,6 +103,28 @@ struct InVMCertifyTests {
         ("trust-dns", "dns-hijack", "resolved to the gateway"),
     ]
 
+    /// The cookie portal (run `cookie-portal`, SessionCookiesCheck): the reference helper keeps the session cookie from
+    /// the sign-in page to the POST (over HTTPS, Secure and HttpOnly, with the CSRF token); the fixture's `drop-cookies`
+    /// (the reference helper's form sign-in over an HTTP client without cookies) fails exactly `session-cookies`,
+    /// named as the cause, with the portal's refusal as evidence.
+    @Test("root: session-cookies: the reference helper passes; a helper that drops cookies fails it, named as the cause")
+    func sessionCookies() throws {
+        // One lab at a time: the run switches the café's portal to HTTPS only, whose start waits for readiness.
+        try InVMScenarioTests.loadHwsim()
+        let reports = [Self.reference, "hotspot-certify-fixture --break drop-cookies -- \(Self.reference)"].map { helper in
+            Result { try Self.certify(helpers: [helper], only: ["session-cookies"], jobs: 1) }
+        }
+        let good = try reports[0].get()
+        #expect(good.passed && good.results.map(\.check.id) == ["session-cookies"], "\(good.results.map { "\($0.check.id): \($0.reason)" })")
+        #expect(good.causes.isEmpty)
+        let bad = try reports[1].get()
+        let result = try #require(bad.results.first { $0.check.id == "session-cookies" })
+        #expect(!result.passed && !result.notReached, "\(result.reason)")
+        #expect(result.reason.contains("requires the session cookie") && result.reason.contains("refused: no session cookie"), "\(result.reason)")
+        #expect(bad.causes.map(\.check) == ["session-cookies"], "\(bad.causes)")
+        #expect(result.evidence.contains { $0.contains(SessionCookiesCheck.refusedMark) }, "\(result.evidence)")
+    }
+
     static let brokenReports = certifiedTwoAtATime(broken) { item in
         try certify(helpers: ["hotspot-certify-fixture --break \(item.mode) -- \(reference)"], only: [item.fails], jobs: 1)
     }

@@ -317,9 +317,9 @@ extension TopologyParserTests {
         let error = try #require(failure(Self.portal("        kind: voucher\n        voucher: V\n        username: u")))
         #expect(error.field == "hotspots[0].gateway.portal.username")
         #expect(error.line == 12 && error.column == 9)
-        #expect(error.message == "unknown key `username` for the voucher portal; expected one of: kind, port, https-only, voucher")
+        #expect(error.message == "unknown key `username` for the voucher portal; expected one of: kind, port, https-only, session-cookie, csrf-token, voucher")
         let none = try #require(failure(Self.portal("        kind: broken-500\n        terms: x")))
-        #expect(none.message == "unknown key `terms` for the broken-500 portal; expected one of: kind, port, https-only")
+        #expect(none.message == "unknown key `terms` for the broken-500 portal; expected one of: kind, port, https-only, session-cookie, csrf-token")
     }
 
     @Test func emailKindInATopology() throws {
@@ -345,7 +345,7 @@ extension TopologyParserTests {
         #expect(teapot.line == 3 && teapot.column == 57 && teapot.message == "expected a whole number 400...599, found `teapot`")
         let other = try #require(stepFailure("portal: {kind: click-through, settings: {voucher: V}}"))
         #expect(other.field == "steps[0].portal.settings.voucher")
-        #expect(other.message == "unknown setting `voucher` for the click-through portal; expected one of: https-only, terms")
+        #expect(other.message == "unknown setting `voucher` for the click-through portal; expected one of: https-only, session-cookie, csrf-token, terms")
         let down = try #require(stepFailure("portal: {kind: down, settings: {terms: x}}"))
         #expect(down.message == "the portal `down` takes no settings")
         // Required settings may come from the topology's portal: checked when the portal switches.

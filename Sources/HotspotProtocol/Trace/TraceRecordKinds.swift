@@ -1081,4 +1081,6 @@ public struct LabAction: Codable, Sendable, Hashable {
     public var authenticated: Bool? { json["authenticated"]?.boolValue }
     public var kind: String? { json["kind"]?.stringValue }
     public var settings: [String: String]? { json["settings"]?.objectValue?.compactMapValues(\.stringValue) }
+    /// The lines of a certify mark that quotes a log (the cookie portal's refusals).
+    public var lines: [String]? { json["lines"]?.arrayValue?.compactMap(\.stringValue) }
 }

@@ -58,6 +58,9 @@ extension Judge {
         var causes: [CertificationDeviation] = []
         for run in runs.map(\.run) { if let first = all.first(where: { $0.run == run }) { causes.append(first) } }
         let results = checks.map { check in decide(check, own: judge(check), deviations: all, causes: causes) }
+        // Every failure names its cause (docs/CERTIFY.md, "Cause first"): a check that failed its own rule with no
+        // deviation in its runs is its own cause.
+        for result in results where !result.passed { if let cause = result.cause, !causes.contains(cause) { causes.append(cause) } }
         return CertificationReport(helpers: helpers, results: results, runs: runs, causes: causes)
     }
 
@@ -72,6 +75,25 @@ extension Judge {
                                reason: "not reached: run \(cause.run.rawValue) went off course at seq \(cause.seq) (cause: \(cause.check): \(cause.reason))",
                                evidence: own.evidence, notReached: true, cause: cause)
         }
-        return own
+        var failed = own
+        failed.cause = ownCause(own)
+        return failed
+    }
+
+    /// A failure no deviation explains is its own cause: its reason, at the first trace record of its evidence (the
+    /// run cut short, a rule of its own the walk does not follow, the lab that could not run).
+    func ownCause(_ own: CheckResult) -> CertificationDeviation {
+        var run = own.check.runs.first ?? .scan
+        var seq = 0
+        for line in own.evidence {
+            guard line.hasPrefix("["), let close = line.firstIndex(of: "]"),
+                  let named = CertificationRun(rawValue: String(line[line.index(after: line.startIndex)..<close])) else { continue }
+            let rest = line[close...].dropFirst()
+            if rest.hasPrefix(" seq "), let number = Int(rest.dropFirst(5).prefix { $0.isNumber }) {
+                (run, seq) = (named, number)
+                break
+            }
+        }
+        return CertificationDeviation(check: own.check.id, run: run, seq: seq, reason: own.reason, evidence: own.evidence)
     }
 }

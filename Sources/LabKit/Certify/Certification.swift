@@ -16,6 +16,8 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     case changedPortal = "changed-portal"
     /// Signed in at the café, then its DNS is hijacked (every name answers with the gateway).
     case dnsHijack = "dns-hijack"
+    /// The café's portal requires its session cookie on the sign-in (HTTPS only): SessionCookiesCheck.
+    case cookiePortal = "cookie-portal"
 }
 
 public struct CertificationCheck: Sendable {
@@ -38,7 +40,7 @@ public struct CertificationCheck: Sendable {
     /// The checks of a provider pair (`certify --evaluation-provider CMD --authentication-provider CMD`), after the helper's.
     public static let providerChecks: [CertificationCheck] = CertifyChecks.providers.map(\.descriptor)
 
-    /// Every check a certification may select: the twelve, then the provider checks.
+    /// Every check a certification may select: the thirteen, then the provider checks.
     public static var selectable: [CertificationCheck] { all + providerChecks }
 }
 
@@ -215,6 +217,7 @@ public final class Certifier: @unchecked Sendable {
                 case .portalError: try driver.changedPortal(kind: "form-login", settings: ["login-status": "503"])
                 case .changedPortal: try driver.changedPortal(kind: "voucher", settings: ["voucher": "LOUNGE-7"])
                 case .dnsHijack: try driver.dnsHijack()
+                case .cookiePortal: try driver.cookiePortal()
                 }
             } catch {
                 driver.note("stopped: \(error)")

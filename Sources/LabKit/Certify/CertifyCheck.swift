@@ -88,7 +88,10 @@ extension ArraySlice where Element == TraceEntry {
 /// portal session alive, what is the café's portal, is DNS hijacked, what has the helper answered so far.
 struct GroundTruth {
     /// What the café's portal is at a moment of the run.
-    enum Portal { case normal, erring, changed }
+    enum Portal { case normal, erring, changed, cookies }
+
+    /// The run's whole trace (a check may cite a mark the lab writes after the record it blames).
+    let trace: [TraceEntry]
 
     /// The run's commands by id.
     var commands: [Int: Traced<TraceRecord.Command>] = [:]
@@ -107,6 +110,7 @@ struct GroundTruth {
     var failedStarts: Set<String> = []
 
     init(_ trace: [TraceEntry]) {
+        self.trace = trace
         for c in trace.of(\.command) where commands[c.id] == nil { commands[c.id] = c }
         invalid = Set(trace.of(\.irregular).filter { $0.irregularity == "invalidResult" }.map(\.command))
     }
@@ -132,7 +136,7 @@ struct GroundTruth {
                 sessionAlive = false
                 sessionEnded = entry
             case RunDriver.portalMark:
-                portal = action.kind == "form-login" ? .erring : .changed
+                portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action.kind == "form-login" ? .erring : .changed
                 portalMark = entry
             case RunDriver.hijackMark:
                 hijack = entry
@@ -140,7 +144,11 @@ struct GroundTruth {
                 hijack = nil
             case RunDriver.gateMark:
                 let held = action.authenticated ?? false
-                if sessionAlive && !held {
+                if sessionAlive && !held && SessionCookiesCheck.ownsGateReading(action) {
+                    // The cookie portal did not let the station in after a sign-in answered success: session-cookies'
+                    // deviation, not the session ending.
+                    sessionAlive = false
+                } else if sessionAlive && !held {
                     sessionAlive = false
                     sessionEnded = entry
                 } else if !sessionAlive && held && action.label == "afterLogoff" {
@@ -157,7 +165,7 @@ struct GroundTruth {
             case "evaluate" where ssid == judge.notCaptive && r.network?.confidence == 2:
                 highForNotCaptive = entry
             case "authenticate" where ssid == judge.home && hijack == nil:
-                if r.result == "success" && portal == .normal {
+                if r.result == "success" && (portal == .normal || portal == .cookies) {
                     sessionAlive = true
                     signedIn = entry
                 }

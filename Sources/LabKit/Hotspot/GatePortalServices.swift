@@ -1,5 +1,6 @@
 import Foundation
 import HotspotSystem
+import PortalKinds
 
 /// The nftables captive gate of a hotspot (`GateRuleset`), loaded from `gate.nft` in its log folder.
 public final class GateService: HotspotService, @unchecked Sendable {
@@ -100,6 +101,9 @@ public final class PortalService: HotspotService, @unchecked Sendable {
                  "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", readyFile]
         if let value = settings[PortalTLS.setting], let problem = PortalTLS.problem(value) {
             throw SystemError("start the portal of", hotspot.name, reason: "setting `\(PortalTLS.setting)`: \(problem)")
+        }
+        if let definition = PortalCatalog.definition(kind), let (name, message) = SessionCookie.problem(settings, kind: definition) {
+            throw SystemError("start the portal of", hotspot.name, reason: "setting `\(name)`: \(message)")
         }
         if PortalTLS.isHTTPSOnly(settings) {
             let (certificate, key) = try PortalTLS.makeServerCertificate(

@@ -1,6 +1,7 @@
 import Foundation
 import HotspotSystem
 import Netlink
+import PortalKinds
 
 /// Faults switched during a run (docs/REPLAY.md, docs/SCENARIOS.md): DNS modes, link quality, the uplink,
 /// the portal server (another kind, or down), portal sessions expiring, the access points' signal. Each goes
@@ -88,6 +89,10 @@ extension HotspotLab {
         }
         do { _ = try PortalCatalog.definition(kind)?.validate(current.settings.merging(settings) { _, new in new }) } catch {
             throw SystemError("switch the portal of", name, reason: "\(error) (the topology's settings and the step's)")
+        }
+        if let definition = PortalCatalog.definition(kind),
+           let (setting, message) = SessionCookie.problem(current.settings.merging(settings) { _, new in new }, kind: definition) {
+            throw SystemError("switch the portal of", name, reason: "setting `\(setting)`: \(message) (the topology's settings and the step's)")
         }
         try running.portalService?.stop(grace: .seconds(2))
         let binary = try launcher.product("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")

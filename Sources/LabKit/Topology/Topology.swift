@@ -376,6 +376,6 @@ public enum PortalCatalog {
     public static var loginKinds: Set<String> { Set(PortalRegistry.loginNames) }
     /// The kind's definition (settings: required or optional, type, default); nil for an unknown kind.
     public static func definition(_ kind: String) -> PortalKindDefinition? { PortalRegistry.definition(kind) }
-    /// Settings the lab takes for every kind (not the kind's own): `https-only`.
-    public static let labSettings = [PortalTLS.setting]
+    /// Settings the lab takes for every kind (not the kind's own): `https-only`, `session-cookie`, `csrf-token`.
+    public static let labSettings = [PortalTLS.setting] + SessionCookie.settings
 }

@@ -41,6 +41,9 @@ extension Reader {
         if let problem = RecordedPortalSetting.check(&settings, kind: kind.name, topologyFile: field.file) {
             throw (settingFields.first { $0.name == "definition" }?.value ?? field).error(problem)
         }
+        if let (name, message) = SessionCookie.problem(settings, kind: kind) {
+            throw (settingFields.first { $0.name == name }?.value ?? field).error(message)
+        }
         if let missing = kind.missing(settings).first {
             throw field.error("missing key `\(missing.name)` for the \(kind.name) portal (\(missing.type.expected): \(missing.help))")
         }
@@ -57,6 +60,7 @@ enum PortalFields {
     static func value(_ value: Field, setting name: String, kind: PortalKindDefinition) throws -> String {
         guard case .scalar = value.node else { throw value.error("expected a scalar, found \(value.kindName)") }
         let text = try value.string()
+        // The lab's settings are flags (`session-cookie` and `csrf-token` are checked with the kind once all are read).
         let problem = PortalCatalog.labSettings.contains(name) ? PortalTLS.problem(text) : kind.problem(setting: name, value: text)
         if let problem { throw value.error(problem) }
         return text

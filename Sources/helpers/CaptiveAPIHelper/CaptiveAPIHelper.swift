@@ -115,6 +115,9 @@ public final class CaptiveAPILogic: @unchecked Sendable {
     /// Per SSID: the user portal signed in to (for logoff and extend).
     private var portals: [String: HotspotURL] = [:]
 
+    /// The portals' cookies (a session cookie set on the user portal's page goes back on the POST).
+    let cookies = HotspotCookieJar()
+
     public init(options: CaptiveAPIHelperOptions) { self.options = options }
 
     public func filter(_ networks: [HotspotNetwork]) -> (claimed: [HotspotNetwork], reason: String) {
@@ -142,6 +145,10 @@ public final class CaptiveAPILogic: @unchecked Sendable {
     }
 
     func authenticate(_ http: HTTPSend, ssid: String, lease: [String: String]) -> Decision {
+        withCookies(cookies, http) { http in authenticateKeepingCookies(http, ssid: ssid, lease: lease) }
+    }
+
+    private func authenticateKeepingCookies(_ http: HTTPSend, ssid: String, lease: [String: String]) -> Decision {
         guard let uri = apiURI(lease) else {
             return Decision(result: .unsupportedNetwork, reason: "no option 114 in the lease (anymore)")
         }
@@ -177,6 +184,10 @@ public final class CaptiveAPILogic: @unchecked Sendable {
     }
 
     func maintain(_ http: HTTPSend, ssid: String, lease: [String: String]) -> Decision {
+        withCookies(cookies, http) { http in maintainKeepingCookies(http, ssid: ssid, lease: lease) }
+    }
+
+    private func maintainKeepingCookies(_ http: HTTPSend, ssid: String, lease: [String: String]) -> Decision {
         guard let uri = apiURI(lease) else { return Decision(result: .failure, reason: "no option 114 in the lease (anymore)") }
         do {
             let state = try CaptiveAPI.fetch(uri, http)
@@ -200,6 +211,10 @@ public final class CaptiveAPILogic: @unchecked Sendable {
     }
 
     func logoff(_ http: HTTPSend, ssid: String, lease: [String: String]) -> Decision {
+        withCookies(cookies, http) { http in logoffKeepingCookies(http, ssid: ssid, lease: lease) }
+    }
+
+    private func logoffKeepingCookies(_ http: HTTPSend, ssid: String, lease: [String: String]) -> Decision {
         var portal = portals(ssid)
         if portal == nil, let uri = apiURI(lease) {
             portal = (try? CaptiveAPI.fetch(uri, http))?.userPortalURL.flatMap(HotspotURL.init)

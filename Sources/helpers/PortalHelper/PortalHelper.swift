@@ -172,6 +172,8 @@ public final class PortalLogic: @unchecked Sendable {
     public let options: PortalHelperOptions
     private let lock = NSLock()
     private var sessions: [String: Session] = [:]
+    /// The portals' cookies (a session cookie set on the sign-in page goes back on the POST).
+    let cookies = HotspotCookieJar()
 
     public init(options: PortalHelperOptions) { self.options = options }
 
@@ -198,6 +200,10 @@ public final class PortalLogic: @unchecked Sendable {
     }
 
     func authenticate(_ http: HTTPSend, ssid: String) -> Decision {
+        withCookies(cookies, http) { http in authenticateKeepingCookies(http, ssid: ssid) }
+    }
+
+    private func authenticateKeepingCookies(_ http: HTTPSend, ssid: String) -> Decision {
         Portal.Discovery.authentication({ try Portal.discover(http) }, unsupported: "not a portal this helper signs in to") { page, url in
             do {
                 return try signIn(page, at: url, http, ssid: ssid)
@@ -287,6 +293,10 @@ public final class PortalLogic: @unchecked Sendable {
     }
 
     func logoff(_ http: HTTPSend, ssid: String) -> Decision {
+        withCookies(cookies, http) { http in logoffKeepingCookies(http, ssid: ssid) }
+    }
+
+    private func logoffKeepingCookies(_ http: HTTPSend, ssid: String) -> Decision {
         guard let session = session(for: ssid) else {
             return Decision(result: .failure, reason: "no session of this helper on \(ssid) to log off")
         }

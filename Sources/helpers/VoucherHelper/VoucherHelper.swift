@@ -108,6 +108,10 @@ public final class VoucherLogic: @unchecked Sendable {
     private var pages: [String: (page: VoucherPage, url: HotspotURL)] = [:]
     private var sessions: [String: HotspotURL] = [:]
 
+    /// The portals' cookies, for the helper's life: the cookie the voucher page sets at authenticate goes back on
+    /// presentUI's POST.
+    let cookies = HotspotCookieJar()
+
     public init(options: VoucherHelperOptions) { self.options = options }
 
     public func filter(_ networks: [HotspotNetwork]) -> (claimed: [HotspotNetwork], reason: String) {
@@ -120,6 +124,10 @@ public final class VoucherLogic: @unchecked Sendable {
 
     /// Finds the voucher page; the user must type the code: notify, then uiRequired.
     func authenticate(_ http: HTTPSend, ssid: String) -> Decision {
+        withCookies(cookies, http) { http in authenticateKeepingCookies(http, ssid: ssid) }
+    }
+
+    private func authenticateKeepingCookies(_ http: HTTPSend, ssid: String) -> Decision {
         Portal.Discovery.authentication({ try Portal.discover(http) }, unsupported: "no voucher to enter") { page, url in
             lock.withLock { pages[ssid] = (page, url) }
             let posted = HotspotHelper.postNotification(title: "Sign in to \(ssid)", body: "Tap to enter your voucher")
@@ -130,6 +138,10 @@ public final class VoucherLogic: @unchecked Sendable {
     /// presentUI: waits for the user's voucher (no deadline), posts it, checks the probe. Nil when the command
     /// was withdrawn while waiting (nothing to answer).
     func presentUI(_ http: HTTPSend, ssid: String, cancelled: () -> Bool) -> Decision? {
+        withCookies(cookies, http) { http in presentUIKeepingCookies(http, ssid: ssid, cancelled: cancelled) }
+    }
+
+    private func presentUIKeepingCookies(_ http: HTTPSend, ssid: String, cancelled: () -> Bool) -> Decision? {
         guard let uiDirectory = options.uiDirectory else {
             return Decision(result: .failure, reason: "no $\(HotspotHelperEnvironment.uiDirectoryVariable): nowhere to ask the user")
         }
@@ -181,6 +193,10 @@ public final class VoucherLogic: @unchecked Sendable {
     }
 
     func logoff(_ http: HTTPSend, ssid: String) -> Decision {
+        withCookies(cookies, http) { http in logoffKeepingCookies(http, ssid: ssid) }
+    }
+
+    private func logoffKeepingCookies(_ http: HTTPSend, ssid: String) -> Decision {
         guard let portal = lock.withLock({ sessions[ssid] }), let target = portal.resolving("/logoff") else {
             return Decision(result: .failure, reason: "no session of this helper on \(ssid) to log off")
         }

@@ -6,15 +6,16 @@
 // protocol frames and breaking exactly one rule (MODE), so each certification check can be shown to fail
 // for the right reason. Modes: never-maintain, claim-everything, claim-decoys, no-passwords, high-everything,
 // double, sdk-double, fail-just-joined, no-reauth, fail-unsupported, logoff-keeps-session, never-probe,
-// sign-out-after-login, temporary-as-failure, invalid-result, trust-dns, none (docs/CERTIFY.md has the table).
+// sign-out-after-login, temporary-as-failure, invalid-result, trust-dns, drop-cookies, none (docs/CERTIFY.md has the table).
 import Foundation
 import HotspotHelper
 import HotspotProtocol
 import HotspotSystem
+import ReferenceHelperSupport
 
 let modes = ["never-maintain", "claim-everything", "claim-decoys", "no-passwords", "high-everything", "double", "sdk-double",
              "fail-just-joined", "no-reauth", "fail-unsupported", "logoff-keeps-session", "never-probe", "sign-out-after-login",
-             "temporary-as-failure", "invalid-result", "trust-dns", "none"]
+             "temporary-as-failure", "invalid-result", "trust-dns", "drop-cookies", "none"]
 
 func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-certify-fixture: \(s)\n".utf8)) }
 
@@ -190,6 +191,14 @@ var fakeLogoffs = 0
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
             return []
         }
+        // drop-cookies: authenticate answered here, signing in as the reference portal helper does, with an HTTP
+        // client that keeps no cookies (a vendor's HTTP stack without a cookie store).
+        if mode == "drop-cookies", message["commandType"]?.intValue == 3 {
+            let (result, why) = signInWithoutCookies()
+            log("authenticate \(id) without cookies: result \(result): \(why)")
+            send(daemon, ["type": "response", "command": .number(Double(id)), "result": .number(Double(result))])
+            return []
+        }
         if mode == "logoff-keeps-session", message["commandType"]?.intValue == 6 {
             log("answering logoff \(id) myself without ending the portal session")
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
@@ -197,6 +206,44 @@ var fakeLogoffs = 0
         }
     }
     return [message]
+}
+
+/// The helper's `--account USER:PASSWORD`.
+let account: (String, String)? = {
+    guard let flag = helperCommand.firstIndex(of: "--account"), flag + 1 < helperCommand.count,
+          let colon = helperCommand[flag + 1].firstIndex(of: ":") else { return nil }
+    let text = helperCommand[flag + 1]
+    return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+}()
+
+/// The reference portal helper's form sign-in (probe, the portal page, POST the account, probe again) over
+/// `HotspotHTTPClient` alone: no cookie jar, so a cookie the page sets is not sent back. Returns the result's wire
+/// value (0 success, 1 failure, 5 unsupportedNetwork, 6 temporaryFailure) and why.
+@MainActor func signInWithoutCookies() -> (Int, String) {
+    let client = HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark, timeout: .seconds(4))
+    let http: HTTPSend = { (request) throws(HotspotTrafficError) -> HotspotHTTPResponse in try client.send(request) }
+    do {
+        let discovery = try PortalDiscovery<HTMLForm>.discover(http, recognize: { HTMLScan.forms(in: $0).first { $0.passwordField != nil } },
+                                                               notAPage: "not a form-login page", notOnPage: "has no password form")
+        switch discovery {
+        case .online: return (0, "the probe already succeeds")
+        case .unknown(let why): return (5, why)
+        case .page(let form, let url):
+            guard let account, let password = form.passwordField,
+                  let user = form.typedFields.first(where: { $0.type != "password" && !$0.name.isEmpty }),
+                  let action = url.resolving(form.action) else { return (1, "no account or no usable form at \(url)") }
+            let response = try http(.postForm(action.description, fields: form.defaultSubmission + [(user.name, account.0), (password.name, account.1)]))
+            switch response.status {
+            case 200...399: break
+            case 400...499: return (1, "the sign-in at \(action) was refused (\(response.status))")
+            default: return (6, "the sign-in at \(action) answered \(response.status)")
+            }
+            if case .online = try ProbeResult.probe(http) { return (0, "signed in at \(action)") }
+            return (6, "the portal accepted, but the probe is still captive")
+        }
+    } catch {
+        return (6, "\(error)")
+    }
 }
 
 // Relay until either side closes.

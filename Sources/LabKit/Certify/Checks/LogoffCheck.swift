@@ -30,7 +30,8 @@ struct LogoffCheck: CertifyCheck {
     func cause(of entry: TraceEntry, truth: GroundTruth, judge: Judge) -> CertifyCause? {
         if let mark = GroundTruth.mark(entry), mark.certify == RunDriver.gateMark {
             let held = mark.authenticated ?? false
-            if truth.sessionAlive && !held {
+            // After the sign-in on the cookie portal, a gate without the station is session-cookies'.
+            if truth.sessionAlive && !held && !SessionCookiesCheck.ownsGateReading(mark) {
                 return CertifyCause(reason: "the portal session ended at seq \(entry.seq) with no logoff command and no action of the lab "
                     + "(the gate no longer holds the station after \(mark.label ?? "?")): the helper ended its session on its own", context: [truth.signedIn])
             }

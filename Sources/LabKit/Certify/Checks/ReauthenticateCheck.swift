@@ -1,7 +1,9 @@
+import HotspotCore
 import HotspotProtocol
 
 /// `reauthenticate`: after maintain answered authenticationRequired (the portal session expired), the helper logs
-/// in again. Owns an authenticate on the café's normal portal not answered success.
+/// in again. Owns an authenticate on the café's normal portal not answered success, and an evaluate of the café
+/// answered none while it is captive behind that portal (never claimed, the helper is never asked to sign in).
 struct ReauthenticateCheck: CertifyCheck {
     let id = "reauthenticate"
     let title = "logs in again after authenticationRequired"
@@ -22,7 +24,15 @@ struct ReauthenticateCheck: CertifyCheck {
     }
 
     func cause(of entry: TraceEntry, truth: GroundTruth, judge: Judge) -> CertifyCause? {
-        AuthenticateExpectation.cause(of: entry, truth: truth, judge: judge, portal: .normal, expected: "success",
+        if let (r, command) = truth.judged(entry), r.commandType == "evaluate" {
+            guard let ssid = command.network?.ssid.text, ssid == judge.home, r.network?.confidence == 0, truth.portal == .normal,
+                  truth.hijack == nil, !truth.sessionAlive else { return nil }
+            // Never claimed, so never asked to sign in: every later check of the run is off course.
+            return CertifyCause(reason: "evaluate of \(SSIDText.inline(ssid)) answered none at seq \(entry.seq), so the helper never claimed it "
+                + "and was never asked to sign in: expected low or high (the network it is certified on, captive behind a form-login portal the account signs in to)",
+                                context: [command.entry])
+        }
+        return AuthenticateExpectation.cause(of: entry, truth: truth, judge: judge, portal: .normal, expected: "success",
                                       why: { _ in "the café's form-login portal accepts the account" })
     }
 }
