@@ -68,18 +68,6 @@ extension DaemonCore {
         ProtocolError(.unknownApp, "app: \"\(app)\" is not declared in the apps file \(options.appsFile ?? "(none: hotspotd runs without --apps)")")
     }
 
-    func savePersistentState() {
-        guard persistDirty else { return }
-        persistDirty = false
-        do {
-            try store.save(persistentState)
-            record(.persist(.init(file: options.stateFile, state: persistentState.json)))
-        } catch {
-            record(.error(.init(message: "\(error)")))
-            emit(.log("hotspotd: \(error)"))
-        }
-    }
-
     func appSlots(_ app: String) -> [ProviderSlot] {
         [ProviderRole.evaluationProvider, .authenticationProvider].compactMap { slots[ProviderKey(app: app, role: $0)] }
     }

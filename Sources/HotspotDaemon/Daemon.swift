@@ -30,12 +30,30 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
     public var machine: HotspotMachine { core.machine }
     let network: any NetworkControl
 
-    /// One accepted socket and the output the peer has not taken yet.
+    /// One accepted socket and the output the peer has not taken yet: the frames as the core made them (a trace
+    /// record's frame is one array shared by every subscriber's queue, not a copy each), the first one written
+    /// up to `offset`. What it holds is what the core counts as queued (`DaemonCore.maximumQueuedOutput`).
     private final class Link {
         let socket: UnixSocket
-        var out: [UInt8] = []
-        var outStart = 0
-        init(socket: UnixSocket) { self.socket = socket }
+        let kind: ConnectionKind
+        var frames: [[UInt8]] = []
+        var head = 0
+        var offset = 0
+        init(socket: UnixSocket, kind: ConnectionKind) {
+            self.socket = socket
+            self.kind = kind
+        }
+        var hasOutput: Bool { head < frames.count }
+        func enqueue(_ bytes: [UInt8]) {
+            if head == frames.count {
+                frames.removeAll(keepingCapacity: frames.count <= 64)
+                head = 0
+            } else if head >= 64, head * 2 >= frames.count {
+                frames.removeFirst(head)
+                head = 0
+            }
+            frames.append(bytes)
+        }
     }
 
     private var helperListener: UnixSocket?
@@ -77,6 +95,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
                 }
             }
         }
+        core.peerHasClosed = { [unowned self] id in self.links[id]?.socket.peerHasClosed ?? true }
     }
 
     // MARK: lifecycle
@@ -147,16 +166,13 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
         switch action {
         case .send(let id, let bytes):
             guard let link = links[id] else { return }
-            if link.outStart == link.out.count {
-                link.out.removeAll(keepingCapacity: true)
-                link.outStart = 0
-            }
-            link.out.append(contentsOf: bytes)
+            link.enqueue(bytes)
             flush(id)
         case .close(let id):
             guard let link = links.removeValue(forKey: id) else { return }
             loop.unwatch(link.socket.fd)
             link.socket.close()
+            open[link.kind, default: 0] -= 1
         case .armTimer(let timer, let after):
             if let t = timers[timer] { loop.cancel(t) }
             timers[timer] = loop.schedule(after: after) { [unowned self] in
@@ -166,7 +182,11 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
         case .cancelTimer(let timer):
             if let t = timers.removeValue(forKey: timer) { loop.cancel(t) }
         case .trace(let record):
-            trace.write(record)
+            switch trace.write(record) {
+            case .written: break
+            case .recovered(let loss): perform(core.traceWriteRecovered(loss))
+            case .failed(let error, let first): perform(core.traceWriteFailed(error: error, first: first))
+            }
         case .network(let n):
             n.perform(on: network)
         case .station(let request, let replyTo):
@@ -231,23 +251,78 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
 
     // MARK: sockets
 
+    /// Open connections per socket, and the most each may have (`connectionLimits`).
+    private var open: [ConnectionKind: Int] = [:]
+    private lazy var limits = Self.connectionLimits(descriptorLimit: UnixSocket.descriptorLimit())
+    /// A listener not watched while accept(2) fails for want of descriptors (EMFILE, ENFILE): the next try, and
+    /// the wait before it (doubling up to a second).
+    private var acceptBackoff: [ConnectionKind: Duration] = [:]
+
+    /// The most connections each socket keeps open (docs/RELIABILITY.md): 1,024 together, fewer when the
+    /// descriptor limit is low (64 descriptors stay for the trace, the state file, providers and hooks); a
+    /// quarter of them, at least 1, is the control socket's, so a flood of helpers never locks out `ctl status`.
+    public static func connectionLimits(descriptorLimit: Int) -> [ConnectionKind: Int] {
+        let total = max(2, min(maximumConnections, descriptorLimit - 64))
+        let control = max(1, total / 4)
+        return [.helper: total - control, .control: control]
+    }
+    public static let maximumConnections = 1024
+
     private func acceptAll(_ listener: UnixSocket, kind: ConnectionKind) {
         while true {
             let s: UnixSocket?
             do {
                 s = try listener.accept()
             } catch {
-                record(.error(.init(message: error.description)))
+                if error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOBUFS || error.errno == ENOMEM {
+                    backOff(listener, kind: kind, error)
+                } else {
+                    record(.error(.init(message: error.description)))
+                }
                 return
             }
             guard let s else { return }
+            if acceptBackoff[kind] != nil {
+                acceptBackoff[kind] = nil
+                record(.connectionLimit(.init(socket: kind.rawValue, action: "resume", open: open[kind] ?? 0)))
+            }
+            let limit = limits[kind] ?? 1
+            if open[kind, default: 0] >= limit {
+                // Past the cap the peer is told and closed at once: the backlog drains, nothing is kept for it.
+                perform(core.connectionRefused(kind: kind, limit: limit))
+                let e = ProtocolError(.requestFailed, "hotspotd has \(limit) \(kind.rawValue) connections open, its limit; try again later")
+                _ = try? frame((kind == .control ? ControlReply.error(e, requestID: nil) : DaemonMessage.error(e, offending: nil).json).bytes)
+                    .withUnsafeBytes { try s.write($0) }
+                s.close()
+                continue
+            }
+            open[kind, default: 0] += 1
             let (id, actions) = core.connectionOpened(kind: kind, peer: try? s.peerCredentials())
-            links[id] = Link(socket: s)
+            links[id] = Link(socket: s, kind: kind)
             loop.watch(s.fd) { [unowned self] readable, writable, hangup in
                 if writable { self.flush(id) }
                 if readable || hangup { self.readFrom(id) }
             }
             perform(actions)
+        }
+    }
+
+    /// accept(2) has no descriptor to give: the listener is not watched for a while (it would be readable at
+    /// once again: a busy loop), said once per run of failures.
+    private func backOff(_ listener: UnixSocket, kind: ConnectionKind, _ error: SystemError) {
+        let wait: Duration
+        if let previous = acceptBackoff[kind] {
+            wait = min(previous * 2, .seconds(1))
+        } else {
+            wait = .milliseconds(10)
+            record(.connectionLimit(.init(socket: kind.rawValue, action: "backOff", error: error.description, open: open[kind] ?? 0)))
+            logError("hotspotd: \(error); not accepting \(kind.rawValue) connections for a while (retrying, up to every second)")
+        }
+        acceptBackoff[kind] = wait
+        loop.unwatch(listener.fd)
+        loop.schedule(after: wait) { [unowned self] in
+            self.loop.watch(listener.fd) { [unowned self] _, _, _ in self.acceptAll(listener, kind: kind) }
+            self.acceptAll(listener, kind: kind)
         }
     }
 
@@ -274,18 +349,25 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
 
     private func flush(_ id: ConnectionID) {
         guard let link = links[id] else { return }
-        while link.outStart < link.out.count {
+        while link.hasOutput {
             let n: Int
             do {
-                n = try link.out.withUnsafeBytes { p in try link.socket.write(UnsafeRawBufferPointer(rebasing: p[link.outStart...])) }
+                n = try link.frames[link.head].withUnsafeBytes { p in
+                    try link.socket.write(UnsafeRawBufferPointer(rebasing: p[link.offset...]))
+                }
             } catch {
                 perform(core.transportFailed(id, reason: "\(error)"))
                 return
             }
             if n == 0 { break }
-            link.outStart += n
+            link.offset += n
+            if link.offset == link.frames[link.head].count {
+                link.frames[link.head] = []
+                link.head += 1
+                link.offset = 0
+            }
             core.wrote(id, n)
         }
-        loop.setInterest(link.socket.fd, read: true, write: link.outStart < link.out.count)
+        loop.setInterest(link.socket.fd, read: true, write: link.hasOutput)
     }
 }

@@ -130,10 +130,13 @@ public final class SystemWallClock: WallClock {
 /// Where the persisted state lives. `StateStore` is the file; tests use `MemoryStateStorage`.
 public protocol StateStorage: AnyObject {
     var path: String { get }
-    func load() -> StateStore.LoadOutcome
+    /// The saved state, with at most `limit` cache entries and auto-join-disabled networks.
+    func load(limit: Int) -> StateStore.LoadOutcome
     func save(_ state: PersistentState) throws
     /// Removes what a killed writer left behind; returns the names removed.
     func removeStaleTemporaries() -> [String]
+    /// Throws when `state` could not be saved now (without replacing what is saved).
+    func checkWritable(_ state: PersistentState) throws
 }
 
 /// `StateStore` as a `StateStorage`.
@@ -141,9 +144,10 @@ public final class FileStateStorage: StateStorage {
     public let store: StateStore
     public init(path: String) { store = StateStore(path: path) }
     public var path: String { store.path }
-    public func load() -> StateStore.LoadOutcome { store.load() }
+    public func load(limit: Int) -> StateStore.LoadOutcome { store.load(limit: limit) }
     public func save(_ state: PersistentState) throws { try store.save(state) }
     public func removeStaleTemporaries() -> [String] { store.removeStaleTemporaries() }
+    public func checkWritable(_ state: PersistentState) throws { try store.checkWritable(state) }
 }
 
 /// State kept in memory (the embedded harness).
@@ -159,14 +163,24 @@ public final class MemoryStateStorage: StateStorage {
         self.saved = saved
     }
 
-    public func load() -> StateStore.LoadOutcome {
+    public func load(limit: Int) -> StateStore.LoadOutcome {
         if let loadOutcome { return loadOutcome }
-        return saved.map { .loaded($0) } ?? .missing
+        guard var state = saved else { return .missing }
+        state.applyLimit(limit)
+        return .loaded(state)
     }
 
+    /// When set, `save` and `checkWritable` throw it (a full disk in unit tests).
+    public var failure: (any Error)?
+
     public func save(_ state: PersistentState) throws {
+        if let failure { throw failure }
         saved = state
         saveCount += 1
+    }
+
+    public func checkWritable(_ state: PersistentState) throws {
+        if let failure { throw failure }
     }
 
     public func removeStaleTemporaries() -> [String] { [] }

@@ -70,6 +70,8 @@ public final class DaemonCore {
     /// Where the answer of the `logoffRequested` being handled goes.
     var logoffReply: ((Bool) -> Void)?
     var persistDirty = false
+    /// Failed writes of the trace and the state file (`status.persistence`).
+    var persistence = PersistenceHealth()
     /// The declared apps by bundle identifier, and their providers.
     var apps: [String: AppDeclaration] = [:]
     var managers: [String: ManagerConfiguration] = [:]
@@ -83,12 +85,20 @@ public final class DaemonCore {
     private var seq: UInt64 = 0
     private var outbox: [DaemonAction] = []
 
-    /// Output queued for a helper that does not read; past it the connection is closed (`overloaded`).
+    /// Each peer's one budget (helper, control client, trace subscriber alike): the output queued for it and
+    /// not taken yet. A frame that takes it past the budget closes the connection (`overloaded`), unless the
+    /// frame is all that is queued (one reply larger than the budget still goes out whole). Input is bounded
+    /// apart by the frame limit (`maximumFrameLength`): a peer costs at most about this plus two frames.
     public static let maximumQueuedOutput = 4 << 20
     /// The largest control reply (docs/PROTOCOL.md: control clients accept up to 16 MiB).
     public static let maximumControlReply = 16 << 20
-    /// Output queued for a control client: one largest reply plus `maximumQueuedOutput` of trace behind it.
-    public static let maximumQueuedControlOutput = maximumControlReply + 4 + maximumQueuedOutput
+    /// Asks the shell whether a connection's peer has already closed (a query, no I/O the core sees): a
+    /// registration of an identifier whose connection has ended but whose end is not handled yet replaces it
+    /// instead of being refused (issue 27, the close race). The default (embedded) knows no more than the core.
+    public var peerHasClosed: (ConnectionID) -> Bool = { _ in false }
+    /// Connections refused at the connection limit, by socket (`status.connections`), and the sockets refusing now.
+    var refusedConnections: [ConnectionKind: Int] = [:]
+    var refusing: [ConnectionKind: Int] = [:]
 
     public init(options: DaemonOptions, clock: any MonotonicClock, wallClock: any WallClock = SystemWallClock(),
                 store: any StateStorage, pid: Int32, hasStation: Bool = false)
@@ -135,13 +145,28 @@ public final class DaemonCore {
             wallclock_s: wallClock.secondsSinceEpoch())
         let stale = store.removeStaleTemporaries()
         if !stale.isEmpty { startRecord.removedTemporaries = stale }
-        switch store.load() {
+        let limit = HotspotMachine.defaultCacheLimit
+        switch store.load(limit: limit) {
         case .missing:
             startRecord.state = "none"
-        case .loaded(let s):
+        case .loaded(var s):
+            // The runtime limits hold for what was loaded too (issue 27): a state file written by another build or
+            // by hand may hold more.
+            s.applyLimit(limit)
             machine = HotspotMachine(timing: options.timing, cache: s.cache, autoJoinDisabled: s.autoJoinDisabled)
             managers = s.managers
             startRecord.state = "loaded"
+            let dropped = s.dropped
+            if dropped.cacheEntries > 0 || dropped.autoJoinDisabled > 0 {
+                let message = "warning: state file \(options.stateFile) holds \(s.cache.count + dropped.cacheEntries) cache entries and "
+                    + "\(s.autoJoinDisabled.count + dropped.autoJoinDisabled) auto-join-disabled networks; the limit is \(limit) each: "
+                    + "dropped \(dropped.cacheEntries) cache entries and \(dropped.autoJoinDisabled) auto-join-disabled networks "
+                    + "(the last in the file's order)"
+                emit(.log("hotspotd: \(message)"))
+                record(.stateTrimmed(.init(file: options.stateFile, limit: limit, cacheDropped: dropped.cacheEntries,
+                                           autoJoinDisabledDropped: dropped.autoJoinDisabled)))
+                persistDirty = true
+            }
         case .corrupt(let reason, let movedTo):
             startRecord.state = "corrupt"
             let message = "warning: state file \(options.stateFile) is corrupt (\(reason)); "
@@ -162,6 +187,19 @@ public final class DaemonCore {
         startRecord.appsFile = options.appsFile
         if !apps.isEmpty { startRecord.apps = options.apps.map(\.json) }
         record(.start(startRecord))
+        // A state file that cannot be written (a full or read-only filesystem) is said at once, not at the first
+        // change (issue 27): a trimmed state is written now, any other is tried beside the file.
+        if persistDirty {
+            savePersistentState()
+        } else {
+            do {
+                try store.checkWritable(persistentState)
+            } catch {
+                stateWriteFailed("\(error)")
+                record(.warning(.init(message: "state file \(options.stateFile) cannot be written: \(error); the state is kept in memory until it can",
+                                      movedTo: nil)))
+            }
+        }
         registerEnabledApps()
         return take()
     }
@@ -202,9 +240,26 @@ public final class DaemonCore {
     public func connectionOpened(kind: ConnectionKind, peer: PeerCredentials?) -> (ConnectionID, [DaemonAction]) {
         let conn = Connection(id: nextConnection, kind: kind, peer: peer)
         nextConnection += 1
+        if let limit = refusing.removeValue(forKey: kind) {
+            record(.connectionLimit(.init(socket: kind.rawValue, action: "accept", limit: limit,
+                                          refused: refusedConnections[kind] ?? 0)))
+        }
         connections[conn.id] = conn
         record(.connect(.init(peer: conn.tracePeer, socket: kind.rawValue)))
         return (conn.id, take())
+    }
+
+    /// The shell refused a connection: `kind`'s socket has `limit` connections open. Counted; the first of a
+    /// run of refusals is traced (`connectionLimit`, action `refuse`), the next accepted connection ends the run.
+    public func connectionRefused(kind: ConnectionKind, limit: Int) -> [DaemonAction] {
+        refusedConnections[kind, default: 0] += 1
+        if refusing[kind] == nil {
+            refusing[kind] = limit
+            record(.connectionLimit(.init(socket: kind.rawValue, action: "refuse", limit: limit,
+                                          refused: refusedConnections[kind] ?? 0)))
+            emit(.log("hotspotd: \(kind.rawValue) socket: \(limit) connections open, the limit; refusing more until one closes"))
+        }
+        return take()
     }
 
     /// Bytes arrived on the connection: every complete frame is handled in order.
@@ -289,8 +344,8 @@ public final class DaemonCore {
         guard !conn.closed else { return }
         conn.queued += bytes.count
         emit(.send(conn.id, bytes))
-        let limit = conn.kind == .control ? Self.maximumQueuedControlOutput : Self.maximumQueuedOutput
-        if conn.queued > limit {
+        let limit = Self.maximumQueuedOutput
+        if conn.queued > limit, conn.queued > bytes.count {
             close(conn, reason: "peer does not read (more than \(limit) bytes queued)", overloaded: true)
         }
     }

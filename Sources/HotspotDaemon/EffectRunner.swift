@@ -19,16 +19,7 @@ extension DaemonCore {
             if o.command.deadline != nil { emit(.cancelTimer(.deadline(r.command))) }
         }
         providersAfter(event)
-        if persistDirty {
-            persistDirty = false
-            do {
-                try store.save(persistentState)
-                record(.persist(.init(file: options.stateFile, state: persistentState.json)))
-            } catch {
-                record(.error(.init(message: "\(error)")))
-                emit(.log("hotspotd: \(error)"))
-            }
-        }
+        savePersistentState()
         handlingDepth -= 1
         // What hotspotd answered itself while handling this event is handled after it, in order.
         if handlingDepth == 0 { drainDeferred() }

@@ -32,6 +32,10 @@ public final class EmbeddedDaemon {
 
     private var armed: [DaemonTimer: (deadline: Duration, order: UInt64)] = [:]
     private var armOrder: UInt64 = 0
+    /// When set, trace writes fail with this error (a full disk): each record is lost whole and reported to the
+    /// core as `Daemon` reports `TraceWriter`'s failures; the first write after it is cleared recovers.
+    public var traceWriteError: String?
+    private var traceLoss: TraceLoss?
     fileprivate var outbound: [ConnectionID: [UInt8]] = [:]
     fileprivate var closed: Set<ConnectionID> = []
 
@@ -183,7 +187,25 @@ public final class EmbeddedDaemon {
         case .cancelTimer(let timer):
             armed[timer] = nil
         case .trace(let record):
-            records.append(record)
+            if let error = traceWriteError {
+                // Lost as `TraceWriter` loses a record on a full disk: not kept, counted by the core.
+                let seq = TraceEntry.position(of: record).seq.intValue ?? 0
+                let first = traceLoss == nil
+                if var loss = traceLoss {
+                    loss.lastSeq = seq
+                    loss.records += 1
+                    traceLoss = loss
+                } else {
+                    traceLoss = TraceLoss(file: "embedded", error: error, records: 1, firstSeq: seq, lastSeq: seq)
+                }
+                run(core.traceWriteFailed(error: error, first: first))
+            } else {
+                records.append(record)
+                if let loss = traceLoss {
+                    traceLoss = nil
+                    run(core.traceWriteRecovered(loss))
+                }
+            }
         case .network(let n):
             networkActions.append(n)
         case .station(let request, let replyTo):

@@ -105,6 +105,11 @@ extension DaemonCore {
             protocolError(conn, ProtocolError(.invalidField, "identifier: expected 1 to 255 bytes"), offending: payload)
             return
         }
+        if let holder = helperConnections[identifier], holder !== conn, peerHasClosed(holder.id) {
+            // The holder's peer closed before this registration came; its end of file just was not read yet.
+            let partial = holder.decoder.bufferedCount
+            close(holder, reason: partial > 0 ? "end of file inside a frame (\(partial) bytes buffered)" : "end of file")
+        }
         if helperConnections[identifier] != nil {
             protocolError(conn, ProtocolError(.alreadyRegistered, "helper \"\(identifier)\" is already registered by another connection"), offending: payload)
             record(.rejected(.init(.duplicateRegistration(identifier), message: nil)))

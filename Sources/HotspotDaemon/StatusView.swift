@@ -36,6 +36,11 @@ extension DaemonCore {
         o["scanList"] = scanListVisible ? lastScanList.map { .array($0.map(\.wire)) } ?? .null : .null
         o["notifications"] = .array(notifications)
         o["apps"] = appsStatus
+        o["connections"] = .object([
+            "open": .number(Double(connections.count)),
+            "refused": .object(Dictionary(uniqueKeysWithValues: refusedConnections.map { ($0.key.rawValue, JSON.number(Double($0.value))) })),
+        ])
+        o["persistence"] = persistence.json(traceFile: options.traceFile, stateFile: options.stateFile)
         return o
     }
 }

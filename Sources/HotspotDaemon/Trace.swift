@@ -17,15 +17,19 @@ public final class TraceWriter: @unchecked Sendable {
     public static let defaultMaximumBytes = 8 << 20
     public static let defaultKeep = 3
 
-    private var fd: Int32
+    private var file: AppendFile?
     public let path: String?
     public var echo: Bool = false
     public let maximumBytes: Int
     public let keep: Int
     /// Bytes in the current file.
-    public private(set) var size: Int = 0
+    public var size: Int { file?.size ?? 0 }
     /// Rotations since this writer opened the file.
     public private(set) var rotations = 0
+    /// Records not written since this writer opened the file (a full disk, an I/O error).
+    public private(set) var recordsLost = 0
+    /// The loss being counted: writes fail since `firstSeq` (nil: the last write succeeded).
+    private var loss: TraceLoss?
     private var lastSeq: JSON = .null
     private var lastTime: JSON = .null
 
@@ -34,35 +38,47 @@ public final class TraceWriter: @unchecked Sendable {
         self.maximumBytes = max(maximumBytes, 1)
         self.keep = max(keep, 1)
         if let path {
-            fd = try Self.open(path)
-            var info = stat()
-            if fstat(fd, &info) == 0 { size = Int(info.st_size) }
-        } else {
-            fd = -1
+            do {
+                file = try AppendFile(path: path)
+            } catch {
+                throw SystemError("open trace file", path, errno: error.errno, detail: error.detail)
+            }
         }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
-
-    private static func open(_ path: String) throws(SystemError) -> Int32 {
-        let f = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard f >= 0 else { throw SystemError.current("open trace file", path) }
-        return f
-    }
-
-    /// Writes one complete record as a line (after rotating, if the line would take the file past the limit).
-    public func write(_ record: JSON) {
+    /// Writes one complete record as a line (after rotating, if the line would take the file past the limit):
+    /// the whole line or nothing (`AppendFile`). Says whether it was written, and when it is the first written
+    /// after a loss, what was lost.
+    @discardableResult
+    public func write(_ record: JSON) -> TraceWriteOutcome {
         var line = record.bytes
         line.append(0x0A)
-        if fd >= 0, let path {
-            if size > 0 && size + line.count > maximumBytes { rotate(path, before: record) }
-            line.withUnsafeBytes { p in
-                let written = Glibc.write(fd, p.baseAddress, p.count)
-                if written > 0 { size += written }
+        var outcome = TraceWriteOutcome.written
+        if let file, let path {
+            if file.size > 0 && file.size + line.count > maximumBytes { rotate(path, before: record) }
+            do {
+                try (self.file ?? file).append(line)
+                if let lost = loss {
+                    loss = nil
+                    outcome = .recovered(lost)
+                }
+            } catch {
+                recordsLost += 1
+                let seq = TraceEntry.position(of: record).seq.intValue ?? 0
+                if var lost = loss {
+                    lost.lastSeq = seq
+                    lost.records += 1
+                    loss = lost
+                    outcome = .failed(error: error.description, first: false)
+                } else {
+                    loss = TraceLoss(file: path, error: error.description, records: 1, firstSeq: seq, lastSeq: seq)
+                    outcome = .failed(error: error.description, first: true)
+                }
             }
         }
         (lastSeq, lastTime) = TraceEntry.position(of: record)
         if echo { line.withUnsafeBytes { p in _ = Glibc.write(2, p.baseAddress, p.count) } }
+        return outcome
     }
 
     /// PATH.k -> PATH.k+1 (the oldest dropped), PATH -> PATH.1, a new PATH headed by a `traceRotated` record.
@@ -76,16 +92,14 @@ public final class TraceWriter: @unchecked Sendable {
             logError("hotspotd: \(SystemError.current("rotate trace file", path)); writing on")
             return
         }
-        let reopened: Int32
+        let reopened: AppendFile
         do {
-            reopened = try Self.open(path)
+            reopened = try AppendFile(path: path)
         } catch {
-            logError("hotspotd: \(error); writing on to \(path).1")
+            logError("hotspotd: open trace file: \(error); writing on to \(path).1")
             return
         }
-        close(fd)
-        fd = reopened
-        size = 0
+        file = reopened
         rotations += 1
         var fields = TraceRecord.traceRotated(.init(previous: path + ".1", maximumBytes: maximumBytes, keep: keep, rotations: rotations)).fields
         fields["kind"] = .string(TraceRecord.TraceRotated.kind)
@@ -94,11 +108,21 @@ public final class TraceWriter: @unchecked Sendable {
         let header: JSON = .object(fields)
         var line = header.bytes
         line.append(0x0A)
-        line.withUnsafeBytes { p in
-            let written = Glibc.write(fd, p.baseAddress, p.count)
-            if written > 0 { size += written }
-        }
+        try? reopened.append(line)
     }
+}
+
+/// Trace records a writer could not write, one run of failures (docs/RELIABILITY.md, "No silent loss"): the
+/// payload of the `traceLoss` record written after it.
+public typealias TraceLoss = TraceRecord.TraceLoss
+
+/// What became of one trace record.
+public enum TraceWriteOutcome: Sendable, Equatable {
+    case written
+    /// Written, and the first since `TraceLoss`'s records were lost.
+    case recovered(TraceLoss)
+    /// Not written at all; `first`: the first failure after a success.
+    case failed(error: String, first: Bool)
 }
 
 // MARK: trace forms of core values

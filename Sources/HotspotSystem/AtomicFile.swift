@@ -43,14 +43,41 @@ public enum AtomicFile {
         if fsync(dfd) != 0 { throw SystemError.current("fsync directory", dir) }
     }
 
-    /// The whole file, or nil when it does not exist.
-    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Writes `bytes` to a temp file beside `path`, fsyncs and removes it: throws what `write` would throw now
+    /// (ENOSPC, EROFS, EACCES), leaving `path` as it is.
+    public static func checkWritable(_ bytes: [UInt8], besides path: String, mode: mode_t = 0o600) throws(SystemError) {
+        let tmp = "\(path).tmp.\(getpid())"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError.current("create temp file", tmp) }
+        defer { close(fd); unlink(tmp) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { p in Glibc.write(fd, p.baseAddress! + written, p.count - written) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw n < 0 ? SystemError.current("write", tmp) : SystemError("write", tmp, errno: ENOSPC) }
+            written += n
+        }
+        if fsync(fd) != 0 { throw SystemError.current("fsync", tmp) }
+    }
+
+    /// The whole file, or nil when it does not exist. A file over `maximumBytes` (or not a regular file) is
+    /// refused without reading it.
+    public static func read(_ path: String, maximumBytes: Int = .max) throws(SystemError) -> [UInt8]? {
+        // With a limit, a FIFO is refused instead of blocking in open(2).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (maximumBytes != .max ? O_NONBLOCK : 0))
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw SystemError.current("open", path)
         }
         defer { close(fd) }
+        if maximumBytes != .max {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw SystemError.current("stat", path) }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { throw SystemError("read", path, reason: "not a regular file") }
+            guard Int(info.st_size) <= maximumBytes else {
+                throw SystemError("read", path, reason: "the file is \(info.st_size) bytes; the limit is \(maximumBytes)")
+            }
+        }
         var out = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {

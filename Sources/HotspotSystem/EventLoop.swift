@@ -166,6 +166,9 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: running
 
+    /// POLLRDHUP (Linux): the peer closed or shut down its writing half.
+    static let pollRDHUP: Int16 = 0x2000
+
     /// Runs until `stop()`.
     public func run() {
         stopRequested = false
@@ -183,7 +186,7 @@ public final class EventLoop: @unchecked Sendable {
         pollFDs.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
         for (fd, w) in watches {
             var ev: Int16 = 0
-            if w.wantRead { ev |= Int16(POLLIN) }
+            if w.wantRead { ev |= Int16(POLLIN) | Self.pollRDHUP }
             if w.wantWrite { ev |= Int16(POLLOUT) }
             pollFDs.append(pollfd(fd: fd, events: ev, revents: 0))
         }
@@ -191,13 +194,19 @@ public final class EventLoop: @unchecked Sendable {
         let n = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
         if n > 0 {
             if pollFDs[0].revents != 0 { drainPosted() }
-            for k in 1..<pollFDs.count {
-                let p = pollFDs[k]
-                guard p.revents != 0, let w = watches[p.fd] else { continue }
-                let readable = p.revents & Int16(POLLIN) != 0
-                let writable = p.revents & Int16(POLLOUT) != 0
-                let hangup = p.revents & (Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
-                w.handler(readable, writable, hangup)
+            // Peers that hung up first, then the others: a peer that closed before another one's request
+            // arrived is handled first (a helper that died and its successor registering the same identifier
+            // in one poll: issue 27), whatever order the descriptors are in.
+            let ended = Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL) | Self.pollRDHUP
+            for pass in 0..<2 {
+                for k in 1..<pollFDs.count {
+                    let p = pollFDs[k]
+                    guard p.revents != 0, (p.revents & ended != 0) == (pass == 0), let w = watches[p.fd] else { continue }
+                    let readable = p.revents & (Int16(POLLIN) | Self.pollRDHUP) != 0
+                    let writable = p.revents & Int16(POLLOUT) != 0
+                    let hangup = p.revents & (Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
+                    w.handler(readable, writable, hangup)
+                }
             }
         }
         fireDueTimers()

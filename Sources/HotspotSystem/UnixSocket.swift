@@ -223,6 +223,27 @@ public final class UnixSocket: @unchecked Sendable {
         }
     }
 
+    /// Whether the peer has closed or shut down its writing half (poll(2) with no wait: POLLRDHUP, POLLHUP,
+    /// POLLERR), whatever is still unread.
+    public var peerHasClosed: Bool {
+        guard fd >= 0 else { return true }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN) | 0x2000, revents: 0)
+        while true {
+            let r = poll(&pfd, 1, 0)
+            if r < 0, errno == EINTR { continue }
+            return r > 0 && pfd.revents & (0x2000 | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)) != 0
+        }
+    }
+
     /// Half-closes the write side (the peer reads end of file).
     public func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
+}
+
+extension UnixSocket {
+    /// This process's soft limit on open descriptors (RLIMIT_NOFILE); `Int.max` when unlimited or unknown.
+    public static func descriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return .max }
+        return Int(clamping: limit.rlim_cur)
+    }
 }

@@ -60,6 +60,26 @@ import Testing
         #expect(exited == ["app": "a", "role": "r", "status": nil, "error": "spawn: ENOENT"])
     }
 
+    /// The kinds of issue 27 in the JSON form hotspotd wrote before they were typed: a `connectionLimit` carries
+    /// only its action's fields, a start-time `warning` writes `movedTo: null`.
+    @Test func issue27KindsKeepTheirForm() throws {
+        #expect(TraceRecord.connectionLimit(.init(socket: "helper", action: "resume", open: 3)).fields
+            == ["socket": "helper", "action": "resume", "open": 3])
+        #expect(TraceRecord.connectionLimit(.init(socket: "control", action: "backOff", error: "accept: EMFILE", open: 0)).fields
+            == ["socket": "control", "action": "backOff", "error": "accept: EMFILE", "open": 0])
+        #expect(TraceRecord.connectionLimit(.init(socket: "helper", action: "accept", limit: 768, refused: 40)).fields
+            == ["socket": "helper", "action": "accept", "limit": 768, "refused": 40])
+        #expect(TraceRecord.warning(.init(message: "state file s cannot be written", movedTo: nil)).fields
+            == ["message": "state file s cannot be written", "movedTo": nil])
+        #expect(TraceRecord.stateTrimmed(.init(file: "s", limit: 1024, cacheDropped: 476, autoJoinDisabledDropped: 0)).fields
+            == ["file": "s", "limit": 1024, "cacheDropped": 476, "autoJoinDisabledDropped": 0])
+        #expect(TraceRecord.traceLoss(.init(file: "t", error: "e", records: 2, firstSeq: 8, lastSeq: 9)).fields
+            == ["file": "t", "error": "e", "records": 2, "firstSeq": 8, "lastSeq": 9])
+        let line = #"{"kind":"connectionLimit","seq":3,"t_ns":9,"socket":"helper","action":"refuse","limit":768,"refused":1}"#
+        let entry = try #require(TraceEntry(line: Array(line.utf8)))
+        #expect(entry.record.connectionLimit == .init(socket: "helper", action: "refuse", limit: 768, refused: 1))
+    }
+
     /// A network and a scan list entry encode as the wire form does (`HotspotNetwork.wire`, `NetworkIdentity.wire`).
     @Test func networksEncodeAsTheWireForm() throws {
         let n = HotspotNetwork(rawSSID: SSID(bytes: [0x43, 0xE9, 0x00]), bssid: "02:00:00:00:01:00", signalStrength: 0.5, security: .wpa2Personal,

@@ -17,6 +17,9 @@ public enum TraceRecord: Sendable, Hashable {
     case start(Start)
     case stop(Stop)
     case warning(Warning)
+    case stateTrimmed(StateTrimmed)
+    case traceLoss(TraceLoss)
+    case connectionLimit(ConnectionLimit)
     case connect(Connect)
     case disconnect(Disconnect)
     case event(Event)
@@ -60,7 +63,7 @@ public enum TraceRecord: Sendable, Hashable {
 
     /// Every payload type, in the order of docs/TRACE.md; decoding dispatches on their `kind`.
     public static let payloadTypes: [any TracePayload.Type] = [
-        Start.self, Stop.self, Warning.self, Connect.self, Disconnect.self, Event.self, Transition.self, Command.self,
+        Start.self, Stop.self, Warning.self, StateTrimmed.self, TraceLoss.self, ConnectionLimit.self, Connect.self, Disconnect.self, Event.self, Transition.self, Command.self,
         Response.self, Cancel.self, Rejected.self, Irregular.self, ProtocolErrorRecord.self, Timer.self, MaintainTimer.self,
         NetworkAction.self, Hook.self, AutoJoin.self, Cache.self, TraceRotated.self, Persist.self, LogoffRequest.self,
         LogoffAnswer.self, Notification.self, HelperReport.self, ScanList.self, Overloaded.self, Error.self, Station.self,
@@ -77,6 +80,9 @@ public enum TraceRecord: Sendable, Hashable {
         case .start(let p): p
         case .stop(let p): p
         case .warning(let p): p
+        case .stateTrimmed(let p): p
+        case .traceLoss(let p): p
+        case .connectionLimit(let p): p
         case .connect(let p): p
         case .disconnect(let p): p
         case .event(let p): p

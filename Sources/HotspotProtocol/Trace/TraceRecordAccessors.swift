@@ -5,6 +5,9 @@ extension TraceRecord {
     public var start: Start? { if case .start(let p) = self { p } else { nil } }
     public var stop: Stop? { if case .stop(let p) = self { p } else { nil } }
     public var warning: Warning? { if case .warning(let p) = self { p } else { nil } }
+    public var stateTrimmed: StateTrimmed? { if case .stateTrimmed(let p) = self { p } else { nil } }
+    public var traceLoss: TraceLoss? { if case .traceLoss(let p) = self { p } else { nil } }
+    public var connectionLimit: ConnectionLimit? { if case .connectionLimit(let p) = self { p } else { nil } }
     public var connect: Connect? { if case .connect(let p) = self { p } else { nil } }
     public var disconnect: Disconnect? { if case .disconnect(let p) = self { p } else { nil } }
     public var event: Event? { if case .event(let p) = self { p } else { nil } }

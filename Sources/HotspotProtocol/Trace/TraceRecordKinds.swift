@@ -106,6 +106,75 @@ extension TraceRecord {
                                             movedTo: "/run/hotspotd/state.json.corrupt")
     }
 
+    /// The loaded state file held more than `limit` cache entries or auto-join-disabled networks: the first
+    /// `limit` of each in the file's order were kept and the trimmed state written back.
+    public struct StateTrimmed: TracePayload {
+        public static let kind = "stateTrimmed"
+        public var record: TraceRecord { .stateTrimmed(self) }
+        public var file: String
+        public var limit: Int
+        public var cacheDropped: Int
+        public var autoJoinDisabledDropped: Int
+        public init(file: String, limit: Int, cacheDropped: Int, autoJoinDisabledDropped: Int) {
+            self.file = file
+            self.limit = limit
+            self.cacheDropped = cacheDropped
+            self.autoJoinDisabledDropped = autoJoinDisabledDropped
+        }
+        public static let example = StateTrimmed(file: "/run/hotspotd/state.json", limit: 1024, cacheDropped: 18_976,
+                                                 autoJoinDisabledDropped: 0)
+    }
+
+    /// The first record written after trace writes failed: `records` records, `firstSeq` to `lastSeq`, are not
+    /// in the file, none of them in part.
+    public struct TraceLoss: TracePayload {
+        public static let kind = "traceLoss"
+        public var record: TraceRecord { .traceLoss(self) }
+        public var file: String
+        /// The first failure's error (operation, file, errno text).
+        public var error: String
+        public var records: Int
+        public var firstSeq: Int
+        public var lastSeq: Int
+        public init(file: String, error: String, records: Int, firstSeq: Int, lastSeq: Int) {
+            self.file = file
+            self.error = error
+            self.records = records
+            self.firstSeq = firstSeq
+            self.lastSeq = lastSeq
+        }
+        public static let example = TraceLoss(file: "/run/hotspotd/trace.jsonl",
+                                              error: "append to /run/hotspotd/trace.jsonl: No space left on device (ENOSPC)",
+                                              records: 12, firstSeq: 340, lastSeq: 351)
+    }
+
+    /// The connection cap or the descriptor limit was reached on a socket, or that run ended.
+    public struct ConnectionLimit: TracePayload {
+        public static let kind = "connectionLimit"
+        public var record: TraceRecord { .connectionLimit(self) }
+        /// `helper` or `control`.
+        public var socket: String
+        /// `refuse` (the first of a run of connections refused at the cap) and `accept` (the run ended), with
+        /// `limit` and `refused`; `backOff` (accept(2) found no descriptor) with `error` and `open`; `resume`
+        /// with `open`.
+        public var action: String
+        public var limit: Int?
+        /// Connections refused at the cap since hotspotd started.
+        public var refused: Int?
+        public var error: String?
+        /// Connections open on the socket.
+        public var open: Int?
+        public init(socket: String, action: String, limit: Int? = nil, refused: Int? = nil, error: String? = nil, open: Int? = nil) {
+            self.socket = socket
+            self.action = action
+            self.limit = limit
+            self.refused = refused
+            self.error = error
+            self.open = open
+        }
+        public static let example = ConnectionLimit(socket: "helper", action: "refuse", limit: 768, refused: 1)
+    }
+
     /// A peer connected.
     public struct Connect: TracePayload {
         public static let kind = "connect"
