@@ -21,7 +21,7 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
     private var socket: UnixSocket?
     private let writeLock = Mutex()
     private weak var daemon: (any StationEventSink)?
-    private var suppression: IPSuppression?
+    private let ip = StationIPControl()
     private let dhcp: StationDHCP
     private var readerThread: pthread_t?
     private let stopping = Mutex()
@@ -43,11 +43,8 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
         self.daemon = daemon
         dhcp.daemon = daemon
         try dhcp.writeScript()
-        if options.suppressIP {
-            let s = IPSuppression(route: try RouteNetlink.current())
-            try s.install()
-            suppression = s
-        }
+        ip.daemon = daemon
+        try ip.install(enabled: options.suppressIP)
         // The lab serves the socket before it starts hotspotd; a short retry covers a lab that is still binding it.
         let deadline = SystemMonotonicClock.read() + .seconds(15)
         while socket == nil {
@@ -67,7 +64,7 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
         if let readerThread { pthread_join(readerThread, nil) }
         readerThread = nil
         dhcp.stop()
-        suppression?.remove()
+        ip.remove()
         socket?.close()
         socket = nil
     }
@@ -100,13 +97,11 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
     // MARK: NetworkControl
 
     public func suppressIP(interface: String, network: NetworkIdentity?) {
-        guard let suppression else { return }
-        do { try suppression.suppress() } catch { daemon?.record(.error(.init(message: "suppress IP on \(interface): \(error)"))) }
+        ip.suppress(interface: interface)
     }
 
     public func releaseIP(interface: String, network: NetworkIdentity?) {
-        guard let suppression else { return }
-        do { try suppression.release() } catch { daemon?.record(.error(.init(message: "release IP on \(interface): \(error)"))) }
+        ip.release(interface: interface)
     }
 
     public func disassociate(interface: String, network: NetworkIdentity?) {

@@ -50,7 +50,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     public let options: StationOptions
     private var control: WPACtrlSocket?
     private weak var daemon: (any StationEventSink)?
-    private var suppression: IPSuppression?
+    private let ip = StationIPControl()
     private var eventThread: pthread_t?
     private let stopping = Mutex()
     private var stopFlag = false
@@ -75,11 +75,8 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         self.daemon = daemon
         dhcp.daemon = daemon
         try dhcp.writeScript()
-        if options.suppressIP {
-            let s = IPSuppression(route: try RouteNetlink.current())
-            try s.install()
-            suppression = s
-        }
+        ip.daemon = daemon
+        try ip.install(enabled: options.suppressIP)
         let control = try WPACtrlSocket.connect(serverPath: options.wpaControlPath, timeout: .seconds(15))
         try control.attach()
         self.control = control
@@ -95,7 +92,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         if let eventThread { pthread_join(eventThread, nil) }
         eventThread = nil
         dhcp.stop()
-        suppression?.remove()
+        ip.remove()
         control?.close()
         control = nil
     }
@@ -161,13 +158,11 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     // MARK: NetworkControl
 
     public func suppressIP(interface: String, network: NetworkIdentity?) {
-        guard let suppression else { return }
-        do { try suppression.suppress() } catch { daemon?.record(.error(.init(message: "suppress IP on \(interface): \(error)"))) }
+        ip.suppress(interface: interface)
     }
 
     public func releaseIP(interface: String, network: NetworkIdentity?) {
-        guard let suppression else { return }
-        do { try suppression.release() } catch { daemon?.record(.error(.init(message: "release IP on \(interface): \(error)"))) }
+        ip.release(interface: interface)
     }
 
     public func disassociate(interface: String, network: NetworkIdentity?) {
