@@ -9,6 +9,7 @@
 //   redirect-async  the same with the async form of willPerformHTTPRedirection
 //   cookies         the sign-in page is fetched first (the portal may set a session cookie) and the POST relies on
 //                   the session's cookie storage to send it back
+// Every pattern posts the sign-in form's hidden fields (a CSRF token) with the account, as the form would.
 //   inspect         compares response.url with request.url to tell whether the probe was redirected
 // Options: --ssid NAME (default "Cafe Lumiere"), --account USER:PASSWORD (default guest:croissant). The probe is
 // $HOTSPOT_PROBE_URL (the lab's), else Apple's.
@@ -165,6 +166,21 @@ enum SignIn {
     case refused(Int)
 }
 
+/// The `<input type="hidden" name=".." value="..">` fields of a page, in order.
+func hiddenFields(_ html: String) -> [(name: String, value: String)] {
+    var fields: [(name: String, value: String)] = []
+    for part in html.components(separatedBy: "<input").dropFirst() {
+        let tag = part.prefix { $0 != ">" }
+        guard tag.contains("type=\"hidden\"") else { continue }
+        func attribute(_ name: String) -> String? {
+            guard let start = tag.range(of: name + "=\"") else { return nil }
+            return String(tag[start.upperBound...].prefix { $0 != "\"" })
+        }
+        if let name = attribute("name") { fields.append((name, attribute("value") ?? "")) }
+    }
+    return fields
+}
+
 /// Where the last sign-in happened (for logoff).
 var lastPortal: URL?
 
@@ -182,7 +198,9 @@ func signIn(_ cmd: NEHotspotHelperCommand, portal: URL) -> SignIn {
         return .unsupported
     }
     let loginURL = URL(string: "/login", relativeTo: portal)!.absoluteURL
-    let body = "username=\(account[0])&password=\(account[1])"
+    // The form's hidden fields go back with the account (a portal's CSRF token, as a browser would send it).
+    let hidden = hiddenFields(html).map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)" }
+    let body = (["username=\(account[0])", "password=\(account[1])"] + hidden).joined(separator: "&")
     let login = campusRequest(loginURL, cmd, method: "POST", body: body)
     let (_, response, error) = pattern == "delegate" ? viaDelegate(login) : wait(session, login)
     let status = (response as? HTTPURLResponse)?.statusCode ?? 0
