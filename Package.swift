@@ -11,6 +11,7 @@
 //   HotspotStation     hotspotd on a real interface: wpa_supplicant, DHCP, IP suppression by policy routing
 //   HotspotHelper      the helper SDK, shaped like Apple's NEHotspotHelper
 //   NEHotspotHelperCompat  Apple's spellings on top of HotspotHelper
+//   FoundationSessions Foundation's URLSession defaults, for the compat module's shadows of them
 //   CLibNL/CLibNLGenl/CLibMNL  system libraries; CNetlinkShim their macro wrappers
 //   COpenSSL/CTLSShim  the system OpenSSL and its macro wrappers (https:// in the SDK, the https-only portal)
 //   Netlink            rtnetlink (libmnl) and generic netlink (libnl-genl) from Swift
@@ -85,7 +86,9 @@ let package = Package(
             dependencies: ["HotspotProtocol", "HotspotSystem", "COpenSSL", "CTLSShim"],
             swiftSettings: strict
         ),
-        .target(name: "NEHotspotHelperCompat", dependencies: ["HotspotHelper"], swiftSettings: strict),
+        // Foundation's URLSession defaults, read where NEHotspotHelperCompat's shadows of them are not visible.
+        .target(name: "FoundationSessions", swiftSettings: strict),
+        .target(name: "NEHotspotHelperCompat", dependencies: ["HotspotHelper", "FoundationSessions"], swiftSettings: strict),
 
         // MARK: netlink
         .systemLibrary(

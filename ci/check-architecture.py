@@ -39,7 +39,8 @@ LAYERS = [
     ("pure core", ["HotspotCore"]),
     ("wire protocol", ["HotspotProtocol"]),
     ("system calls", ["HotspotSystem"]),
-    ("kernel, SDK, hotspotd's client", ["Netlink", "HotspotHelper", "HotspotClient"]),
+    # FoundationSessions: Foundation's URLSession defaults, for NEHotspotHelperCompat's shadows of them (Foundation only).
+    ("kernel, SDK, hotspotd's client", ["Netlink", "HotspotHelper", "HotspotClient", "FoundationSessions"]),
     # ReferenceHelperSupport: what the reference helpers and providers share (form parser, command line, probe...);
     # it uses the SDK only.
     ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat", "ReferenceHelperSupport"]),

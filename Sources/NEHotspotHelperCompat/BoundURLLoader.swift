@@ -18,8 +18,8 @@
 //   certificate that did not verify; otherwise -1202);
 // - responses cached in the session's `urlCache` as Foundation caches them (GET, 200, cacheable headers), and
 //   read back by the request's cache policy;
-// - URLs read in the request's form (a bound URL's scheme in capitals): `response.url == request.url` unless
-//   redirected.
+// - URLs read as the helper wrote them (the binding is not in the URL: URLRequestBinding.swift):
+//   `response.url == request.url` unless redirected.
 @_spi(Compat) import HotspotHelper
 
 /// Serves bound requests over the SDK's marked sockets (see above and URLRequestBinding.swift).
@@ -32,7 +32,11 @@ public final class HotspotCommandURLProtocol: URLProtocol {
     private let stateLock = NSLock()
     private var stopped = false
 
-    public override class func canInit(with request: URLRequest) -> Bool { BoundScheme.isBoundForm(request.url) }
+    /// Bound requests; and, not bound, an `http`/`https` URL whose scheme is written in capitals (`HTTP://`), which
+    /// iOS serves as http (a scheme is case-insensitive, RFC 3986 3.1) and Foundation's own HTTP class refuses.
+    public override class func canInit(with request: URLRequest) -> Bool {
+        BoundRequests.carriesBinding(request) || SchemeCase.isCapitalised(request.url)
+    }
 
     public override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
@@ -124,8 +128,7 @@ struct BoundLoader: @unchecked Sendable {
     let urlProtocol: HotspotCommandURLProtocol
     let context: TaskContext
     let originalURL: URL?
-    /// Whether a request was bound with this URL (a capitalised scheme written by hand is not bound: it is
-    /// served the same way, on an unmarked socket, as Apple would serve it).
+    /// Whether the request carries a binding (one forgotten with its command still goes over a marked socket).
     let isBound: Bool
     let command: HotspotHelperCommand?
 
@@ -133,22 +136,24 @@ struct BoundLoader: @unchecked Sendable {
         self.urlProtocol = urlProtocol
         self.context = context
         originalURL = urlProtocol.request.url
-        let binding = urlProtocol.request.url.flatMap { BoundRequests.shared.binding($0) }
-        isBound = binding != nil
+        let binding = BoundRequests.shared.binding(urlProtocol.request)
+        isBound = BoundRequests.carriesBinding(urlProtocol.request)
         command = binding?.command
     }
 
     var client: (any URLProtocolClient)? { urlProtocol.client }
     var configuration: URLSessionConfiguration { context.configuration }
 
-    /// The URL as the helper reads it (capitals for a bound request).
-    func shown(_ url: URL) -> URL { BoundScheme.form(url, like: originalURL) }
+    /// The URL as the helper reads it: as given (the binding is not in the URL); a scheme written in capitals
+    /// stays so.
+    func shown(_ url: URL) -> URL { SchemeCase.form(url, like: originalURL) }
 
     func run() {
-        // A download task's file is Foundation's internal business (a URLProtocol cannot hand one over on Linux).
-        if context.task is URLSessionDownloadTask {
+        // A download task's file is Foundation's internal business (a URLProtocol cannot hand one over on Linux):
+        // only the tasks of `downloadTask(with:completionHandler:)` (BoundDownloads.swift) get their body.
+        if let download = context.task as? URLSessionDownloadTask, !BoundDownloads.shared.isExpected(download) {
             fail(NSURLErrorUnsupportedURL, urlProtocol.request.url,
-                 "download tasks of bound requests are not supported on Linux: use a data task (data(for:), dataTask(with:))")
+                 "download tasks of bound requests with a download delegate are not supported on Linux: use downloadTask(with:completionHandler:), download(for:) or a data task")
             return
         }
         var request = urlProtocol.request
@@ -156,7 +161,7 @@ struct BoundLoader: @unchecked Sendable {
             fail(NSURLErrorBadURL, nil, "the request has no URL")
             return
         }
-        request.url = BoundScheme.plain(first)
+        request.url = SchemeCase.plain(first)
         if let upload = context.uploadBody {
             request.httpBody = Data(upload)
         } else if request.httpBody == nil, let stream = request.httpBodyStream {
@@ -260,7 +265,7 @@ struct BoundLoader: @unchecked Sendable {
                     return
                 }
                 request = followed
-                if let u = followed.url { request.url = BoundScheme.plain(u) }
+                if let u = followed.url { request.url = SchemeCase.plain(u) }
                 continue
             }
             deliver(response, Data(answer.body), cache: (request.httpMethod ?? "GET").uppercased() == "GET")
@@ -496,6 +501,13 @@ struct BoundLoader: @unchecked Sendable {
 
     func deliver(_ response: URLResponse, _ data: Data, cache: Bool) {
         if urlProtocol.isStopped { return }
+        if let download = context.task as? URLSessionDownloadTask {
+            // Foundation then calls the wrapped completion handler, which writes the file (BoundDownloads.swift).
+            BoundDownloads.shared.finish(download, data)
+            client?.urlProtocol(urlProtocol, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client?.urlProtocolDidFinishLoading(urlProtocol)
+            return
+        }
         if cache, let http = response as? HTTPURLResponse { store(http, data) }
         client?.urlProtocol(urlProtocol, didReceive: response, cacheStoragePolicy: .notAllowed)
         if !data.isEmpty { client?.urlProtocol(urlProtocol, didLoad: data) }
@@ -505,12 +517,13 @@ struct BoundLoader: @unchecked Sendable {
     /// The NSURLErrorDomain code iOS gives for a failed hop.
     static func code(_ error: HotspotTrafficError) -> Int {
         if error.isTimeout { return NSURLErrorTimedOut }
-        if error.isCertificateFailure { return NSURLErrorServerCertificateUntrusted }
+        // Apple's numbers (`URLError.Code` has them; Linux Foundation's global NSURLError TLS constants are one off).
+        if error.isCertificateFailure { return URLError.Code.serverCertificateUntrusted.rawValue }
         switch error.operation {
         case "resolve": return NSURLErrorCannotFindHost
         case "connect to": return NSURLErrorCannotConnectToHost
         case "parse URL": return NSURLErrorBadURL
-        case "TLS handshake with": return NSURLErrorSecureConnectionFailed
+        case "TLS handshake with": return URLError.Code.secureConnectionFailed.rawValue
         default: break
         }
         if error.detail == "the server closed the connection without answering" { return NSURLErrorNetworkConnectionLost }
@@ -682,5 +695,32 @@ enum MD5 {
             a0 = a0 &+ a; b0 = b0 &+ b; c0 = c0 &+ c; d0 = d0 &+ d
         }
         return [a0, b0, c0, d0].flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+    }
+}
+
+/// An `http`/`https` scheme written in capitals (`HTTP://`): the wire and the cookies use it lowercased, the
+/// helper reads it as written.
+enum SchemeCase {
+    static func isCapitalised(_ url: URL?) -> Bool {
+        guard let scheme = url?.scheme, scheme != scheme.lowercased() else { return false }
+        return scheme.lowercased() == "http" || scheme.lowercased() == "https"
+    }
+
+    /// `url` with a lowercase scheme.
+    static func plain(_ url: URL) -> URL {
+        guard isCapitalised(url) else { return url }
+        return with(url, scheme: url.scheme!.lowercased()) ?? url
+    }
+
+    /// `url` written as `like` is: its scheme in capitals when `like`'s is.
+    static func form(_ url: URL, like: URL?) -> URL {
+        guard isCapitalised(like), let scheme = url.scheme?.uppercased() else { return url }
+        return with(url, scheme: scheme) ?? url
+    }
+
+    private static func with(_ url: URL, scheme: String) -> URL? {
+        let text = url.absoluteString
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        return URL(string: scheme + text[colon...])
     }
 }

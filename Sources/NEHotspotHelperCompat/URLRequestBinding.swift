@@ -2,96 +2,77 @@
 // over the SDK's marked sockets (SO_MARK 0x4853), so it gets through the station's IP suppression; a request
 // that is not bound goes the ordinary way and stays blocked until Authenticated.
 //
-// How a bound request reaches the SDK. swift-corelibs-foundation picks the URLProtocol of a task from the
-// session's configured classes first (its own HTTP class claims a URL whose scheme is exactly `http` or
-// `https`), then from the classes registered with `URLProtocol.registerClass`. Nothing else a request carries
-// survives into the task (protocol properties are lost when an NSMutableURLRequest is bridged to URLRequest).
-// So `bind(to:)` writes the scheme in capitals (`HTTP://`, `HTTPS://`: the same URL, schemes are
-// case-insensitive, RFC 3986 3.1) and records the URL as bound; `HotspotCommandURLProtocol` (registered on the
-// first bind) claims such URLs. It serves the task as URLSession does (BoundURLLoader.swift): the session's
-// cookies, headers, timeouts and cache, the delegate asked about every redirect and every challenge (server
-// trust included), upload bodies, NSURLErrorDomain codes; every hop over the command's marked sockets.
+// Where the binding lives. On iOS the binding belongs to the request and survives every change to it. On Linux a
+// request copies only its own fields (URL, `mainDocumentURL`, cache policy, timeout, method, headers, body, service
+// type, cellular, cookies and pipelining flags): `URLProtocol.setProperty(_:forKey:in:)` properties are dropped by
+// every copy (`as URLRequest`, any change to a `URLRequest`: NSURLRequest's copy does not carry them; checked by
+// `URLSessionFidelityTests.protocolPropertiesDoNotSurvive`). So `bind(to:)` writes the binding into
+// `mainDocumentURL` (`x-hotspot-bound:<token>`, the one copied field a helper does not use to talk to a portal),
+// and `url`, method, headers and body stay as the helper wrote them: setting a new `url` keeps the binding.
+// `HotspotCommandURLProtocol`, first in the sessions of SessionRouting.swift, claims such requests and serves
+// them as URLSession does (BoundURLLoader.swift).
 @_spi(Compat) import HotspotHelper
 
 extension NSMutableURLRequest {
     /// Binds the request to `command` (Apple's `bind(to:)`): a `URLSession` task made from it runs over the
-    /// command's marked sockets and within the command's deadline. Requests that are not http or https are
-    /// left as they are. The URL's scheme reads `HTTP`/`HTTPS` afterwards (see the top of this file).
+    /// command's marked sockets and within the command's deadline, whatever its URL, method, headers or body
+    /// become afterwards. `mainDocumentURL` carries the binding (see the top of this file).
     public func bind(to command: NEHotspotHelperCommand) {
-        guard let url, let bound = BoundScheme.bound(url) else { return }
         HotspotCommandURLProtocol.registerOnce()
-        BoundRequests.shared.add(bound, command)
-        self.url = bound
+        mainDocumentURL = BoundRequests.shared.add(command)
     }
 }
 
 extension URLRequest {
     /// `bind(to:)` for a `URLRequest` (Apple has it on `NSMutableURLRequest` only).
     public mutating func bind(to command: NEHotspotHelperCommand) {
-        guard let url, let bound = BoundScheme.bound(url) else { return }
         HotspotCommandURLProtocol.registerOnce()
-        BoundRequests.shared.add(bound, command)
-        self.url = bound
+        mainDocumentURL = BoundRequests.shared.add(command)
     }
 
     /// Whether the request is bound to a command. Not Apple's.
-    public var isBoundToHotspotCommand: Bool { url.map { BoundRequests.shared.binding($0) != nil } ?? false }
+    public var isBoundToHotspotCommand: Bool { BoundRequests.shared.binding(self) != nil }
 }
 
-/// The scheme of bound URLs: `HTTP`/`HTTPS`, the same scheme in capitals.
-enum BoundScheme {
-    /// `url` with its scheme in capitals; nil when it is not http or https.
-    static func bound(_ url: URL) -> URL? {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return nil }
-        return with(url, scheme: scheme.uppercased())
-    }
-
-    /// Whether `url` has the scheme of a bound URL (what `HotspotCommandURLProtocol` claims).
-    static func isBoundForm(_ url: URL?) -> Bool { url?.scheme == "HTTP" || url?.scheme == "HTTPS" }
-
-    /// `url` with a lowercase scheme (what goes on the wire and into cookie matching).
-    static func plain(_ url: URL) -> URL {
-        guard let scheme = url.scheme, scheme != scheme.lowercased() else { return url }
-        return with(url, scheme: scheme.lowercased()) ?? url
-    }
-
-    /// `url` written as `like` is: capitals when `like` is a bound URL.
-    static func form(_ url: URL, like: URL?) -> URL { isBoundForm(like) ? (bound(url) ?? url) : plain(url) }
-
-    private static func with(_ url: URL, scheme: String) -> URL? {
-        let text = url.absoluteString
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        return URL(string: scheme + text[colon...])
-    }
-}
-
-/// The URLs requests were bound with, and their commands (weakly: a finished command is not kept alive; its
-/// requests stay bound: they still go over marked sockets). Bounded: the oldest are forgotten first.
+/// The bindings requests carry (a token in `mainDocumentURL`), and their commands (weakly: a finished command
+/// is not kept alive; its requests stay bound: they still go over marked sockets). Bounded: the oldest are
+/// forgotten first.
 final class BoundRequests: @unchecked Sendable {
     static let shared = BoundRequests()
     static let capacity = 4096
+    /// The scheme of the `mainDocumentURL` that carries a binding.
+    static let scheme = "x-hotspot-bound"
     private let lock = NSLock()
     private var bindings: [String: Binding] = [:]
     private var order: [String] = []
+    private var next: UInt64 = 0
 
     struct Binding {
         weak var command: HotspotHelperCommand?
     }
 
-    func add(_ url: URL, _ command: HotspotHelperCommand) {
-        let key = url.absoluteString
+    /// A new binding to `command`: the URL that carries it.
+    func add(_ command: HotspotHelperCommand) -> URL {
         lock.withLock {
-            if bindings.updateValue(Binding(command: command), forKey: key) == nil { order.append(key) }
+            next += 1
+            let key = "\(ProcessInfo.processInfo.processIdentifier)-\(next)"
+            bindings[key] = Binding(command: command)
+            order.append(key)
             if order.count > Self.capacity {
                 for old in order.prefix(order.count - Self.capacity) { bindings[old] = nil }
                 order.removeFirst(order.count - Self.capacity)
             }
+            return URL(string: "\(Self.scheme):\(key)")!
         }
     }
 
-    /// The binding of a URL in the bound form, nil when no request was bound with it.
-    func binding(_ url: URL) -> Binding? {
-        guard BoundScheme.isBoundForm(url) else { return nil }
-        return lock.withLock { bindings[url.absoluteString] }
+    /// Whether `request` carries a binding (what `HotspotCommandURLProtocol` claims).
+    static func carriesBinding(_ request: URLRequest) -> Bool { request.mainDocumentURL?.scheme == scheme }
+
+    /// The binding `request` carries, nil when it is not bound (or its binding was forgotten).
+    func binding(_ request: URLRequest) -> Binding? {
+        guard let mark = request.mainDocumentURL, mark.scheme == Self.scheme else { return nil }
+        let key = String(mark.absoluteString.dropFirst(Self.scheme.count + 1))
+        return lock.withLock { bindings[key] }
     }
 }

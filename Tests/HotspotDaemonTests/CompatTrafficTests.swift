@@ -240,10 +240,10 @@ struct CompatTrafficTests {
         #expect(checks["supportedNetworkInterfaces"]?.ok == true, "\(fixture.output)")
         #expect(checks["supportedNetworkInterfaces"]?.detail.hasPrefix("CafeSecure personal") == true, "\(fixture.output)")
         #expect(checks["fetchCurrent"]?.detail == "CafeSecure 02:00:00:00:00:02", "\(fixture.output)")
-        // The bound request followed the portal's redirect and reports the final URL in the bound request's form
-        // (the scheme in capitals, as `bind(to:)` writes it).
+        // The bound request followed the portal's redirect and reports the final URL as iOS does (the binding is
+        // not in the URL: `bind(to:)` leaves it as written).
         #expect(checks["bound-urlsession"]?.ok == true, "\(fixture.output)")
-        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 HTTP://127.0.0.1:\(servers.httpPort)/landing welcome") == true,
+        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 http://127.0.0.1:\(servers.httpPort)/landing welcome") == true,
                 "\(fixture.output)")
         // No suppression here: the unbound request goes through too.
         #expect(checks["unbound-urlsession"]?.ok == true, "\(fixture.output)")
@@ -295,7 +295,7 @@ struct CompatTrafficTests {
         #expect(s["state"]?.stringValue == "Authenticated", "\(fixture.output)")
         let checks = fixture.checks
         #expect(checks["bound-urlsession"]?.ok == true, "\(fixture.output)")
-        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 HTTP://198.51.100.1:\(servers.httpPort)/landing welcome") == true,
+        #expect(checks["bound-urlsession"]?.detail.hasPrefix("200 http://198.51.100.1:\(servers.httpPort)/landing welcome") == true,
                 "\(fixture.output)")
         #expect(checks["tcp"]?.ok == true, "\(fixture.output)")
         #expect(checks["udp"]?.ok == true, "\(fixture.output)")
@@ -306,7 +306,7 @@ struct CompatTrafficTests {
 }
 
 /// The URLProtocol that serves bound requests, driven through URLSession directly (a URL with the scheme in
-/// capitals, as `bind(to:)` writes it; not bound here, so over an unmarked socket): redirects as
+/// capitals, which it serves as iOS serves `http`; not bound here, so over an unmarked socket): redirects as
 /// URLSession follows them, and errors naming the operation, the target and the cause.
 @Suite("NEHotspotHelperCompat bound URLSession requests", .serialized)
 struct CompatBoundURLProtocolTests {
