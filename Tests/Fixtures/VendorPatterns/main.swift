@@ -11,6 +11,8 @@
 //                   the session's cookie storage to send it back
 // Every pattern posts the sign-in form's hidden fields (a CSRF token) with the account, as the form would.
 //   inspect         compares response.url with request.url to tell whether the probe was redirected
+//   ephemeral-each  a new ephemeral session for every request of the sign-in: each has its own cookie storage (on
+//                   iOS too), so a portal's session cookie is lost between the page and the POST (fails on iOS)
 // Options: --ssid NAME (default "Cafe Lumiere"), --account USER:PASSWORD (default guest:croissant). The probe is
 // $HOTSPOT_PROBE_URL (the lab's), else Apple's.
 import NEHotspotHelperCompat
@@ -187,8 +189,11 @@ var lastPortal: URL?
 /// The sign-in: the page (its form), then the POST of the account.
 func signIn(_ cmd: NEHotspotHelperCommand, portal: URL) -> SignIn {
     guard account.count == 2 else { return .refused(0) }
-    let session: URLSession = pattern == "cookies" ? cookieSession : ephemeral
-    let (page, _, pageError) = pattern == "delegate" ? viaDelegate(campusRequest(portal, cmd)) : wait(session, campusRequest(portal, cmd))
+    /// The session of one request of the sign-in.
+    func session() -> URLSession {
+        pattern == "cookies" ? cookieSession : pattern == "ephemeral-each" ? URLSession(configuration: .ephemeral) : ephemeral
+    }
+    let (page, _, pageError) = pattern == "delegate" ? viaDelegate(campusRequest(portal, cmd)) : wait(session(), campusRequest(portal, cmd))
     if let pageError = pageError {
         log("portal page \(portal): \(pageError)")
         return .unavailable
@@ -202,7 +207,7 @@ func signIn(_ cmd: NEHotspotHelperCommand, portal: URL) -> SignIn {
     let hidden = hiddenFields(html).map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)" }
     let body = (["username=\(account[0])", "password=\(account[1])"] + hidden).joined(separator: "&")
     let login = campusRequest(loginURL, cmd, method: "POST", body: body)
-    let (_, response, error) = pattern == "delegate" ? viaDelegate(login) : wait(session, login)
+    let (_, response, error) = pattern == "delegate" ? viaDelegate(login) : wait(session(), login)
     let status = (response as? HTTPURLResponse)?.statusCode ?? 0
     log("sign-in at \(loginURL): \(status) \(error.map { "\($0)" } ?? "")")
     if error != nil || status >= 500 { return .unavailable }
