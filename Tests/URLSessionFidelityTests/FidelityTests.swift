@@ -556,14 +556,7 @@ struct URLSessionFidelityTests {
     @Test func secureConnectionFailed() throws {
         defer { f.stop() }
         // https:// to a server that answers in plain HTTP at once (no TLS handshake), then closes.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = UInt16(bigEndian: addr.sin_port)
+        let (fd, port) = Self.loopbackSocket()
         #expect(listen(fd, 8) == 0)
         defer { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
         Thread.detachNewThread {
@@ -587,16 +580,21 @@ struct URLSessionFidelityTests {
         #expect(u.errorCode == NSURLErrorUnknown, "unbound \(u)")
     }
 
-    @Test func connectionRefused() throws {
-        defer { f.stop() }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// A TCP socket bound to 127.0.0.1 on a free port (port 0), and that port.
+    static func loopbackSocket() -> (Int32, UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
         _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = UInt16(bigEndian: addr.sin_port)
+        return (fd, UInt16(bigEndian: addr.sin_port))
+    }
+
+    @Test func connectionRefused() throws {
+        defer { f.stop() }
+        let (fd, port) = Self.loopbackSocket()
         close(fd)
         let (b, u) = f.both { bound -> Outcome in
             let n = NSMutableURLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
