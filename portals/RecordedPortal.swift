@@ -54,14 +54,14 @@ public struct RecordedPortal: PortalKind {
         guard let index = matcher.match(method: request.method, path: request.path, fields: fields) else {
             if request.path == "/logoff", let response = await handleLogoff(request, context: context) { return response }
             logLine("recorded portal: \(request.method) \(request.path) from \(request.clientIP): not in the capture (404)")
-            return .html(404, "Not in the capture", "<p>\(escape(request.method)) \(escape(request.path)) is not in the capture \(escape(recorded.source)).</p>")
+            return .html(404, "Not in the capture", "<p>\(Markup.escape(request.method)) \(Markup.escape(request.path)) is not in the capture \(Markup.escape(recorded.source)).</p>")
         }
         let exchange = recorded.exchanges[index]
         guard exchange.role == "sign-in" else { return render(exchange.response, request: request, context: context, mac: mac) }
         if let problem = signInProblem(exchange.request, request: request, fields: fields, mac: mac) {
             logLine("recorded portal: sign-in from \(request.clientIP) refused: \(problem)")
             if let refusal = recorded.refusal { return render(refusal.response, request: request, context: context, mac: mac) }
-            return .html(403, "Sign-in refused", "<p>\(escape(problem))</p>")
+            return .html(403, "Sign-in refused", "<p>\(Markup.escape(problem))</p>")
         }
         do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
         let response = render(exchange.response, request: request, context: context, mac: mac)

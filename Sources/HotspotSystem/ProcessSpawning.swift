@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CSystemShims
 
-/// posix_spawn with file actions built from a `ProcessConfiguration`.
+/// posix_spawn with file actions built from a `ProcessConfiguration`: the package's one call of posix_spawn.
 struct Spawner {
     let configuration: ProcessConfiguration
 
@@ -26,7 +26,9 @@ struct Spawner {
             if !ok { for fd in readEnds.compactMap({ $0 }) { close(fd) } }
         }
 
-        if !configuration.inheritStdin {
+        if let fd = configuration.stdinDescriptor {
+            posix_spawn_file_actions_adddup2(&actions, fd, 0)
+        } else if !configuration.inheritStdin {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
         for (index, output) in [configuration.stdout, configuration.stderr].enumerated() {
@@ -36,6 +38,8 @@ struct Spawner {
                 break
             case .discard:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_WRONLY, 0)
+            case .descriptor(let fd):
+                posix_spawn_file_actions_adddup2(&actions, fd, target)
             case .file(let path, let append):
                 let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
                 let fd = open(path, flags, 0o644)
