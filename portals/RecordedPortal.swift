@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A real venue's portal brought in from a browser's HAR capture (`hotspot-lab portal import`, docs/FIELD-FAILURES.md):
 /// serves the recorded answers, with fresh per-station tokens, cookies and session ids and the station's own MAC and
@@ -133,12 +134,11 @@ public struct RecordedPortal: PortalKind {
 }
 
 /// Each station's fresh tokens, cookies and session ids (made at first use, new after each sign-in).
-final class StationValues: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String: [String: String]] = [:]
+final class StationValues: Sendable {
+    private let values = Synchronization.Mutex<[String: [String: String]]>([:])
 
     func value(_ variable: RecordedVariable, clientIP: String) -> String {
-        lock.withLock {
+        values.withLock { values in
             if let known = values[clientIP]?[variable.name] { return known }
             let fresh = Self.fresh(variable)
             values[clientIP, default: [:]][variable.name] = fresh
@@ -148,7 +148,7 @@ final class StationValues: @unchecked Sendable {
 
     /// After a sign-in: tokens and session ids are new for the next visit (cookies too).
     func rotate(clientIP: String) {
-        lock.withLock { _ = values.removeValue(forKey: clientIP) }
+        values.withLock { _ = $0.removeValue(forKey: clientIP) }
     }
 
     static func fresh(_ variable: RecordedVariable) -> String {

@@ -148,7 +148,7 @@ public final class HelperClient: @unchecked Sendable {
                 }
                 registered = true
                 shared = client
-                client.startReader()
+                try client.startReader()
                 return true
             } catch {
                 setError("register with hotspotd at \(path): \(error)")
@@ -180,14 +180,8 @@ public final class HelperClient: @unchecked Sendable {
         }
     }
 
-    func startReader() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<HelperClient>.fromOpaque(raw!).takeRetainedValue()
-            me.readLoop()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        pthread_detach(tid)
+    func startReader() throws {
+        try SystemThread.detach("read hotspotd's messages") { [self] in readLoop() }
     }
 
     private func readLoop() {

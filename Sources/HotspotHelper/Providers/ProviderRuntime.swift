@@ -181,7 +181,7 @@ public enum HotspotProviderRuntime {
         }
         client.onDisconnect = { sink.yield(.disconnected) }
         if installAsShared { HelperClient.shared = client }
-        client.startReader()
+        do { try client.startReader() } catch { return failed("\(error)") }
         logLine("HotspotHelper: registered \(name)")
 
         let provider = ProviderBox(P())
