@@ -338,9 +338,6 @@ SYSTEM_CALLS_PENDING = {
     "Sources/NEHotspotHelperCompat/NWTraffic.swift": "NSLock beside its fields",
     "Sources/NEHotspotHelperCompat/SessionDelegates.swift": "NSLock beside its fields",
     "Sources/NEHotspotHelperCompat/URLRequestBinding.swift": "NSLock beside its fields",
-    "portals/Recorded/HAR.swift": "NSLock beside its fields",
-    "portals/Server/TLSCertificateIssuer.swift": "NSLock beside its fields",
-    "portals/Server/TLSServer.swift": "NSLock for its lifecycle",
 }
 
 # Modules internal to another package (not products it offers): importing one couples us to its private layout.
