@@ -39,7 +39,7 @@ public protocol StationDriver: AnyObject {
 /// `HOOK ACTION INTERFACE [SSID SECURITY]` with ACTION one of `suppress-ip`, `release-ip`, `disassociate`,
 /// `disable-auto-join`, `enable-auto-join`. With no hook command, the actions only show in the trace and in
 /// `status` (the state the daemon wants), which is what a lab without a data plane needs.
-public final class HookNetworkControl: NetworkControl, @unchecked Sendable {
+public final class HookNetworkControl: NetworkControl, @unchecked Sendable {  // @unchecked: `run` and `onFinish` are set and called from the daemon's loop thread; the waiter thread only calls the captured `finish`
     public let hook: String?
     /// Called (on the hook's waiter thread) when a hook process ends: argv and wait status or spawn error.
     public var onFinish: (@Sendable (_ argv: [String], _ status: Int32?, _ error: String?) -> Void)?

@@ -5,7 +5,7 @@ import Glibc
 /// The one lock of the package: a pthread mutex in memory of its own (allocated once, never moved, as
 /// pthreads requires; a `pthread_mutex_t` stored in a class and passed as `&` has no stable address in
 /// Swift). No Foundation. With `Condition`, a thread can wait for a change another thread signals.
-public final class Mutex: @unchecked Sendable {
+public final class Mutex: @unchecked Sendable {  // @unchecked: a pthread mutex is made to be shared between threads
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// `recursive`: the thread holding the lock may take it again (it must release it as often).
@@ -47,7 +47,7 @@ public final class Locked<State>: @unchecked Sendable {  // @unchecked: `state` 
 }
 
 /// A pthread condition variable in memory of its own, used with a `Mutex`.
-public final class Condition: @unchecked Sendable {
+public final class Condition: @unchecked Sendable {  // @unchecked: a pthread condition is made to be shared between threads (used with its mutex held)
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     /// Timed waits are measured on CLOCK_MONOTONIC (`pthread_condattr_setclock`): a step of the wall clock

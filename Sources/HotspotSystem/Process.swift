@@ -111,7 +111,7 @@ public enum ExitStatus: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A started child process. Reaps itself on `wait`; `signal` never hits a reaped (possibly reused) pid.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {  // @unchecked: `reaped` is touched only with `lock` held; the rest is set once
     public let pid: pid_t
     public let configuration: ProcessConfiguration
     /// Read end of the stdout pipe when `stdout == .pipe` (owned by this object; closed on deinit).

@@ -9,7 +9,7 @@ import HotspotSystem
 /// each lab down as `Lab.teardown` does and sweeps what a bring-up racing with it may have added (the
 /// run's namespaces and root links, as `clean` would), and refuses to register labs started after it.
 public enum LiveLabs {
-    private final class Weak: @unchecked Sendable {
+    private final class Weak: @unchecked Sendable {  // @unchecked: read and written only with `LiveLabs.lock` held
         weak var lab: Lab?
         init(_ lab: Lab) { self.lab = lab }
     }

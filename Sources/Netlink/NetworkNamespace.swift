@@ -55,7 +55,7 @@ final class ResultSlot<T>: @unchecked Sendable {  // @unchecked: written by its 
 /// A named network namespace compatible with iproute2: bind-mounted at `/run/netns/NAME`, so
 /// `ip netns exec NAME` and `nsenter --net=/run/netns/NAME` work on it. Holds an open descriptor of the
 /// namespace and an rtnetlink socket opened inside it (usable from any thread).
-public final class NetworkNamespace: @unchecked Sendable {
+public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets only (a descriptor and a socket that serialises its own use)
     public static let directory = "/run/netns"
 
     public let name: String

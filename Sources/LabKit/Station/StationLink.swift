@@ -12,7 +12,7 @@ import Netlink
 /// It serves hotspotd's `LinkStation` on a Unix socket (`<station>/link.sock`, typed `LinkRequest` in, `LinkEvent`
 /// out): what wpa_supplicant is to a radio station. The SSID, BSSID, security and signal of every association come
 /// from the topology; a join is refused as wpa_supplicant's would fail (no such network, wrong key).
-public final class StationLink: @unchecked Sendable {
+public final class StationLink: @unchecked Sendable {  // @unchecked: the mutable state (connection, routes, stop flag) is touched only with `lock` held
     /// What hwsim gives a station at the access point's default transmit power (20 dBm): -30 dBm, strength 1.0
     /// (docs/STATION.md, "Signal strength"). The native tier reports the same, so both tiers' helpers see one signal.
     public static let defaultRSSI: Double = -30

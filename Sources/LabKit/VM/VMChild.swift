@@ -84,7 +84,7 @@ struct VMChild {
 }
 
 /// Reads a descriptor on its own thread until EOF and hands each chunk to `sink`.
-final class VMPipeReader: @unchecked Sendable {
+final class VMPipeReader: @unchecked Sendable {  // @unchecked: lets only; the descriptor is read and closed by its one thread
     private let fd: Int32
     private let sink: @Sendable (Data) -> Void
     private let done = DispatchSemaphore(value: 0)
