@@ -295,7 +295,7 @@ func logLine(_ s: String) {
 }
 
 /// Carries the (non-Sendable, as in Apple's API) handler to the helper's queue.
-struct HandlerBox: @unchecked Sendable {
+struct HandlerBox: @unchecked Sendable {  // @unchecked: carries the vendor's handler (not declared Sendable, as Apple's is not) to the queue that calls it
     let handler: HotspotHelper.Handler
     let command: HotspotHelperCommand
 }

@@ -234,7 +234,7 @@ enum ScenarioFiles {
 }
 
 /// Progress lines: one per step (name, elapsed, state), then the outcome.
-final class ProgressReporter: @unchecked Sendable {
+final class ProgressReporter: @unchecked Sendable {  // @unchecked: `named` is set before the runs start; output is written with `lock` held
     let lock = HotspotSystem.Mutex()
     /// Prefix every line with the scenario's name (scenarios running at once).
     var named = false

@@ -63,7 +63,7 @@ public struct RawHTTPRequest: Sendable, Equatable {
 }
 
 /// A TLS server context: the certificate chain and key (PEM files), TLS 1.2 or later.
-public final class TLSServerContext: @unchecked Sendable {
+public final class TLSServerContext: @unchecked Sendable {  // @unchecked: an SSL_CTX is shared between connections as OpenSSL allows once it is set up (here, in init)
     let context: OpaquePointer
 
     public init(certificateFile: String, keyFile: String) throws {
@@ -317,7 +317,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
     }
 }
 
-final class ServerNameSelector: @unchecked Sendable {
+final class ServerNameSelector: @unchecked Sendable {  // @unchecked: lets only (a Sendable closure)
     let choose: @Sendable (String?) -> TLSServerContext?
     init(_ choose: @escaping @Sendable (String?) -> TLSServerContext?) { self.choose = choose }
 }
@@ -336,6 +336,6 @@ private let serverNameCallback: @convention(c) (OpaquePointer?, UnsafeMutablePoi
     return SSL_TLSEXT_ERR_OK
 }
 
-private final class ResponseBox: @unchecked Sendable {
+private final class ResponseBox: @unchecked Sendable {  // @unchecked: written by the handler task, read after its semaphore is signalled
     var value: PortalResponse?
 }
