@@ -9,7 +9,7 @@ Usage:
   ci/check-readme-targets.py [--package-json FILE] [--readme FILE]
 Standard library only.
 """
-import argparse, fnmatch, glob, json, os, re, subprocess, sys
+import argparse, fnmatch, glob, importlib.util, os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADING = "## Where things are"
@@ -18,16 +18,11 @@ DEFAULT_FOLDER = {"regular": "Sources", "executable": "Sources", "system": "Sour
 
 
 def load_package(path):
-    if path:
-        with open(path) as f:
-            return json.load(f)
-    try:
-        out = subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True)
-    except FileNotFoundError:
-        sys.exit("readme check: cannot run `swift package dump-package`: swift is not on PATH")
-    except subprocess.CalledProcessError as e:
-        sys.exit(f"readme check: `swift package dump-package` exited {e.returncode}: {e.stderr.strip()}")
-    return json.loads(out.stdout)
+    """The package as `swift package dump-package` gives it: check-architecture.py's reader, written once."""
+    spec = importlib.util.spec_from_file_location("check_architecture", os.path.join(ROOT, "ci", "check-architecture.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.load_package(path)
 
 
 def table_paths(readme):
