@@ -18,6 +18,8 @@ step "swift build" swift build
 step "workflow certify" /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
 step "architecture" /usr/bin/python3 ci/check-architecture.py
+# README's "Where things are" table names the folder of every target of Package.swift (and only paths that exist).
+step "readme targets" /usr/bin/python3 ci/check-readme-targets.py
 # The trace is a typed contract (docs/TRACE.md): nothing outside HotspotProtocol reads a record by string key.
 step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
 # The SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat): every symbol and article link must resolve.

@@ -22,7 +22,7 @@ public struct ClickThroughPortal: PortalKind {
             return .html(200, "You are online", "<p>Enjoy. <a href=\"/logoff\">Sign out</a></p>")
         default:
             return .html(200, "Welcome", """
-                <p>\(escape(terms))</p>
+                <p>\(Markup.escape(terms))</p>
                 <form method="post" action="/accept">
                 <label><input type="checkbox" name="accept" value="yes"> I accept the terms</label>
                 <button type="submit">Connect</button></form>

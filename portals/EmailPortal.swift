@@ -21,10 +21,10 @@ public struct EmailPortal: PortalKind {
                 return .html(400, "Not an e-mail address", "<p>Type an address such as someone@example.com.</p><p><a href=\"/\">Try again</a></p>")
             }
             if let domain, address.split(separator: "@").last?.lowercased() != domain {
-                return .html(403, "Address refused", "<p>Only addresses at \(escape(domain)) may sign in here.</p><p><a href=\"/\">Try again</a></p>")
+                return .html(403, "Address refused", "<p>Only addresses at \(Markup.escape(domain)) may sign in here.</p><p><a href=\"/\">Try again</a></p>")
             }
             do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
-            return .html(200, "You are online", "<p>Signed in as \(escape(address)). <a href=\"/logoff\">Sign out</a></p>")
+            return .html(200, "You are online", "<p>Signed in as \(Markup.escape(address)). <a href=\"/logoff\">Sign out</a></p>")
         default:
             return .html(200, "Sign in with your e-mail", """
                 <form method="post" action="/email">

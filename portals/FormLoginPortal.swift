@@ -37,7 +37,7 @@ public struct FormLoginPortal: PortalKind {
                 return .html(401, "Sign-in refused", "<p>Wrong username or password.</p><p><a href=\"/\">Try again</a></p>")
             }
             do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
-            return .html(200, "You are online", "<p>Welcome, \(escape(username)). <a href=\"/logoff\">Sign out</a></p>")
+            return .html(200, "You are online", "<p>Welcome, \(Markup.escape(username)). <a href=\"/logoff\">Sign out</a></p>")
         default:
             return .html(200, "Sign in", """
                 <form method="post" action="/login">

@@ -98,12 +98,12 @@ extension PortalKind {
             try await context.logoff(clientIP: request.clientIP)
             return .html(200, "Signed out", "<p>You are signed out.</p><p><a href=\"\(context.portalURL)\">Sign in again</a></p>")
         } catch {
-            return .html(500, "Sign-out failed", "<p>\(escape("\(error)"))</p>")
+            return .html(500, "Sign-out failed", "<p>\(Markup.escape("\(error)"))</p>")
         }
     }
 
     func loginFailed(_ error: any Error) -> PortalResponse {
-        .html(500, "Gateway error", "<p>\(escape("\(error)"))</p>")
+        .html(500, "Gateway error", "<p>\(Markup.escape("\(error)"))</p>")
     }
 }
 
@@ -143,9 +143,25 @@ public enum PortalRegistry {
     }
 }
 
-func escape(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+/// Text made safe inside HTML or XML, in element content and in quoted attributes (`&`, `<`, `>`, `"`, `'`): the
+/// package's one escaper, for the portals' pages, the lab's HTML reports and its JUnit XML. It lives here, in the
+/// lowest layer that needs it (PortalKinds depends on nothing; LabKit and the CLI sit above it).
+public enum Markup {
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
 }
 
 /// Parses a Cookie header (`a=1; b=2`).

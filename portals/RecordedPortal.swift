@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A real venue's portal brought in from a browser's HAR capture (`hotspot-lab portal import`, docs/FIELD-FAILURES.md):
 /// serves the recorded answers, with fresh per-station tokens, cookies and session ids and the station's own MAC and
@@ -54,14 +55,14 @@ public struct RecordedPortal: PortalKind {
         guard let index = matcher.match(method: request.method, path: request.path, fields: fields) else {
             if request.path == "/logoff", let response = await handleLogoff(request, context: context) { return response }
             logLine("recorded portal: \(request.method) \(request.path) from \(request.clientIP): not in the capture (404)")
-            return .html(404, "Not in the capture", "<p>\(escape(request.method)) \(escape(request.path)) is not in the capture \(escape(recorded.source)).</p>")
+            return .html(404, "Not in the capture", "<p>\(Markup.escape(request.method)) \(Markup.escape(request.path)) is not in the capture \(Markup.escape(recorded.source)).</p>")
         }
         let exchange = recorded.exchanges[index]
         guard exchange.role == "sign-in" else { return render(exchange.response, request: request, context: context, mac: mac) }
         if let problem = signInProblem(exchange.request, request: request, fields: fields, mac: mac) {
             logLine("recorded portal: sign-in from \(request.clientIP) refused: \(problem)")
             if let refusal = recorded.refusal { return render(refusal.response, request: request, context: context, mac: mac) }
-            return .html(403, "Sign-in refused", "<p>\(escape(problem))</p>")
+            return .html(403, "Sign-in refused", "<p>\(Markup.escape(problem))</p>")
         }
         do { try await context.login(clientIP: request.clientIP) } catch { return loginFailed(error) }
         let response = render(exchange.response, request: request, context: context, mac: mac)
@@ -133,12 +134,11 @@ public struct RecordedPortal: PortalKind {
 }
 
 /// Each station's fresh tokens, cookies and session ids (made at first use, new after each sign-in).
-final class StationValues: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String: [String: String]] = [:]
+final class StationValues: Sendable {
+    private let values = Synchronization.Mutex<[String: [String: String]]>([:])
 
     func value(_ variable: RecordedVariable, clientIP: String) -> String {
-        lock.withLock {
+        values.withLock { values in
             if let known = values[clientIP]?[variable.name] { return known }
             let fresh = Self.fresh(variable)
             values[clientIP, default: [:]][variable.name] = fresh
@@ -148,7 +148,7 @@ final class StationValues: @unchecked Sendable {
 
     /// After a sign-in: tokens and session ids are new for the next visit (cookies too).
     func rotate(clientIP: String) {
-        lock.withLock { _ = values.removeValue(forKey: clientIP) }
+        values.withLock { _ = $0.removeValue(forKey: clientIP) }
     }
 
     static func fresh(_ variable: RecordedVariable) -> String {

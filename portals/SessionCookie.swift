@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The lab settings `session-cookie: "true"` and `csrf-token: "true"` (any login kind whose sign-in page the portal
 /// serves, docs/TOPOLOGY.md "Session cookies"): the portal sets a session cookie on its pages and refuses every
@@ -140,22 +141,21 @@ public struct SessionCookiePortal: PortalKind {
 
 /// The sessions a cookie portal handed out: token -> the client it was given to and its CSRF token. A portal
 /// that restarts (a switch of kind) forgets them, so an old cookie is refused and the page sets a new one.
-public final class SessionCookieStore: @unchecked Sendable {
+public final class SessionCookieStore: Sendable {
     public struct Session: Sendable, Equatable {
         public var token: String
         public var clientIP: String
         public var csrf: String
     }
 
-    private let lock = NSLock()
-    private var sessions: [String: Session] = [:]
+    private let sessions = Synchronization.Mutex<[String: Session]>([:])
 
     public init() {}
 
     /// A new session for `clientIP` (random tokens).
     public func issue(clientIP: String) -> Session {
         let session = Session(token: Self.random(), clientIP: clientIP, csrf: Self.random())
-        lock.withLock {
+        sessions.withLock { sessions in
             if sessions.count > 10_000 { sessions.removeAll() }   // a bound: a lab portal sees a few clients
             sessions[session.token] = session
         }
@@ -164,7 +164,7 @@ public final class SessionCookieStore: @unchecked Sendable {
 
     /// The session of `token` when it was given to `clientIP`.
     public func session(_ token: String, clientIP: String) -> Session? {
-        lock.withLock { sessions[token] }.flatMap { $0.clientIP == clientIP ? $0 : nil }
+        sessions.withLock { $0[token] }.flatMap { $0.clientIP == clientIP ? $0 : nil }
     }
 
     static func random() -> String {

@@ -145,7 +145,7 @@ public struct ProtocolBenchmark: Sendable {
     }
 }
 
-final class AtomicCounter: @unchecked Sendable {
+final class AtomicCounter: @unchecked Sendable {  // @unchecked: `value` is touched only with `lock` held
     private let lock = Mutex()
     private var value = 0
     func add() { lock.withLock { value += 1 } }

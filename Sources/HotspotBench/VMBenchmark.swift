@@ -109,7 +109,7 @@ extension VMBenchmark {
 }
 
 /// Records when (seconds since creation) the first line containing each marker arrived.
-final class LineMarks: @unchecked Sendable {
+final class LineMarks: @unchecked Sendable {  // @unchecked: the marks and the buffer are touched only with `lock` held
     private let lock = HotspotSystem.Mutex()
     private let start = Date()
     private let markers: [String]

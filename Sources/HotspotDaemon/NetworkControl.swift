@@ -39,7 +39,7 @@ public protocol StationDriver: AnyObject {
 /// `HOOK ACTION INTERFACE [SSID SECURITY]` with ACTION one of `suppress-ip`, `release-ip`, `disassociate`,
 /// `disable-auto-join`, `enable-auto-join`. With no hook command, the actions only show in the trace and in
 /// `status` (the state the daemon wants), which is what a lab without a data plane needs.
-public final class HookNetworkControl: NetworkControl, @unchecked Sendable {
+public final class HookNetworkControl: NetworkControl, @unchecked Sendable {  // @unchecked: `run` and `onFinish` are set and called from the daemon's loop thread; the waiter thread only calls the captured `finish`
     public let hook: String?
     /// Called (on the hook's waiter thread) when a hook process ends: argv and wait status or spawn error.
     public var onFinish: (@Sendable (_ argv: [String], _ status: Int32?, _ error: String?) -> Void)?
@@ -56,42 +56,27 @@ public final class HookNetworkControl: NetworkControl, @unchecked Sendable {
 
     private func run(_ action: String, _ interface: String, _ network: NetworkIdentity?) {
         guard let hook else { return }
-        var argv = [hook, action, interface]
-        if let network { argv += [network.ssid, network.security.rawValue] }
+        let argv = [hook, action, interface] + (network.map { [$0.ssid, $0.security.rawValue] } ?? [])
         launched += 1
-        var pid: pid_t = 0
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for p in cargs { free(p) } }
-        let rc = posix_spawn(&pid, hook, nil, nil, &cargs, environ)
         let finish = onFinish
-        if rc != 0 {
-            finish?(argv, nil, SystemError("spawn hook", hook, errno: rc).description)
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.spawn(ProcessConfiguration(hook, Array(argv.dropFirst())))
+        } catch {
+            finish?(argv, nil, "\(error)")
             return
         }
-        let thread = WaiterThread(pid: pid) { status in finish?(argv, status, nil) }
-        thread.start()
-    }
-}
-
-/// Waits for one child process on its own thread (the daemon's loop never blocks on a hook).
-final class WaiterThread: @unchecked Sendable {
-    let pid: pid_t
-    let done: (Int32) -> Void
-    init(pid: pid_t, done: @escaping (Int32) -> Void) {
-        self.pid = pid
-        self.done = done
-    }
-
-    func start() {
-        var tid = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<WaiterThread>.fromOpaque(raw!).takeRetainedValue()
-            var status: Int32 = 0
-            while waitpid(me.pid, &status, 0) < 0, errno == EINTR {}
-            me.done(status)
-            return nil
-        }, box)
-        pthread_detach(tid)
+        do {
+            try SystemThread.detach("wait for hook \(hook)") {
+                do {
+                    let status = try child.wait()
+                    finish?(argv, status?.waitStatus, nil)
+                } catch {
+                    finish?(argv, nil, "\(error)")
+                }
+            }
+        } catch {
+            finish?(argv, nil, "\(error)")
+        }
     }
 }

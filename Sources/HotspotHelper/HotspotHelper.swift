@@ -148,7 +148,7 @@ public final class HelperClient: @unchecked Sendable {
                 }
                 registered = true
                 shared = client
-                client.startReader()
+                try client.startReader()
                 return true
             } catch {
                 setError("register with hotspotd at \(path): \(error)")
@@ -180,14 +180,8 @@ public final class HelperClient: @unchecked Sendable {
         }
     }
 
-    func startReader() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<HelperClient>.fromOpaque(raw!).takeRetainedValue()
-            me.readLoop()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        pthread_detach(tid)
+    func startReader() throws {
+        try SystemThread.detach("read hotspotd's messages") { [self] in readLoop() }
     }
 
     private func readLoop() {
@@ -301,7 +295,7 @@ func logLine(_ s: String) {
 }
 
 /// Carries the (non-Sendable, as in Apple's API) handler to the helper's queue.
-struct HandlerBox: @unchecked Sendable {
+struct HandlerBox: @unchecked Sendable {  // @unchecked: carries the vendor's handler (not declared Sendable, as Apple's is not) to the queue that calls it
     let handler: HotspotHelper.Handler
     let command: HotspotHelperCommand
 }

@@ -71,7 +71,7 @@ public enum HotspotNetworkSecurityType: Int, Sendable, CustomStringConvertible {
 
 /// A Wi-Fi network as a helper sees it (`NEHotspotNetwork`). Read-only properties, plus the two setters
 /// a helper may use: `setConfidence` (answering evaluate) and `setPassword` (answering filterScanList).
-public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible {
+public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible {  // @unchecked: `wire` is touched only with `lock` held
     private let lock = Mutex()
     var wire: HotspotCore.HotspotNetwork
 
@@ -148,7 +148,7 @@ public struct HotspotHelperError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The answer to one command (`NEHotspotHelperResponse`). Deliver it exactly once.
-public final class HotspotHelperResponse: @unchecked Sendable {
+public final class HotspotHelperResponse: @unchecked Sendable {  // @unchecked: the network, list and `delivered` are touched only with `lock` held
     public let command: HotspotHelperCommand
     public let result: HotspotHelperResult
     private let lock = Mutex()

@@ -23,7 +23,7 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
     private weak var daemon: (any StationEventSink)?
     private let ip = StationIPControl()
     private let dhcp: StationDHCP
-    private var readerThread: pthread_t?
+    private var readerThread: SystemThread?
     private let stopping = Mutex()
     private var stopFlag = false
     /// Set by `join`: the next association was the user's choice (didAutoJoin false).
@@ -56,12 +56,12 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
             }
         }
         daemon.record(.station(.init(action: "attached", ipSuppression: options.suppressIP, linkControl: linkPath)))
-        startReader()
+        try startReader()
     }
 
     public func detach() {
         stopping.withLock { stopFlag = true }
-        if let readerThread { pthread_join(readerThread, nil) }
+        readerThread?.join()
         readerThread = nil
         dhcp.stop()
         ip.remove()
@@ -118,14 +118,8 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
         try writeLock.withLock { try socket.writeAll(request.framed) }
     }
 
-    private func startReader() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<LinkStation>.fromOpaque(raw!).takeRetainedValue()
-            me.readEvents()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        readerThread = tid
+    private func startReader() throws {
+        readerThread = try SystemThread.start("read the lab's link events") { [self] in readEvents() }
     }
 
     /// Reader thread: frames from the lab, each decoded into a `LinkEvent` and handled on the daemon's loop.

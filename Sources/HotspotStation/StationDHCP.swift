@@ -39,7 +39,11 @@ final class StationDHCP {
         let waiter = DHCPWaiter(child: child) { [weak self] status in
             self?.daemon?.post { [weak self] in self?.finished(generation, status, since: started) }
         }
-        waiter.start()
+        do {
+            try waiter.start()
+        } catch {
+            daemon?.record(.error(.init(message: "wait for the DHCP client on \(options.interface): \(error)")))
+        }
     }
 
     private func finished(_ generation: Int, _ status: ExitStatus?, since started: Duration) {
@@ -150,13 +154,7 @@ final class DHCPWaiter: @unchecked Sendable {
         self.done = done
     }
 
-    func start() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<DHCPWaiter>.fromOpaque(raw!).takeRetainedValue()
-            me.done(try? me.child.wait())
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        pthread_detach(tid)
+    func start() throws {
+        try SystemThread.detach("wait for the DHCP client") { [self] in done(try? child.wait()) }
     }
 }

@@ -51,7 +51,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private var control: WPACtrlSocket?
     private weak var daemon: (any StationEventSink)?
     private let ip = StationIPControl()
-    private var eventThread: pthread_t?
+    private var eventThread: SystemThread?
     private let stopping = Mutex()
     private var stopFlag = false
     /// Set by `join`: the next association was the user's choice (didAutoJoin false).
@@ -83,13 +83,13 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
         let status = WPACtrlSocket.keyValues(try control.request("STATUS"))
         daemon.record(.station(.init(action: "attached", wpaControl: options.wpaControlPath, wpaState: status["wpa_state"] ?? "?",
                                      ipSuppression: options.suppressIP)))
-        startEventThread()
+        try startEventThread()
         if status["wpa_state"] == "COMPLETED" { connected() }
     }
 
     public func detach() {
         stopping.withLock { stopFlag = true }
-        if let eventThread { pthread_join(eventThread, nil) }
+        eventThread?.join()
         eventThread = nil
         dhcp.stop()
         ip.remove()
@@ -186,15 +186,8 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     // MARK: events (a thread reads wpa_supplicant's events and posts them to the daemon's loop)
 
-    private func startEventThread() {
-        var tid = pthread_t()
-        let box = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<WPAStation>.fromOpaque(raw!).takeRetainedValue()
-            me.readEvents()
-            return nil
-        }, box)
-        eventThread = tid
+    private func startEventThread() throws {
+        eventThread = try SystemThread.start("read wpa_supplicant's events") { [self] in readEvents() }
     }
 
     private func readEvents() {

@@ -7,7 +7,7 @@ import Darwin
 /// A file written by appending whole records: each `append` lands entirely or not at all. A write cut short
 /// (ENOSPC, EFBIG, EDQUOT, EIO) is undone with ftruncate(2) back to where the record began, so a full disk
 /// never leaves half a line that the next record would be glued to (issue 27).
-public final class AppendFile: @unchecked Sendable {
+public final class AppendFile: @unchecked Sendable {  // @unchecked: its descriptor and size are used by one writer at a time (the daemon's loop thread)
     public let path: String
     private var fd: Int32
     /// The file's length: the end of the last whole record.

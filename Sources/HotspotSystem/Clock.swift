@@ -24,7 +24,7 @@ public final class SystemMonotonicClock: MonotonicClock {
 }
 
 /// A virtual clock that moves only when told to: deterministic tests of timers.
-public final class ManualClock: MonotonicClock, @unchecked Sendable {
+public final class ManualClock: MonotonicClock, @unchecked Sendable {  // @unchecked: `current` is touched only with `lock` held
     private var current: Duration
     private let lock = Mutex()
 

@@ -8,7 +8,7 @@ import Darwin
 ///
 /// Everything runs on the thread that calls `run()`; the only thread-safe entry points are `post(_:)` and `stop()`.
 /// With a `ManualClock`, timers fire only when the clock has been advanced and `runOnce` / `fireDueTimers` is called.
-public final class EventLoop: @unchecked Sendable {
+public final class EventLoop: @unchecked Sendable {  // @unchecked: all state is the loop thread's; `post` and `stop` reach it only through their lock and the wake pipe
     public struct TimerID: Hashable, Sendable {
         let raw: UInt64
     }

@@ -5,7 +5,7 @@ import Glibc
 /// The one lock of the package: a pthread mutex in memory of its own (allocated once, never moved, as
 /// pthreads requires; a `pthread_mutex_t` stored in a class and passed as `&` has no stable address in
 /// Swift). No Foundation. With `Condition`, a thread can wait for a change another thread signals.
-public final class Mutex: @unchecked Sendable {
+public final class Mutex: @unchecked Sendable {  // @unchecked: a pthread mutex is made to be shared between threads
     let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// `recursive`: the thread holding the lock may take it again (it must release it as often).
@@ -33,13 +33,32 @@ public final class Mutex: @unchecked Sendable {
     }
 }
 
+/// A lock that owns its state: the state is reached only inside `withLock`, so no field can be read without the
+/// lock (the lock-beside-field pairs it replaces could). Built on `Mutex`.
+public final class Locked<State>: @unchecked Sendable {  // @unchecked: `state` is touched only with `mutex` held
+    private let mutex = Mutex()
+    private var state: State
+
+    public init(_ state: State) { self.state = state }
+
+    public func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        try mutex.withLock { try body(&state) }
+    }
+}
+
 /// A pthread condition variable in memory of its own, used with a `Mutex`.
-public final class Condition: @unchecked Sendable {
+public final class Condition: @unchecked Sendable {  // @unchecked: a pthread condition is made to be shared between threads (used with its mutex held)
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
+    /// Timed waits are measured on CLOCK_MONOTONIC (`pthread_condattr_setclock`): a step of the wall clock
+    /// neither stretches nor cuts short a wait.
     public init() {
         condition = .allocate(capacity: 1)
-        pthread_cond_init(condition, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -54,7 +73,7 @@ public final class Condition: @unchecked Sendable {
     /// spurious wake-up), and takes `mutex` again. Callers recheck their condition in a loop.
     public func wait(_ mutex: Mutex, timeout: Duration) {
         var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
+        clock_gettime(CLOCK_MONOTONIC, &ts)
         let (seconds, attoseconds) = max(timeout, .zero).components
         let ns = Int(ts.tv_nsec) + Int(attoseconds / 1_000_000_000)
         ts.tv_sec += Int(seconds) + ns / 1_000_000_000

@@ -13,6 +13,8 @@ public enum ProcessOutput: Sendable, Equatable {
     case file(String, append: Bool = true)
     /// A pipe the parent reads (`ChildProcess.stdoutFD` / `stderrFD`).
     case pipe
+    /// A descriptor the caller owns (and closes), duplicated onto the child's stdout or stderr.
+    case descriptor(Int32)
 }
 
 /// What to run and how. `executable` is a path or a name looked up in `PATH`.
@@ -24,8 +26,10 @@ public struct ProcessConfiguration: Sendable {
     public var workingDirectory: String?
     public var stdout: ProcessOutput
     public var stderr: ProcessOutput
-    /// stdin is `/dev/null` unless true.
+    /// stdin is `/dev/null` unless true (or `stdinDescriptor` is set).
     public var inheritStdin: Bool
+    /// A descriptor the caller owns (and closes), duplicated onto the child's stdin.
+    public var stdinDescriptor: Int32?
     /// Put the child in its own process group (so a signal to `-pid` reaches its children).
     public var newProcessGroup: Bool
 
@@ -88,7 +92,15 @@ public enum ExitStatus: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    init(waitStatus status: Int32) {
+    /// The status as `waitpid` encodes it (for callers that report raw wait statuses).
+    public var waitStatus: Int32 {
+        switch self {
+        case .exited(let code): return (code & 0xff) << 8
+        case .signaled(let sig): return sig & 0x7f
+        }
+    }
+
+    public init(waitStatus status: Int32) {
         let low = status & 0x7f
         if low == 0 {
             self = .exited((status >> 8) & 0xff)
@@ -99,7 +111,7 @@ public enum ExitStatus: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A started child process. Reaps itself on `wait`; `signal` never hits a reaped (possibly reused) pid.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {  // @unchecked: `reaped` is touched only with `lock` held; the rest is set once
     public let pid: pid_t
     public let configuration: ProcessConfiguration
     /// Read end of the stdout pipe when `stdout == .pipe` (owned by this object; closed on deinit).

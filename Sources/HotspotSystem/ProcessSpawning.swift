@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CSystemShims
 
-/// posix_spawn with file actions built from a `ProcessConfiguration`.
+/// posix_spawn with file actions built from a `ProcessConfiguration`: the package's one call of posix_spawn.
 struct Spawner {
     let configuration: ProcessConfiguration
 
@@ -26,7 +26,9 @@ struct Spawner {
             if !ok { for fd in readEnds.compactMap({ $0 }) { close(fd) } }
         }
 
-        if !configuration.inheritStdin {
+        if let fd = configuration.stdinDescriptor {
+            posix_spawn_file_actions_adddup2(&actions, fd, 0)
+        } else if !configuration.inheritStdin {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
         for (index, output) in [configuration.stdout, configuration.stderr].enumerated() {
@@ -36,6 +38,8 @@ struct Spawner {
                 break
             case .discard:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_WRONLY, 0)
+            case .descriptor(let fd):
+                posix_spawn_file_actions_adddup2(&actions, fd, target)
             case .file(let path, let append):
                 let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
                 let fd = open(path, flags, 0o644)
@@ -104,10 +108,10 @@ struct Spawner {
 /// One thread that lives as long as the process and runs what it is given, one job at a time (the caller
 /// waits). `PR_SET_PDEATHSIG` fires when the *thread* that started a child ends, not the process: children
 /// that must die with this process, and only with it, are started here.
-final class LifelineThread: @unchecked Sendable {
+final class LifelineThread: @unchecked Sendable {  // @unchecked: `queue` and `started` are touched only with `lock` held
     static let shared = LifelineThread()
 
-    private final class Job: @unchecked Sendable {
+    private final class Job: @unchecked Sendable {  // @unchecked: `finished` is touched only with the thread's `lock` held
         let work: () -> Void
         var finished = false
         init(_ work: @escaping () -> Void) { self.work = work }
@@ -116,8 +120,7 @@ final class LifelineThread: @unchecked Sendable {
     private let lock = Mutex()
     private let wake = Condition()
     private var queue: [Job] = []
-    private var thread: pthread_t?
-    private var startError: Int32 = 0
+    private var started = false
 
     /// Runs `body` on the lifeline thread and returns its result.
     func run<T>(_ body: @escaping () throws -> T) throws -> T {
@@ -137,16 +140,9 @@ final class LifelineThread: @unchecked Sendable {
 
     /// Call with `lock` held.
     private func startIfNeeded() throws {
-        if thread != nil { return }
-        var created = pthread_t()
-        let result = pthread_create(&created, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<LifelineThread>.fromOpaque(argument).takeUnretainedValue().loop()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        if result != 0 { throw SystemError("start", "the lifeline thread", errno: result) }
-        pthread_detach(created)
-        thread = created
+        if started { return }
+        try SystemThread.detach("the lifeline thread") { [self] in loop() }
+        started = true
     }
 
     private func loop() {
@@ -166,6 +162,6 @@ final class LifelineThread: @unchecked Sendable {
     }
 }
 
-private final class LifelineResult<T>: @unchecked Sendable {
+private final class LifelineResult<T>: @unchecked Sendable {  // @unchecked: written by the job, read after it finished (under `lock`)
     var result: Result<T, any Error>?
 }

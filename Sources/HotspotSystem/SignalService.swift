@@ -281,13 +281,7 @@ public enum SignalService {
 
     /// Call with `state` held.
     static func startDeliveryThread() throws {
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { _ in
-            SignalService.deliveryLoop()
-            return nil
-        }, nil)
-        if result != 0 { throw SystemError("start", "the signal service's thread", errno: result) }
-        pthread_detach(thread)
+        try SystemThread.detach("the signal service's thread") { SignalService.deliveryLoop() }
         // The thread takes no stop signal itself (the handler may run on any thread that does not block them).
     }
 

@@ -25,7 +25,7 @@ public enum ReadOutcome: Sendable, Equatable {
 }
 
 /// A stream Unix domain socket (listening or connected). Closes its descriptor on `close()` or deinit.
-public final class UnixSocket: @unchecked Sendable {
+public final class UnixSocket: @unchecked Sendable {  // @unchecked: one reader and one writer at a time by its users' design; `fd` changes only in `close()`
     public private(set) var fd: Int32
     /// The path it listens on or connected to.
     public let path: String

@@ -6,7 +6,7 @@ import Glibc
 /// on one socket, unsolicited events (`AP-ENABLED`, `AP-STA-CONNECTED`, `CTRL-EVENT-CONNECTED` ...) on a
 /// second, attached one. Waiting on events replaces sleep-and-hope. (Not hotspotd's control socket: that
 /// one's client is `HotspotClient.ControlClient`.)
-public final class WPACtrlSocket: @unchecked Sendable {
+public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both sockets are touched only with `lock` held
     public let serverPath: String
     private let lock = Mutex()
     private var requestSocket: (fd: Int32, local: String)?

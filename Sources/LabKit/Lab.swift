@@ -13,7 +13,7 @@ import Netlink
 /// time), so `LabCleanup` can remove what a crashed run left behind. Labs are sealed: links only join lab
 /// namespaces to each other, addresses come from the documentation/benchmarking ranges, nothing is added
 /// to the host's root namespace except radios while they are being created.
-public final class Lab: @unchecked Sendable {
+public final class Lab: @unchecked Sendable {  // @unchecked: resources, namespaces, radios and `tornDown` are touched only with `lock` held
     /// Every lab name starts with this.
     public static let namePrefix = "hsl"
     /// Interface names must fit IFNAMSIZ - 1.

@@ -9,7 +9,7 @@ import HotspotSystem
 /// each lab down as `Lab.teardown` does and sweeps what a bring-up racing with it may have added (the
 /// run's namespaces and root links, as `clean` would), and refuses to register labs started after it.
 public enum LiveLabs {
-    private final class Weak: @unchecked Sendable {
+    private final class Weak: @unchecked Sendable {  // @unchecked: read and written only with `LiveLabs.lock` held
         weak var lab: Lab?
         init(_ lab: Lab) { self.lab = lab }
     }
@@ -47,24 +47,21 @@ public enum LiveLabs {
         }
         let errors = Mutex()
         var collected: [String] = []
-        var threads: [pthread_t] = []
-        final class Job: @unchecked Sendable {
+        var threads: [SystemThread] = []
+        final class Job: @unchecked Sendable {  // @unchecked: `done` appends under `errors`, the one lock it shares
             let lab: Lab
             let done: ([any Error]) -> Void
             init(_ lab: Lab, _ done: @escaping ([any Error]) -> Void) { self.lab = lab; self.done = done }
         }
         for case (_, let lab?) in live {
             let job = Job(lab) { found in errors.withLock { collected += found.map { "\($0)" } } }
-            var tid = pthread_t()
-            let rc = pthread_create(&tid, nil, { raw in
-                guard let raw else { return nil }
-                let job = Unmanaged<Job>.fromOpaque(raw).takeRetainedValue()
-                job.done(job.lab.teardown())
-                return nil
-            }, Unmanaged.passRetained(job).toOpaque())
-            if rc == 0 { threads.append(tid) } else { job.done(job.lab.teardown()) }
+            do {
+                threads.append(try SystemThread.start("tear down lab \(lab.prefix)") { job.done(job.lab.teardown()) })
+            } catch {
+                job.done(job.lab.teardown())  // no thread to be had: tear it down here
+            }
         }
-        for tid in threads { pthread_join(tid, nil) }
+        for thread in threads { thread.join() }
         // What a bring-up racing with the teardown may have created after it (and what teardown could not remove).
         var report = CleanReport()
         for (prefix, _) in live {

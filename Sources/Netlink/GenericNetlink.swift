@@ -14,7 +14,7 @@ public struct GenericNetlinkResult: Sendable {
 }
 
 /// A generic netlink socket through libnl-genl, opened in the calling thread's namespace.
-public final class GenericNetlinkSocket: @unchecked Sendable {
+public final class GenericNetlinkSocket: @unchecked Sendable {  // @unchecked: the libnl socket is used and closed only with `lock` held
     private let socket: OpaquePointer
     private let lock = Mutex()
     private var closed = false
@@ -200,7 +200,7 @@ public struct SimulatedRadio: Sendable, Equatable {
 
 /// mac80211_hwsim radios through generic netlink. Create radios from the lab's root namespace (radios hear
 /// each other only within the namespace they were created from), then move their wiphys.
-public final class Hwsim: @unchecked Sendable {
+public final class Hwsim: @unchecked Sendable {  // @unchecked: lets only; the socket serialises its own use
     public let socket: GenericNetlinkSocket
     public let family: UInt16
 
@@ -320,7 +320,7 @@ public struct WirelessInterface: Sendable, Equatable {
 }
 
 /// nl80211 through libnl-genl, in the calling thread's namespace.
-public final class Nl80211: @unchecked Sendable {
+public final class Nl80211: @unchecked Sendable {  // @unchecked: lets only; the socket serialises its own use
     public let socket: GenericNetlinkSocket
     public let family: UInt16
 

@@ -45,7 +45,7 @@ public protocol NetlinkSocket: AnyObject, Sendable {
 
 /// rtnetlink (or any netlink protocol) through libmnl. The socket stays in the network namespace it was
 /// opened in, whatever thread later uses it. Thread-safe: one request at a time.
-public final class MNLSocket: NetlinkSocket, @unchecked Sendable {
+public final class MNLSocket: NetlinkSocket, @unchecked Sendable {  // @unchecked: the libmnl socket, `sequence` and the buffer are used only with `lock` held
     private let socket: OpaquePointer
     private let lock = Mutex()
     private var sequence: UInt32

@@ -7,7 +7,7 @@ import HotspotSystem
 /// Runs work on a dedicated, short-lived OS thread. Namespace changes (`unshare`, `setns`) happen only
 /// there, never on a Swift concurrency thread; the thread ends when the work returns.
 public enum DedicatedThread {
-    private final class Box: @unchecked Sendable {
+    private final class Box: @unchecked Sendable {  // @unchecked: handed to the one thread that runs it
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
     }
@@ -19,65 +19,43 @@ public enum DedicatedThread {
 
     /// Runs `body` on a new pthread without blocking the calling task's thread.
     public static func runAsync<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let box = Box { continuation.resume(with: Result { try body() }) }
-            var thread = pthread_t()
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-            defer { pthread_attr_destroy(&attributes) }
-            let created = pthread_create(&thread, &attributes, { raw in
-                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-                box.body()
-                return nil
-            }, Unmanaged.passRetained(box).toOpaque())
-            if created != 0 {
-                Unmanaged.passUnretained(box).release()
-                continuation.resume(throwing: SystemError("start namespace thread", "", errno: created))
-            }
-        }
+        try await SystemThread.runAsync("namespace work", body)
     }
 
     /// Runs each body on its own new pthread, concurrently, and waits for all of them.
     public static func runAll<T>(_ bodies: [() throws -> T]) throws -> [Result<T, any Error>] {
         let slots = bodies.map { _ in ResultSlot<T>() }
-        var threads: [pthread_t] = []
-        var startError: SystemError?
+        var threads: [SystemThread] = []
+        var startError: (any Error)?
         for (body, slot) in zip(bodies, slots) {
             let box = Box { slot.result = Result { try body() } }
-            var thread = pthread_t()
-            let created = pthread_create(&thread, nil, { raw in
-                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-                box.body()
-                return nil
-            }, Unmanaged.passRetained(box).toOpaque())
-            if created != 0 {
-                Unmanaged.passUnretained(box).release()
-                startError = SystemError("start namespace thread", "", errno: created)
+            do {
+                threads.append(try SystemThread.start("namespace work") { box.body() })
+            } catch {
+                startError = error
                 break
             }
-            threads.append(thread)
         }
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
         if let startError { throw startError }
         return slots.map { $0.result! }
     }
 }
 
 /// Carries a value across a `@Sendable` boundary (namespaces are `@unchecked Sendable` themselves).
-struct UncheckedBox<T>: @unchecked Sendable {
+struct UncheckedBox<T>: @unchecked Sendable {  // @unchecked: carries a namespace (itself @unchecked) across a thread
     let value: T
     init(_ value: T) { self.value = value }
 }
 
-final class ResultSlot<T>: @unchecked Sendable {
+final class ResultSlot<T>: @unchecked Sendable {  // @unchecked: written by its thread, read after the join
     var result: Result<T, any Error>?
 }
 
 /// A named network namespace compatible with iproute2: bind-mounted at `/run/netns/NAME`, so
 /// `ip netns exec NAME` and `nsenter --net=/run/netns/NAME` work on it. Holds an open descriptor of the
 /// namespace and an rtnetlink socket opened inside it (usable from any thread).
-public final class NetworkNamespace: @unchecked Sendable {
+public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets only (a descriptor and a socket that serialises its own use)
     public static let directory = "/run/netns"
 
     public let name: String

@@ -75,7 +75,7 @@ struct ReplayCommand: AsyncParsableCommand {
         } else if result.passed {
             reporter.say("SAME PATH: the replay entered the recorded states in order (\(plan.recordedPath.count) transitions)")
         }
-        if let junit { try ReportFile.write(Reports.junit([result], suite: "hotspot-lab replay"), to: junit) }
+        if let junit { try ReportFile.write(JUnit.scenarios([result], suite: "hotspot-lab replay"), to: junit) }
         if let html { try ReportFile.write(HTMLReport.render([result], title: "hotspot-lab replay"), to: html) }
         let same = Replay.departure(recorded: plan.recordedPath, replayed: result.path) == nil
         if !(same && result.passed) { throw ExitCode(1) }

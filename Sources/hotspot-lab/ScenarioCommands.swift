@@ -60,7 +60,7 @@ struct DemoCommand: AsyncParsableCommand {
             return result
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
-        if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab demo"), to: junit) }
+        if let junit { try ReportFile.write(JUnit.scenarios(results, suite: "hotspot-lab demo"), to: junit) }
         if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab demo"), to: html) }
         if !results.allSatisfy(\.passed) { throw ExitCode(1) }
     }
@@ -156,7 +156,7 @@ struct RunCommand: AsyncParsableCommand {
             return result
         }
         reporter.summary(results, wall: ContinuousClock.now - start)
-        if let junit { try ReportFile.write(Reports.junit(results, suite: "hotspot-lab run"), to: junit) }
+        if let junit { try ReportFile.write(JUnit.scenarios(results, suite: "hotspot-lab run"), to: junit) }
         if let json { try ReportFile.write(Reports.json(results), to: json) }
         if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab run"), to: html) }
         var radioPassed = true
@@ -234,7 +234,7 @@ enum ScenarioFiles {
 }
 
 /// Progress lines: one per step (name, elapsed, state), then the outcome.
-final class ProgressReporter: @unchecked Sendable {
+final class ProgressReporter: @unchecked Sendable {  // @unchecked: `named` is set before the runs start; output is written with `lock` held
     let lock = HotspotSystem.Mutex()
     /// Prefix every line with the scenario's name (scenarios running at once).
     var named = false
@@ -283,38 +283,8 @@ final class ProgressReporter: @unchecked Sendable {
     }
 }
 
-/// JUnit XML and JSON results.
+/// JSON results (JUnit XML: LabKit's `JUnit.scenarios`).
 enum Reports {
-    static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    static func junit(_ results: [ScenarioResult], suite: String) -> String {
-        let failures = results.filter { !$0.passed }.count
-        let total = results.reduce(0) { $0 + $1.duration }
-        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
-        xml += "  <testsuite name=\"\(escape(suite))\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
-        xml += "    <properties><property name=\"tier\" value=\"\(escape(Array(Set(results.map(\.tier))).sorted().joined(separator: ",")))\"/></properties>\n"
-        for r in results {
-            xml += "    <testcase classname=\"scenarios.\(r.tier)\" name=\"\(escape(r.scenario.name))\" file=\"\(escape(r.scenario.file))\" time=\"\(String(format: "%.3f", r.duration))\">\n"
-            if let setup = r.setupError {
-                xml += "      <error message=\"\(escape(setup))\"/>\n"
-            } else if let failure = r.failure {
-                xml += "      <failure message=\"\(escape(failure.message))\">\(escape(Timeline.render(r.timeline).joined(separator: "\n")))</failure>\n"
-            }
-            var out = r.steps.map { String(format: "%.2f s %@ %@: %@", $0.elapsed, $0.passed ? "ok" : "FAILED", $0.step.text, $0.message) }
-            if r.flaky { out.insert("flaky: failed on the first try, passed on the retry", at: 0) }
-            out.insert("tier: \(r.tier)", at: 0)
-            out.append("logs: \(r.logDirectory)")
-            xml += "      <system-out>\(escape(out.joined(separator: "\n")))</system-out>\n"
-            xml += "    </testcase>\n"
-        }
-        xml += "  </testsuite>\n</testsuites>\n"
-        return xml
-    }
-
     static func json(_ results: [ScenarioResult]) throws -> String {
         let objects: [[String: Any]] = results.map { r in
             [

@@ -8,6 +8,7 @@ import Dispatch
 import Foundation
 import HotspotHelper
 import HotspotProtocol
+import Synchronization
 
 func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-replay-helper: \(s)\n".utf8)) }
 
@@ -47,17 +48,16 @@ for line in text.split(separator: "\n") {
 log("\(identifier) (\"\(displayName)\"): recorded answers " + answers.map { "\($0.key) x\($0.value.count)" }.sorted().joined(separator: ", "))
 
 /// The answers, handed out in order from the helper's queue.
-final class Recording: @unchecked Sendable {
+final class Recording: Sendable {
     private let answers: [String: [Answer]]
-    private var used: [String: Int] = [:]
-    private let lock = NSLock()
+    private let used = Synchronization.Mutex<[String: Int]>([:])
     let speed: Double
     init(_ answers: [String: [Answer]], speed: Double) {
         self.answers = answers
         self.speed = speed
     }
     func next(_ type: String) -> Answer? {
-        lock.withLock {
+        used.withLock { used in
             guard let list = answers[type], !list.isEmpty else { return nil }
             let index = min(used[type, default: 0], list.count - 1)
             used[type, default: 0] += 1

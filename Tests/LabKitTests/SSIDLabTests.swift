@@ -115,10 +115,10 @@ struct SSIDLabTests {
 
     @Test("a replay writes join steps by bytes when the SSID is not plain text: the scenario YAML stays valid (golden)")
     func replayJoin() throws {
-        #expect(Replay.joinStep(SSID(wire: ["type": "join", "ssid": "Cafe Lumiere"])) == "join: Cafe Lumiere")
-        #expect(Replay.joinStep(SSID(wire: ["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9"])) == "join: {ssid_hex: 436166e9}")
-        #expect(Replay.joinStep(SSID(wire: ["ssid": "a\nb: c"])) == "join: {ssid_hex: 610a623a2063}")
-        let scenario = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - " + Replay.joinStep(SSID("a\nb: c")) + "\n", file: "s.yaml")
+        #expect(ScenarioParser.stepText(Replay.joinStep(SSID(wire: ["type": "join", "ssid": "Cafe Lumiere"]))) == "join: Cafe Lumiere")
+        #expect(ScenarioParser.stepText(Replay.joinStep(SSID(wire: ["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9"]))) == "join: {ssid_hex: 436166e9}")
+        #expect(ScenarioParser.stepText(Replay.joinStep(SSID(wire: ["ssid": "a\nb: c"]))) == "join: {ssid_hex: 610a623a2063}")
+        let scenario = try ScenarioParser.parse("topology: t.yaml\nsteps:\n  - " + ScenarioParser.stepText(Replay.joinStep(SSID("a\nb: c"))) + "\n", file: "s.yaml")
         #expect((scenario.steps[0].action as? JoinStep)?.ssid == SSID("a\nb: c"))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/): the parts a recorded portal needs, decoded with
 // Foundation's JSONDecoder into typed structs, checked entry by entry so every error names the entry and field.
@@ -314,9 +315,8 @@ public struct URLParts: Sendable, Equatable {
 }
 
 /// Records exchanges as HAR 1.2 entries (the tests record the lab's own portal kinds with it, for a round trip).
-public final class HARWriter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [HAREntry] = []
+public final class HARWriter: Sendable {
+    private let entries = Synchronization.Mutex<[HAREntry]>([])
 
     public init() {}
 
@@ -332,8 +332,8 @@ public final class HARWriter: @unchecked Sendable {
             request: HARRequest(method: method, url: url, headers: requestHeaders.map { HARNameValue(name: $0.0, value: $0.1) }, postData: post),
             response: HARResponse(status: status, headers: responseHeaders.map { HARNameValue(name: $0.0, value: $0.1) },
                                   content: HARContent(mimeType: contentType, text: responseBody)))
-        lock.withLock { entries.append(entry) }
+        entries.withLock { $0.append(entry) }
     }
 
-    public var document: HARDocument { lock.withLock { HARDocument(entries: entries) } }
+    public var document: HARDocument { entries.withLock { HARDocument(entries: $0) } }
 }

@@ -1,14 +1,15 @@
 import Foundation
+import Synchronization
 
 /// The lab internet's HTTPS: a server certificate per SNI name, issued on first use by the lab CA (the `openssl`
 /// command, as `PortalTLS` makes the portal's), cached for the process's life in `directory`.
-public final class TLSCertificateIssuer: @unchecked Sendable {
+public final class TLSCertificateIssuer: Sendable {
     public let caCertificate: String
     public let caKey: String
     public let openssl: String
     public let directory: String
-    private let lock = NSLock()
-    private var contexts: [String: TLSServerContext] = [:]
+    /// Held while a certificate is issued: two first handshakes for one name issue it once.
+    private let contexts = Synchronization.Mutex<[String: TLSServerContext]>([:])
 
     public init(caCertificate: String, caKey: String, openssl: String, directory: String) {
         self.caCertificate = caCertificate
@@ -36,13 +37,13 @@ public final class TLSCertificateIssuer: @unchecked Sendable {
         guard let name = Self.normalizedName(name) else {
             throw TLSServerError(operation: "issue a certificate", object: "for `\(name)`", cause: "not a DNS name or an IPv4 address")
         }
-        lock.lock()
-        defer { lock.unlock() }
-        if let context = contexts[name] { return context }
-        let (certificate, key) = try issue(name)
-        let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
-        contexts[name] = context
-        return context
+        return try contexts.withLock { contexts in
+            if let context = contexts[name] { return context }
+            let (certificate, key) = try issue(name)
+            let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
+            contexts[name] = context
+            return context
+        }
     }
 
     /// The server's context: each name's certificate issued on its first handshake, `defaultName`'s for clients

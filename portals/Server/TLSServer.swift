@@ -4,6 +4,7 @@ import CTLSShim
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 // The https-only portal: TLS terminated in this process (the system OpenSSL), so the portal still sees the
@@ -62,7 +63,7 @@ public struct RawHTTPRequest: Sendable, Equatable {
 }
 
 /// A TLS server context: the certificate chain and key (PEM files), TLS 1.2 or later.
-public final class TLSServerContext: @unchecked Sendable {
+public final class TLSServerContext: @unchecked Sendable {  // @unchecked: an SSL_CTX is shared between connections as OpenSSL allows once it is set up (here, in init)
     let context: OpaquePointer
 
     public init(certificateFile: String, keyFile: String) throws {
@@ -164,9 +165,8 @@ public final class TLSHTTPServer: @unchecked Sendable {
         return (fd, UInt16(bigEndian: actual.sin_port))
     }
 
-    private let lifecycle = NSLock()
-    private var listener: Int32 = -1
-    private var stopping = false
+    /// The listening socket and whether `stop()` ran.
+    private let lifecycle = Synchronization.Mutex<(listener: Int32, stopping: Bool)>((-1, false))
     private let loopEnded = DispatchSemaphore(value: 0)
 
     /// Accepts on `listener` on a thread of its own until `stop()`. The server owns the listening socket from
@@ -174,7 +174,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
     /// number reused by its next socket while the loop was between two `accept` calls, and the loop would then
     /// accept, and answer, on that other socket.)
     public func start(listener: Int32) {
-        lifecycle.withLock { self.listener = listener }
+        lifecycle.withLock { $0.listener = listener }
         let thread = Thread { [self] in self.acceptLoop(listener) }
         thread.name = "tls-accept"
         thread.start()
@@ -183,10 +183,10 @@ public final class TLSHTTPServer: @unchecked Sendable {
     /// Stops accepting: shuts the listening socket down, then waits until the accept loop has ended and closed
     /// it. Connections already accepted finish on their own threads. Calling it again does nothing.
     public func stop() {
-        let fd: Int32? = lifecycle.withLock {
-            guard !stopping, listener >= 0 else { return nil }
-            stopping = true
-            return listener
+        let fd: Int32? = lifecycle.withLock { state in
+            guard !state.stopping, state.listener >= 0 else { return nil }
+            state.stopping = true
+            return state.listener
         }
         guard let fd else { return }
         shutdown(fd, Int32(SHUT_RDWR))
@@ -208,7 +208,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
                     continue
                 }
                 let cause = String(cString: strerror(errno))
-                if !lifecycle.withLock({ stopping }) { logLine("[tls] accept stopped: \(cause)") }
+                if !lifecycle.withLock({ $0.stopping }) { logLine("[tls] accept stopped: \(cause)") }
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -317,7 +317,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
     }
 }
 
-final class ServerNameSelector: @unchecked Sendable {
+final class ServerNameSelector: @unchecked Sendable {  // @unchecked: lets only (a Sendable closure)
     let choose: @Sendable (String?) -> TLSServerContext?
     init(_ choose: @escaping @Sendable (String?) -> TLSServerContext?) { self.choose = choose }
 }
@@ -336,6 +336,6 @@ private let serverNameCallback: @convention(c) (OpaquePointer?, UnsafeMutablePoi
     return SSL_TLSEXT_ERR_OK
 }
 
-private final class ResponseBox: @unchecked Sendable {
+private final class ResponseBox: @unchecked Sendable {  // @unchecked: written by the handler task, read after its semaphore is signalled
     var value: PortalResponse?
 }

@@ -181,7 +181,7 @@ public enum HotspotProviderRuntime {
         }
         client.onDisconnect = { sink.yield(.disconnected) }
         if installAsShared { HelperClient.shared = client }
-        client.startReader()
+        do { try client.startReader() } catch { return failed("\(error)") }
         logLine("HotspotHelper: registered \(name)")
 
         let provider = ProviderBox(P())
@@ -232,7 +232,7 @@ public enum HotspotProviderRuntime {
     }
 }
 
-final class ProviderRawBox: @unchecked Sendable {
+final class ProviderRawBox: @unchecked Sendable {  // @unchecked: `value` is touched only with `lock` held
     private let lock = Mutex()
     private var value: JSON?
     func set(_ json: JSON) { lock.withLock { value = json } }
@@ -248,14 +248,14 @@ enum ProviderEvent: Sendable {
 
 /// The provider instance, handed to the tasks that run its commands (Apple's providers are not Sendable either:
 /// the framework calls them from its own queue).
-struct ProviderBox: @unchecked Sendable {
+struct ProviderBox: @unchecked Sendable {  // @unchecked: carries the vendor's provider (not declared Sendable, as Apple's are not) to the one task that calls it
     let value: any HotspotProvider
     init(_ value: any HotspotProvider) { self.value = value }
 }
 
 /// Lets the runtime's delivery through and refuses the provider's own `deliver()` (reported as
 /// `deliverCalledByProvider`); after stop nothing is delivered.
-final class ProviderDeliveryGate: @unchecked Sendable {
+final class ProviderDeliveryGate: @unchecked Sendable {  // @unchecked: its sets and flags are touched only with `lock` held
     private let lock = Mutex()
     private var admitted: Set<ObjectIdentifier> = []
     private var stopped = false

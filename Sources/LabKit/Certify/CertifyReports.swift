@@ -44,20 +44,15 @@ public enum CertifyReports {
 
     /// One test case per check; a check not reached is a failure too (its message says so and names the cause).
     public static func junit(_ report: CertificationReport) -> String {
-        let e = HTMLReport.escape
-        let failures = report.results.filter { !$0.passed }.count
-        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hotspot-lab certify\" tests=\"\(report.results.count)\" failures=\"\(failures)\">\n"
-        xml += "  <testsuite name=\"certify \(e(report.helpers.joined(separator: " + ")))\" tests=\"\(report.results.count)\" failures=\"\(failures)\">\n"
-        xml += "    <properties><property name=\"tier\" value=\"\(e(report.tier))\"/></properties>\n"
-        for r in report.results {
-            xml += "    <testcase classname=\"certify\" name=\"\(e(r.check.id)): \(e(r.check.title))\">\n"
-            if !r.passed {
-                let body = (r.notReached ? [] : r.cause?.evidence ?? []) + r.evidence.filter { !(r.cause?.evidence.contains($0) ?? false) }
-                xml += "      <failure message=\"\(e(r.reason))\" type=\"\(r.notReached ? "notReached" : "fail")\">\(e(body.joined(separator: "\n")))</failure>\n"
-            }
-            xml += "      <system-out>\(e(([r.reason] + r.evidence).joined(separator: "\n")))</system-out>\n    </testcase>\n"
+        let cases = report.results.map { r in
+            let body = (r.notReached ? [] : r.cause?.evidence ?? []) + r.evidence.filter { !(r.cause?.evidence.contains($0) ?? false) }
+            return JUnit.TestCase(
+                classname: "certify", name: "\(r.check.id): \(r.check.title)",
+                outcome: r.passed ? .passed : .failure(message: r.reason, type: r.notReached ? "notReached" : "fail", body: body.joined(separator: "\n")),
+                systemOut: ([r.reason] + r.evidence).joined(separator: "\n"))
         }
-        return xml + "  </testsuite>\n</testsuites>\n"
+        return JUnit.document(documentName: "hotspot-lab certify", suiteName: "certify \(report.helpers.joined(separator: " + "))",
+                              properties: [("tier", report.tier)], cases: cases)
     }
 
     /// The state path of a run: the states hotspotd entered, in order.

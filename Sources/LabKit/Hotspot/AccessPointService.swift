@@ -3,7 +3,7 @@ import HotspotSystem
 
 /// One access point of a hotspot (radio mode): hostapd on one radio's interface, ready once its control
 /// socket reports the AP enabled (its `STATUS`, else the `AP-ENABLED` event).
-public final class AccessPointService: HotspotService, @unchecked Sendable {
+public final class AccessPointService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let accessPoint: AccessPoint
     /// Its position among the hotspot's access points (0: the hotspot's own BSSID).

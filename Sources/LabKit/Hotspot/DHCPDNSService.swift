@@ -4,7 +4,7 @@ import HotspotSystem
 /// A hotspot's DHCP and DNS: dnsmasq on the LAN interface (ready once it logged "started, version"), and
 /// the DNS faults (docs/REPLAY.md): dnsmasq restarted answering another way (`DnsmasqConfig.Mode`), queries
 /// dropped by an nftables table of the fault's own (`no-answer`), `hotspot-dns-fault` answering SERVFAIL.
-public final class DHCPDNSService: HotspotService, @unchecked Sendable {
+public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let internet: Internet
     public let namespace: String

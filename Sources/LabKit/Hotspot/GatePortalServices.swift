@@ -3,7 +3,7 @@ import HotspotSystem
 import PortalKinds
 
 /// The nftables captive gate of a hotspot (`GateRuleset`), loaded from `gate.nft` in its log folder.
-public final class GateService: HotspotService, @unchecked Sendable {
+public final class GateService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let gateway: Gateway
     public let namespace: String
     public let lan: String
@@ -62,7 +62,7 @@ public final class GateService: HotspotService, @unchecked Sendable {
 }
 
 /// A hotspot's portal server (`hotspot-portal --kind KIND`), ready once it wrote `portal.ready`.
-public final class PortalService: HotspotService, @unchecked Sendable {
+public final class PortalService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let kind: String
     public let settings: [String: String]

@@ -5,7 +5,7 @@ import PortalKinds
 /// The lab's internet (`hotspot-portal --internet`) in its namespace: the probe endpoints and a web site on any
 /// name, the topology's backend routes (`internet: services:`), over HTTP on `internet.port` and HTTPS on 443
 /// with a certificate per SNI name issued by the lab CA. Ready once it wrote `internet.ready`.
-public final class InternetService: HotspotService, @unchecked Sendable {
+public final class InternetService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let internet: Internet
     public let namespace: String
     public let binary: String

@@ -72,7 +72,7 @@ public enum NAT64Config {
 
 /// An IPv6-only hotspot's way to the IPv4 internet: tayga (NAT64 over a tun; the gate lets signed-in clients
 /// into it) and unbound (DNS64 on the gateway's IPv6 address). Ready once unbound serves.
-public final class NAT64Service: HotspotService, @unchecked Sendable {
+public final class NAT64Service: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let namespace: NetworkNamespace
     /// The tun device's name.

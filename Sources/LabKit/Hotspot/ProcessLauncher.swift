@@ -42,7 +42,7 @@ public struct CommandResult: Sendable, Equatable {
 }
 
 /// The real launcher: processes through `Lab.spawn` and `ProcessRunner`, tools from the system.
-public final class LabProcessLauncher: ProcessLauncher, @unchecked Sendable {
+public final class LabProcessLauncher: ProcessLauncher, @unchecked Sendable {  // @unchecked: lets only (the lab, which locks its own state)
     public let lab: Lab
 
     public init(lab: Lab) { self.lab = lab }

@@ -7,7 +7,7 @@ import Netlink
 /// RFC 8910 option 37 when the gateway announces a captive-portal API). Ready once the first advertisement went
 /// out. DHCPv6 (addresses, DNS, option 103) is dnsmasq's (`DnsmasqConfig`). Debian 12's radvd and dnsmasq cannot
 /// send option 37 (docs/DECISIONS.md).
-public final class RouterAdvertisementService: HotspotService, @unchecked Sendable {
+public final class RouterAdvertisementService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let ipv6: GatewayIPv6
     public let namespace: NetworkNamespace

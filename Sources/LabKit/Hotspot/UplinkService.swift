@@ -5,7 +5,7 @@ import Netlink
 /// A hotspot's uplink: the veth to the internet namespace (a /30 from the internet's uplinks), the default
 /// route through it (absent with `faults: {uplink: down}`), netem on its egress when the faults ask for
 /// latency, loss or a rate, and IPv4 forwarding in the hotspot namespace; on a LAN with IPv6 the same for IPv6.
-public final class UplinkService: HotspotService, @unchecked Sendable {
+public final class UplinkService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let index: Int
     let lab: Lab

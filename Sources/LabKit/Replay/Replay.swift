@@ -1,6 +1,7 @@
 import Foundation
 import HotspotCore
 import HotspotProtocol
+import Yams
 
 /// A trace file that cannot be replayed (or only in part): the line and what is wrong.
 public struct TraceFileError: Error, Sendable, CustomStringConvertible {
@@ -124,26 +125,24 @@ public enum Replay {
         let replayHelpers = helpers ?? recordedHelpers.map { "hotspot-replay-helper --trace \"\(trace.file)\" --identifier \($0.0) --speed \(speed)" }
 
         // Steps name helpers by executable or identifier; the replay's helpers may be other executables
-        // (the recorded answers), so executable names become the identifiers they registered with.
-        var identifiers: [(String, String)] = []
+        // (the recorded answers), so a value that is an executable's name becomes the identifier it registered with.
+        var identifiers: [String: String] = [:]
         for h in header?.helpers ?? [] {
             if let command = h.command, let id = h.identifier,
                let exe = RunningStation.executableName(command) {
-                identifiers.append((exe, id))
+                identifiers[exe] = id
             }
-        }
-        func byIdentifier(_ text: String) -> String {
-            identifiers.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
         }
 
         // The actions, with where they stand in the trace.
-        var actions: [(index: Int, text: String)] = []
+        var actions: [(index: Int, step: Node)] = []
         var source = "the lab's step records"
         for (i, r) in trace.records.enumerated() {
             guard let text = r.record.labAction?.action.step else { continue }
             // Expectations inside an action are the original run's; the replay checks the states instead.
             guard let replayed = replayed(text) else { continue }
-            actions.append((i, byIdentifier(replayed)))
+            guard let step = try LabYAML.compose(replayed, file: "\(trace.file):\(trace.lines[i]) (step)") else { continue }
+            actions.append((i, renaming(step, identifiers)))
         }
         if actions.isEmpty {
             source = "the events hotspotd saw (user actions, associations)"
@@ -152,7 +151,7 @@ public enum Replay {
         }
 
         // Before each action, the states the recording entered since the previous one.
-        var steps: [String] = []
+        var steps: [Node] = []
         var previous = 0
         var previousTime = trace.records.first?.time ?? 0
         // Each recorded state is awaited in turn (a wait finds the first transition to it after the previous one),
@@ -164,44 +163,65 @@ public enum Replay {
                 guard let state = record.record.transition?.to else { continue }
                 let t = record.time ?? 0
                 let gap = max(0, (t - (last ?? t)) / 1e9)
-                steps.append("wait-state: {state: \(state), timeout: \(Int(min(600, gap * 3 + 20)))}")
+                steps.append(step("wait-state", ["state": Node(state), "timeout": Node(String(Int(min(600, gap * 3 + 20))))]))
                 states.append(state)
                 last = t
             }
-            if !states.isEmpty { steps.append("expect-states: [\(states.joined(separator: ", "))]") }
+            if !states.isEmpty { steps.append(step("expect-states", Node(states.map { Node($0) }))) }
         }
-        for (index, text) in actions {
+        for (index, action) in actions {
             segment(upTo: index)
             // The recorded pause between the last thing that happened and the action (scaled by `speed`).
             let lastTime = trace.records[previous..<index].last?.time ?? previousTime
             let gap = ((trace.records[index].time ?? lastTime) - lastTime) / 1e9 / speed
-            if gap >= 0.2 { steps.append(String(format: "sleep: %.2f", min(gap, 60))) }
-            steps.append(text)
+            if gap >= 0.2 { steps.append(step("sleep", Node(String(format: "%.2f", min(gap, 60))))) }
+            steps.append(action)
             previous = index + 1
             previousTime = trace.records[index].time ?? previousTime
         }
         // The tail: the states after the last action.
         segment(upTo: trace.records.count)
         let name = header?.scenario.map { "replay-\($0)" } ?? "replay"
-        let yaml = render(name: name, topology: topologyPath, maintain: maintain, timeScale: timeScale, helpers: replayHelpers,
-                          steps: steps.isEmpty ? ["sleep: 1"] : steps, trace: trace.file)
+        let yaml = try render(name: name, topology: topologyPath, maintain: maintain, timeScale: timeScale, helpers: replayHelpers,
+                          steps: steps.isEmpty ? [step("sleep", "1")] : steps, trace: trace.file)
         // No folder in the name: the topology path stays as recorded (relative to where the run was started).
         let scenario = try ScenarioParser.parse(yaml, file: "replay.yaml")
         return Plan(scenario: scenario, recordedPath: trace.path, source: source,
                     helpers: recordedHelpers.map { (identifier: $0.0, displayName: $0.1) }, notes: notes, yaml: yaml)
     }
 
+    /// A step of `kind` with `value` (`kind: value`), as a scenario file's list item.
+    static func step(_ kind: String, _ value: Node) -> Node {
+        Node([(Node(kind), value)])
+    }
+
+    /// `node` with every scalar that is an executable's name in `identifiers` replaced by its identifier (a whole
+    /// value, never part of one).
+    static func renaming(_ node: Node, _ identifiers: [String: String]) -> Node {
+        switch node {
+        case .scalar(let scalar):
+            guard let id = identifiers[scalar.string] else { return node }
+            return Node(id)
+        case .mapping(let mapping):
+            return Node(mapping.map { ($0.key, renaming($0.value, identifiers)) })
+        case .sequence(let sequence):
+            return Node(sequence.map { renaming($0, identifiers) })
+        case .alias:
+            return node
+        }
+    }
+
     /// A `join` step for the SSID of a request or network object: `join: TEXT` for a plain UTF-8 SSID (as
-    /// before), else `join: {ssid_hex: HEX}`: the bytes, and nothing in them can break the scenario's YAML.
-    static func joinStep(_ ssid: SSID?) -> String {
-        guard let ssid else { return "join: ?" }
-        if ssid.isUTF8, SSIDText.inline(ssid) == ssid.text { return "join: \(ssid.text)" }
-        return "join: {ssid_hex: \(ssid.hex)}"
+    /// before), else `join: {ssid_hex: HEX}`: the bytes, whatever they are.
+    static func joinStep(_ ssid: SSID?) -> Node {
+        guard let ssid else { return step("join", "?") }
+        if ssid.isUTF8, SSIDText.inline(ssid) == ssid.text { return step("join", Node(ssid.text)) }
+        return step("join", Node([(Node("ssid_hex"), Node(ssid.hex))]))
     }
 
     /// Actions from what hotspotd recorded of the user and the world (no lab step records).
-    static func eventActions(_ trace: TraceFile) -> [(index: Int, text: String)] {
-        var actions: [(Int, String)] = []
+    static func eventActions(_ trace: TraceFile) -> [(index: Int, step: Node)] {
+        var actions: [(Int, Node)] = []
         for (i, r) in trace.records.enumerated() {
             switch r.record {
             case .userAction(let u):
@@ -218,42 +238,38 @@ public enum Replay {
                     let n = e.detail?.network
                     actions.append((i, n?.didAutoJoin == true ? "auto-join" : joinStep(n?.ssid.ssid)))
                 case "disassociated": actions.append((i, "leave"))
-                case "foreground": actions.append((i, "foreground: \(e.detail?.helper ?? "null")"))
+                case "foreground": actions.append((i, step("foreground", Node(e.detail?.helper ?? "null"))))
                 case "scanListShown": actions.append((i, "show-scan-list"))
                 default: break
                 }
             case .logoffRequest(let l):
-                if l.via == "control" { actions.append((i, "logoff: {helper: \(l.helper), expect: accepted}")) }
+                guard l.via == "control" else { continue }
+                // The logoff's expectation is what the recording answered.
+                let answer = trace.records[(i + 1)...].lazy.compactMap(\.record.logoffAnswer).first
+                let expect = answer?.accepted == false ? "refused" : "accepted"
+                actions.append((i, step("logoff", Node([(Node("helper"), Node(l.helper)), (Node("expect"), Node(expect))]))))
             default:
                 break
             }
         }
-        // A logoff's expectation is what the recording answered.
-        return actions.map { action in
-            guard action.1.hasPrefix("logoff:") else { return action }
-            let answer = trace.records[(action.0 + 1)...].lazy.compactMap(\.record.logoffAnswer).first
-            return answer?.accepted == false ? (action.0, action.1.replacingOccurrences(of: "accepted", with: "refused")) : action
-        }
+        return actions
     }
 
-    /// The scenario file a replay runs (`hotspot-lab replay --to-scenario`).
-    static func render(name: String, topology: String, maintain: Double, timeScale: Double, helpers: [String], steps: [String], trace: String) -> String {
-        var lines = ["# Replay of \(trace) (hotspot-lab replay --to-scenario); schema: docs/SCENARIOS.md",
-                     "name: \(name)",
-                     "description: the recorded run's actions, its states checked between them",
-                     "topology: \(topology)",
-                     "maintain-interval: \(maintain)",
-                     "time-scale: \(timeScale)"]
+    /// The scenario file a replay runs (`hotspot-lab replay --to-scenario`), written by `LabYAML.write`.
+    static func render(name: String, topology: String, maintain: Double, timeScale: Double, helpers: [String], steps: [Node], trace: String) throws -> String {
+        var fields: [(Node, Node)] = [
+            ("name", Node(name)),
+            ("description", "the recorded run's actions, its states checked between them"),
+            ("topology", Node(topology)),
+            ("maintain-interval", Node("\(maintain)")),
+            ("time-scale", Node("\(timeScale)")),
+        ]
         // What the recorded steps need beyond the native tier (docs/SCENARIOS.md, "Tiers").
-        let kinds = Set(steps.map { String($0.prefix { $0 != ":" }) })
-        if !kinds.isDisjoint(with: ScenarioParser.airStepKinds) { lines.append("needs: air") } else if kinds.contains("link") { lines.append("needs: netem") }
-        if !helpers.isEmpty {
-            lines.append("helpers:")
-            lines += helpers.map { "  - '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }
-        }
-        lines.append("steps:")
-        lines += steps.map { "  - " + $0 }
-        return lines.joined(separator: "\n") + "\n"
+        let kinds = Set(steps.map { $0.mapping?.keys.first?.string ?? $0.string ?? "" })
+        if !kinds.isDisjoint(with: ScenarioParser.airStepKinds) { fields.append(("needs", "air")) } else if kinds.contains("link") { fields.append(("needs", "netem")) }
+        if !helpers.isEmpty { fields.append(("helpers", Node(helpers.map { Node($0) }))) }
+        fields.append(("steps", Node(steps)))
+        return try LabYAML.write(Node(fields), comment: "Replay of \(trace) (hotspot-lab replay --to-scenario); schema: docs/SCENARIOS.md")
     }
 
     /// Where two state paths part: nil when equal.

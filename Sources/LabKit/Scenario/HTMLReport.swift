@@ -1,4 +1,5 @@
 import Foundation
+import PortalKinds
 import HotspotCore
 
 /// One self-contained HTML page for a set of scenario runs (`hotspot-lab run --html FILE`): a summary
@@ -212,21 +213,8 @@ public enum HTMLReport {
         return line.count <= n ? line : String(line.prefix(n - 1)) + "…"
     }
 
-    public static func escape(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    /// PortalKinds' `Markup.escape`, the package's one HTML/XML escaper.
+    public static func escape(_ s: String) -> String { Markup.escape(s) }
 
     /// Element ids from scenario names: anything but letters, digits, `-`, `_` and `.` becomes `-`; a repeated name gets `-2`, `-3`.
     static func anchorNames(_ names: [String]) -> [String] {

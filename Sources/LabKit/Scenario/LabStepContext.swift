@@ -122,7 +122,7 @@ final class LabStepContext: StepContext {
 
 /// tcpdump on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's frames. Only inside the
 /// hotspot-lab VM (there hwsim0 belongs to the VM; on a host with hwsim it is the host's and is left alone).
-final class AirCapture: @unchecked Sendable {
+final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; the capture process locks its own state
     let process: ChildProcess
     let path: String
 

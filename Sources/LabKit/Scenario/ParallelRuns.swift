@@ -2,7 +2,7 @@ import Foundation
 import HotspotSystem
 
 /// Runs `body` over `items` with up to `jobs` at a time on their own threads (labs block); results in order.
-final class ParallelBox<T, R>: @unchecked Sendable {
+final class ParallelBox<T, R>: @unchecked Sendable {  // @unchecked: `results` and `next` are touched only with `lock` held; `items` and `body` are set once
     let items: [T]
     let body: (T) -> R
     var results: [R?]

@@ -186,12 +186,17 @@ public enum ScenarioParser {
         guard let stepKind = StepRegistry.kind(kind) else {
             throw field.error("unknown step `\(kind)`; expected one of: \(stepKinds.joined(separator: ", "))")
         }
-        var text = Self.render(field.node)
-        if text.hasPrefix("{"), text.hasSuffix("}") { text = String(text.dropFirst().dropLast()) }
+        let text = stepText(field.node)
         let arguments = StepArguments(kind: kind, value: value)
         let action = try stepKind.parse(arguments)
         return ScenarioStep(line: field.mark.line, column: field.mark.column, text: text, action: action, kind: kind,
                             references: arguments.references)
+    }
+
+    /// A step as `ScenarioStep.text` shows it: one line, flow style, without the outer braces.
+    static func stepText(_ node: Node) -> String {
+        let text = render(node)
+        return text.hasPrefix("{") && text.hasSuffix("}") ? String(text.dropFirst().dropLast()) : text
     }
 
     /// A step in one line, flow style: `expect-command: {command: maintain, result: success}`.

@@ -12,7 +12,7 @@ import Netlink
 /// It serves hotspotd's `LinkStation` on a Unix socket (`<station>/link.sock`, typed `LinkRequest` in, `LinkEvent`
 /// out): what wpa_supplicant is to a radio station. The SSID, BSSID, security and signal of every association come
 /// from the topology; a join is refused as wpa_supplicant's would fail (no such network, wrong key).
-public final class StationLink: @unchecked Sendable {
+public final class StationLink: @unchecked Sendable {  // @unchecked: the mutable state (connection, routes, stop flag) is touched only with `lock` held
     /// What hwsim gives a station at the access point's default transmit power (20 dBm): -30 dBm, strength 1.0
     /// (docs/STATION.md, "Signal strength"). The native tier reports the same, so both tiers' helpers see one signal.
     public static let defaultRSSI: Double = -30
@@ -33,7 +33,7 @@ public final class StationLink: @unchecked Sendable {
     /// The hotspot (by name) and access point the link is attached to now.
     private var attachedHotspot: String?
     private var attachedBSSID: String?
-    private var thread: pthread_t?
+    private var thread: SystemThread?
     private var stopFlag = false
 
     init(station: Station, topology: Topology, lab: HotspotLab, air: NetworkNamespace, interface: String, peer: String,
@@ -51,19 +51,13 @@ public final class StationLink: @unchecked Sendable {
 
     /// Starts serving hotspotd (one connection at a time; a restarted hotspotd connects again and is told the
     /// current association at once, as a new hotspotd finds wpa_supplicant's association in `STATUS`).
-    func start() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<StationLink>.fromOpaque(raw!).takeRetainedValue()
-            me.serve()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        thread = tid
+    func start() throws {
+        thread = try SystemThread.start("serve the link of station \(station.name)") { [self] in serve() }
     }
 
     func stop() {
         lock.withLock { stopFlag = true }
-        if let thread { pthread_join(thread, nil) }
+        thread?.join()
         thread = nil
         listener.close()
         lock.withLock {
@@ -279,7 +273,7 @@ extension RunningStation {
         try air.route.setUp(peer, false)   // no carrier until the lab attaches the link to a hotspot
         let link = try StationLink(station: station, topology: topology, lab: hotspotLab, air: air, interface: interface, peer: peer,
                                    socketPath: dir + "/link.sock")
-        link.start()
+        try link.start()
         do {
             let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options, station: station,
                                              link: link)

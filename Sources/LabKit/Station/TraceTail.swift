@@ -7,7 +7,7 @@ import HotspotSystem
 /// whole file each time was the lab's own largest CPU cost in the VM, taken from the system under test
 /// (bench/README.md, "bench profile"). A file that shrank (rotated, or hotspotd restarted it) is read again from
 /// its start. Thread-safe.
-public final class TraceTail: @unchecked Sendable {
+public final class TraceTail: @unchecked Sendable {  // @unchecked: the read position and lines are touched only with `lock` held
     public let path: String
     private let lock = HotspotSystem.Mutex()
     /// One entry per line, nil for a line that is not a JSON object (line numbers stay the file's).

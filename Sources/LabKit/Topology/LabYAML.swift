@@ -113,6 +113,15 @@ public enum LabYAML {
         return value.map { String(format: "%02x", $0) }.joined()
     }
 
+    /// The one writer of the lab's YAML files (`hotspot-lab replay --to-scenario` among them): Yams's emitter, so
+    /// every value is quoted as YAML needs and reads back as written; keys stay in their order, lines are never
+    /// folded. `comment` (one line; a line break in it is written as a space) opens the file.
+    public static func write(_ node: Node, comment: String? = nil) throws -> String {
+        let body = try Yams.serialize(node: node, width: -1, allowUnicode: true)
+        guard let comment else { return body }
+        return "# " + comment.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ") + "\n" + body
+    }
+
     /// The document's root node (nil: empty), after checking the size, refusing anchors and aliases and bounding
     /// the nesting depth. `file` is used in messages only.
     public static func compose(_ text: String, file: String) throws -> Node? {

@@ -4,81 +4,47 @@ import HotspotSystem
 import Glibc
 #endif
 
-/// A child process started with `posix_spawn` (the VM runner needs its PID, raw pipes and a reset
-/// signal mask; it must not depend on a run loop). Internal to the VM runner and the hwsim selftest.
+/// A child process of the VM runner and the hwsim selftest: HotspotSystem's `ChildProcess` (its one posix_spawn
+/// and its one reaper) with the raw wait statuses and descriptor plumbing the VM runner reports and needs.
 struct VMChild {
-    let pid: pid_t
+    let process: ChildProcess
     let argv: [String]
+    var pid: pid_t { process.pid }
 
     /// Starts `argv` (argv[0] looked up in PATH). `stdin`/`stdout`/`stderr` are descriptors to dup
-    /// onto 0/1/2 (nil: /dev/null for stdin, inherit for stdout/stderr). SIGINT, SIGTERM, SIGPIPE
-    /// are reset to their defaults in the child and its signal mask is cleared.
+    /// onto 0/1/2 (nil: /dev/null for stdin, inherit for stdout/stderr). The child's signals are at their
+    /// defaults and its signal mask is clear (`ProcessConfiguration`).
     static func spawn(
         _ argv: [String], environment: [String: String]? = nil,
         stdin: Int32? = nil, stdout: Int32? = nil, stderr: Int32? = nil
     ) throws -> VMChild {
         precondition(!argv.isEmpty)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let stdin { posix_spawn_file_actions_adddup2(&actions, stdin, 0) } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var configuration = ProcessConfiguration(
+            argv[0], Array(argv.dropFirst()), environment: environment,
+            stdout: stdout.map { .descriptor($0) } ?? .inherit, stderr: stderr.map { .descriptor($0) } ?? .inherit
+        )
+        configuration.stdinDescriptor = stdin
+        do {
+            return VMChild(process: try ChildProcess.spawn(configuration), argv: argv)
+        } catch let error as SystemError {
+            throw VMError.system(operation: "spawn", object: argv[0], cause: VMError.errnoText(error.errno))
         }
-        if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
-        if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) }
-
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var defaults = SignalService.childDefaultSignals([SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT])
-        posix_spawnattr_setsigdefault(&attr, &defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-        let cArgs = argv.map { strdup($0) } + [nil]
-        let cEnv = env.map { strdup($0) } + [nil]
-        defer {
-            cArgs.forEach { free($0) }
-            cEnv.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], &actions, &attr, cArgs, cEnv)
-        if rc != 0 {
-            throw VMError.system(operation: "spawn", object: argv[0], cause: VMError.errnoText(rc))
-        }
-        return VMChild(pid: pid, argv: argv)
     }
 
     /// Non-blocking: the wait status if the child has ended.
     func poll() -> Int32? {
-        var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG)
-        return rc == pid ? status : nil
+        (try? process.poll())??.waitStatus
     }
 
     /// Blocks until the child ends; returns its wait status.
     func wait() -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return status
+        (try? process.wait())??.waitStatus ?? 0
     }
 
     /// Sends SIGTERM, waits up to `grace` seconds, then SIGKILL. Returns the wait status.
     @discardableResult
     func stop(grace: Double = 2) -> Int32 {
-        if let status = poll() { return status }
-        if kill(pid, 0) != 0 { return 0 }  // already reaped by an earlier poll()
-        kill(pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(grace)
-        while Date() < deadline {
-            if let status = poll() { return status }
-            usleep(20_000)
-        }
-        kill(pid, SIGKILL)
-        return wait()
+        (try? process.terminate(grace: .milliseconds(Int(grace * 1000))))?.waitStatus ?? 0
     }
 
     static func describe(status: Int32) -> String {
@@ -118,7 +84,7 @@ struct VMChild {
 }
 
 /// Reads a descriptor on its own thread until EOF and hands each chunk to `sink`.
-final class VMPipeReader: @unchecked Sendable {
+final class VMPipeReader: @unchecked Sendable {  // @unchecked: lets only; the descriptor is read and closed by its one thread
     private let fd: Int32
     private let sink: @Sendable (Data) -> Void
     private let done = DispatchSemaphore(value: 0)

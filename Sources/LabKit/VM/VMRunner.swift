@@ -142,7 +142,7 @@ public struct VMRunResult: Sendable {
 /// (plus a tmpfs overlay), no network device (`-nic none`), and runs one `VMJob` inside. The inner
 /// stdout/stderr arrive over two virtio serial ports (the kernel console stays on ttyS0, in a log),
 /// the exit code over a second, writable 9p share.
-public final class VMRunner: @unchecked Sendable {
+public final class VMRunner: @unchecked Sendable {  // @unchecked: lets only (its options); a run keeps its state in locals
     public let options: VMOptions
 
     public init(options: VMOptions = VMOptions()) {

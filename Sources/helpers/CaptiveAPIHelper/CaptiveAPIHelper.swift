@@ -20,6 +20,7 @@
 import Foundation
 import HotspotHelper
 import ReferenceHelperSupport
+import Synchronization
 
 // MARK: - Options
 
@@ -109,11 +110,10 @@ enum CaptiveAPI {
 
 // MARK: - Decisions (`Decision`, `HTTPSend`: ReferenceHelperSupport)
 
-public final class CaptiveAPILogic: @unchecked Sendable {
+public final class CaptiveAPILogic: @unchecked Sendable {  // @unchecked: `options` (not declared Sendable) is set once; the portals are in a Mutex
     public let options: CaptiveAPIHelperOptions
-    private let lock = NSLock()
     /// Per SSID: the user portal signed in to (for logoff and extend).
-    private var portals: [String: HotspotURL] = [:]
+    private let signedIn = Synchronization.Mutex<[String: HotspotURL]>([:])
 
     /// The portals' cookies (a session cookie set on the user portal's page goes back on the POST).
     let cookies = HotspotCookieJar()
@@ -222,11 +222,11 @@ public final class CaptiveAPILogic: @unchecked Sendable {
         guard let portal, let target = portal.resolving("/logoff") else {
             return Decision(result: .failure, reason: "no user portal known for \(ssid) to log off at")
         }
-        return Decision.logoff(at: target, http) { lock.withLock { portals[ssid] = nil } }
+        return Decision.logoff(at: target, http) { signedIn.withLock { $0[ssid] = nil } }
     }
 
-    private func portals(_ ssid: String) -> HotspotURL? { lock.withLock { portals[ssid] } }
-    private func remember(_ portal: HotspotURL, _ ssid: String) { lock.withLock { portals[ssid] = portal } }
+    private func portals(_ ssid: String) -> HotspotURL? { signedIn.withLock { $0[ssid] } }
+    private func remember(_ portal: HotspotURL, _ ssid: String) { signedIn.withLock { $0[ssid] = portal } }
 
     /// Runs one command and answers it (the legacy helper; the provider pair returns `response(to:)` instead).
     public func handle(_ command: HotspotHelperCommand) {

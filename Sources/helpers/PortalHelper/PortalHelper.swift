@@ -24,6 +24,7 @@
 import Foundation
 import HotspotHelper
 import ReferenceHelperSupport
+import Synchronization
 
 // MARK: - Options
 
@@ -168,17 +169,16 @@ struct Session {
     var logoffURL: HotspotURL?
 }
 
-public final class PortalLogic: @unchecked Sendable {
+public final class PortalLogic: @unchecked Sendable {  // @unchecked: `options` (not declared Sendable) is set once; the sessions are in a Mutex
     public let options: PortalHelperOptions
-    private let lock = NSLock()
-    private var sessions: [String: Session] = [:]
+    private let sessions = Synchronization.Mutex<[String: Session]>([:])
     /// The portals' cookies (a session cookie set on the sign-in page goes back on the POST).
     let cookies = HotspotCookieJar()
 
     public init(options: PortalHelperOptions) { self.options = options }
 
-    func session(for ssid: String) -> Session? { lock.withLock { sessions[ssid] } }
-    func remember(_ session: Session?, for ssid: String) { lock.withLock { sessions[ssid] = session } }
+    func session(for ssid: String) -> Session? { sessions.withLock { $0[ssid] } }
+    func remember(_ session: Session?, for ssid: String) { sessions.withLock { $0[ssid] = session } }
 
     /// filterScanList: only the configured networks; a secure one only with its password.
     public func filter(_ networks: [HotspotNetwork]) -> (claimed: [HotspotNetwork], reason: String) {

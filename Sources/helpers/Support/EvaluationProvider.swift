@@ -6,7 +6,7 @@ import HotspotHelper
 /// `lo`), so it decides from what it is given: filterScanList claims what `filter` claims (the configured networks),
 /// evaluate gives `high` to a configured SSID and `none` to any other; anything else is commandNotRecognized.
 /// Immutable after init (hence `@unchecked Sendable`: the closures are the logic's methods and a log function).
-public struct ConfiguredNetworkEvaluation: @unchecked Sendable {
+public struct ConfiguredNetworkEvaluation: @unchecked Sendable {  // @unchecked: lets only; `log` and `filter` are the helper's own, called from one provider task
     let networks: [(ssid: String, password: String?)]
     let filter: NetworkFilter
     let log: (String) -> Void

@@ -15,6 +15,7 @@
 import Foundation
 import HotspotHelper
 import ReferenceHelperSupport
+import Synchronization
 
 // MARK: - Options
 
@@ -53,7 +54,7 @@ public func log(_ line: String) {
 // `placeholder`); what they are is decided here (`VoucherPage`).
 
 /// A voucher form: one code to type (no password), where to send it.
-struct VoucherPage: Equatable {
+struct VoucherPage: Equatable, Sendable {
     var form: HTMLForm
     var codeField: String
 
@@ -101,12 +102,14 @@ enum Portal {
 
 // MARK: - Decisions
 
-public final class VoucherLogic: @unchecked Sendable {
+public final class VoucherLogic: @unchecked Sendable {  // @unchecked: `options` (not declared Sendable) is set once; pages and sessions are in a Mutex
     public let options: VoucherHelperOptions
-    private let lock = NSLock()
     /// Per SSID: the voucher page found by authenticate (for presentUI), then the portal signed in to (for logoff).
-    private var pages: [String: (page: VoucherPage, url: HotspotURL)] = [:]
-    private var sessions: [String: HotspotURL] = [:]
+    private struct Known {
+        var pages: [String: (page: VoucherPage, url: HotspotURL)] = [:]
+        var sessions: [String: HotspotURL] = [:]
+    }
+    private let state = Synchronization.Mutex(Known())
 
     /// The portals' cookies, for the helper's life: the cookie the voucher page sets at authenticate goes back on
     /// presentUI's POST.
@@ -129,7 +132,7 @@ public final class VoucherLogic: @unchecked Sendable {
 
     private func authenticateKeepingCookies(_ http: HTTPSend, ssid: String) -> Decision {
         Portal.Discovery.authentication({ try Portal.discover(http) }, unsupported: "no voucher to enter") { page, url in
-            lock.withLock { pages[ssid] = (page, url) }
+            state.withLock { $0.pages[ssid] = (page, url) }
             let posted = HotspotHelper.postNotification(title: "Sign in to \(ssid)", body: "Tap to enter your voucher")
             return Decision(result: .uiRequired, reason: "voucher portal at \(url): the user must type the code (notification posted: \(posted))")
         }
@@ -145,7 +148,7 @@ public final class VoucherLogic: @unchecked Sendable {
         guard let uiDirectory = options.uiDirectory else {
             return Decision(result: .failure, reason: "no $\(HotspotHelperEnvironment.uiDirectoryVariable): nowhere to ask the user")
         }
-        var known = lock.withLock { pages[ssid] }
+        var known = state.withLock { $0.pages[ssid] }
         if known == nil {
             // Not seen by this process (it restarted): look again.
             do {
@@ -178,9 +181,9 @@ public final class VoucherLogic: @unchecked Sendable {
             guard case .online = try ProbeResult.probe(http) else {
                 return Decision(result: .temporaryFailure, reason: "the portal accepted the voucher, but the probe is still captive")
             }
-            lock.withLock {
-                pages[ssid] = nil
-                sessions[ssid] = url
+            state.withLock {
+                $0.pages[ssid] = nil
+                $0.sessions[ssid] = url
             }
             return Decision(result: .success, reason: "voucher accepted at \(url.origin); the probe succeeds")
         } catch {
@@ -197,10 +200,10 @@ public final class VoucherLogic: @unchecked Sendable {
     }
 
     private func logoffKeepingCookies(_ http: HTTPSend, ssid: String) -> Decision {
-        guard let portal = lock.withLock({ sessions[ssid] }), let target = portal.resolving("/logoff") else {
+        guard let portal = state.withLock({ $0.sessions[ssid] }), let target = portal.resolving("/logoff") else {
             return Decision(result: .failure, reason: "no session of this helper on \(ssid) to log off")
         }
-        return Decision.logoff(at: target, http) { lock.withLock { sessions[ssid] = nil } }
+        return Decision.logoff(at: target, http) { state.withLock { $0.sessions[ssid] = nil } }
     }
 
     /// Runs one command and answers it (the legacy helper; the provider pair returns `response(to:)` instead).
