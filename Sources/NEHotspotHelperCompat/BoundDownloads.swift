@@ -8,6 +8,7 @@
 // (`downloadTask(with:)` and `urlSession(_:downloadTask:didFinishDownloadingTo:)`) still ends, when bound, with
 // NSURLErrorUnsupportedURL (docs/HELPERS.md).
 import FoundationSessions
+import Synchronization
 
 extension URLSession {
     /// Apple's `downloadTask(with:completionHandler:)`; a bound request is loaded over the command's sockets.
@@ -43,33 +44,34 @@ extension URLSession {
     }
 }
 
-final class DownloadTaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: URLSessionDownloadTask?
+final class DownloadTaskBox: Sendable {
+    private let stored = Mutex<URLSessionDownloadTask?>(nil)
     var task: URLSessionDownloadTask? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }
 
 /// The bodies of bound download tasks between the loader (BoundURLLoader.swift) and the completion handler.
-final class BoundDownloads: @unchecked Sendable {
+final class BoundDownloads: Sendable {
     static let shared = BoundDownloads()
-    private let lock = NSLock()
-    private var expected: Set<ObjectIdentifier> = []
-    private var bodies: [ObjectIdentifier: Data] = [:]
+    private struct State {
+        var expected: Set<ObjectIdentifier> = []
+        var bodies: [ObjectIdentifier: Data] = [:]
+    }
+    private let state = Mutex(State())
 
-    func expect(_ task: URLSessionDownloadTask) { _ = lock.withLock { expected.insert(ObjectIdentifier(task)) } }
+    func expect(_ task: URLSessionDownloadTask) { _ = state.withLock { $0.expected.insert(ObjectIdentifier(task)) } }
 
     /// Whether the task was made by `downloadTask(with:completionHandler:)` above (its body can be handed over).
-    func isExpected(_ task: URLSessionDownloadTask) -> Bool { lock.withLock { expected.contains(ObjectIdentifier(task)) } }
+    func isExpected(_ task: URLSessionDownloadTask) -> Bool { state.withLock { $0.expected.contains(ObjectIdentifier(task)) } }
 
-    func finish(_ task: URLSessionDownloadTask, _ data: Data) { lock.withLock { bodies[ObjectIdentifier(task)] = data } }
+    func finish(_ task: URLSessionDownloadTask, _ data: Data) { state.withLock { $0.bodies[ObjectIdentifier(task)] = data } }
 
     func take(_ task: URLSessionDownloadTask) -> Data? {
-        lock.withLock {
-            expected.remove(ObjectIdentifier(task))
-            return bodies.removeValue(forKey: ObjectIdentifier(task))
+        state.withLock {
+            $0.expected.remove(ObjectIdentifier(task))
+            return $0.bodies.removeValue(forKey: ObjectIdentifier(task))
         }
     }
 
