@@ -71,6 +71,51 @@ struct BoundsTests {
         _ = flood
     }
 
+    @Test("descriptors run out under idle connections (RLIMIT_NOFILE lowered to 48): a new `ctl status` is answered, accept(2) fails a bounded number of times, helpers are accepted again when the connections close")
+    func descriptorsExhausted() throws {
+        let d = try DaemonUnderTest(name: "emfile")
+        let pid = d.child.pid
+        // hotspotd took its connection cap from its limit at the first accept (the control connection above); lowered
+        // now, the limit is below the cap, so idle helper connections take every descriptor (EMFILE), as anything else
+        // holding descriptors would.
+        let prlimit = try Child("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=48:48"], log: d.logDir + "/prlimit.log")
+        prlimit.process.waitUntilExit()
+        try #require(prlimit.process.terminationStatus == 0, "prlimit: \(prlimit.output)")
+        // 80 connections: more than the descriptors left, fewer than the listen backlog holds (connect(2) never blocks).
+        var flood: [UnixSocket] = []
+        for _ in 0..<80 { flood.append(try UnixSocket.connect(path: d.helperSocket)) }
+        func failures(_ s: JSON) -> Int {
+            (s["connections"]?["acceptFailures"]?["helper"]?.intValue ?? 0) + (s["connections"]?["acceptFailures"]?["control"]?.intValue ?? 0)
+        }
+        let before = try d.control.waitForStatus(timeout: .seconds(60), "accept(2) to find no descriptor") { failures($0) > 0 }
+        let start = SystemMonotonicClock.read()
+        // A new control client at the limit gets the reserve descriptor: `ctl status` is answered.
+        var late: ControlClient? = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(20))
+        let s = try #require(late).request(.status, timeout: .seconds(60))
+        #expect(s["type"]?.stringValue == "status", "a new control client is answered with every other descriptor taken")
+        // 200 requests on the first connection meanwhile: the loop turns, the listeners stay backed off.
+        for _ in 0..<200 { _ = try d.control.status() }
+        let after = try d.control.status()
+        let elapsed = Double((SystemMonotonicClock.read() - start).components.seconds) + 1
+        // The back-off (10 ms doubling to 1 s) allows about 8 failures and then one a second per listener; the loop
+        // before issue 27 failed once per poll round (a busy loop: thousands here). Load can only lower the rate.
+        let failed = failures(after) - failures(before)
+        #expect(failed <= 2 * (10 + Int(elapsed)), "\(failed) failed accepts in \(elapsed) s while nothing closed")
+        let trace = d.trace()
+        let backOffs = trace.filter { $0["kind"]?.stringValue == "connectionLimit" && $0["action"]?.stringValue == "backOff" }
+        #expect(backOffs.count >= 1 && backOffs.count <= 2, "one backOff record per listener for the run of failures, got \(backOffs.count)")
+        #expect(!trace.contains { $0["kind"]?.stringValue == "error" && $0["message"]?.stringValue?.contains("Too many open files") == true })
+        // Recovery: the connections close, the helper socket accepts again at once and a helper registers.
+        late = nil
+        for f in flood { f.close() }
+        try d.control.waitForStatus(timeout: .seconds(60), "the flood's connections closed") { s in
+            (s["connections"]?["open"]?.intValue ?? 99) == 1
+        }
+        try d.helper(.swift, id: "after-emfile")
+        #expect(d.records("connectionLimit").contains { $0["action"]?.stringValue == "resume" && $0["socket"]?.stringValue == "helper" })
+        _ = late
+    }
+
     static func stateFile(cache: Int, autoJoinDisabled: Int) -> [UInt8] {
         var text = "{\"version\":1,\"cache\":["
         func six(_ n: Int) -> String { String(repeating: "0", count: max(0, 6 - String(n).count)) + String(n) }
