@@ -103,6 +103,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
     /// Loads the persisted state and listens on both sockets. Throws only for socket errors (never for a bad state file).
     public func start() throws(SystemError) {
         perform(core.start())
+        takeReserve()
         let h = try UnixSocket.listen(path: options.helperSocket)
         let c = try UnixSocket.listen(path: options.controlSocket)
         helperListener = h
@@ -173,6 +174,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
             loop.unwatch(link.socket.fd)
             link.socket.close()
             open[link.kind, default: 0] -= 1
+            descriptorFreed()
         case .armTimer(let timer, let after):
             if let t = timers[timer] { loop.cancel(t) }
             timers[timer] = loop.schedule(after: after) { [unowned self] in
@@ -257,6 +259,10 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
     /// A listener not watched while accept(2) fails for want of descriptors (EMFILE, ENFILE): the next try, and
     /// the wait before it (doubling up to a second).
     private var acceptBackoff: [ConnectionKind: Duration] = [:]
+    /// The pending retry of a listener that is backing off.
+    private var acceptRetry: [ConnectionKind: EventLoop.TimerID] = [:]
+    /// The control socket's reserve descriptor (`takeReserve`), -1 while it is lent out.
+    private var reserveFD: Int32 = -1
 
     /// The most connections each socket keeps open (docs/RELIABILITY.md): 1,024 together, fewer when the
     /// descriptor limit is low (64 descriptors stay for the trace, the state file, providers and hooks); a
@@ -275,6 +281,13 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
                 s = try listener.accept()
             } catch {
                 if error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOBUFS || error.errno == ENOMEM {
+                    core.acceptFailed(kind: kind)
+                    // The control socket's reserve descriptor is given up for this one client (`ctl status` at the limit).
+                    if kind == .control, error.errno == EMFILE || error.errno == ENFILE, reserveFD >= 0 {
+                        _ = Glibc.close(reserveFD)
+                        reserveFD = -1
+                        continue
+                    }
                     backOff(listener, kind: kind, error)
                 } else {
                     record(.error(.init(message: error.description)))
@@ -320,10 +333,35 @@ public final class Daemon: StationEventSink, @unchecked Sendable {
         }
         acceptBackoff[kind] = wait
         loop.unwatch(listener.fd)
-        loop.schedule(after: wait) { [unowned self] in
+        retryAccept(listener, kind: kind, after: wait)
+    }
+
+    /// Watches the listener again `after` from now and accepts what waits (one retry per listener at a time).
+    private func retryAccept(_ listener: UnixSocket, kind: ConnectionKind, after: Duration) {
+        if let t = acceptRetry.removeValue(forKey: kind) { loop.cancel(t) }
+        acceptRetry[kind] = loop.schedule(after: after) { [unowned self] in
+            self.acceptRetry[kind] = nil
             self.loop.watch(listener.fd) { [unowned self] _, _, _ in self.acceptAll(listener, kind: kind) }
             self.acceptAll(listener, kind: kind)
         }
+    }
+
+    /// A connection closed: its descriptor is free. The control socket's reserve is taken back first, then a
+    /// listener that is backing off tries again at once (recovery does not wait for the back-off's second).
+    private func descriptorFreed() {
+        takeReserve()
+        for kind in Array(acceptBackoff.keys) {
+            guard let listener = kind == .helper ? helperListener : controlListener else { continue }
+            retryAccept(listener, kind: kind, after: .zero)
+        }
+    }
+
+    /// One descriptor (/dev/null) held for the control socket: when accept(2) on it finds no descriptor, this one
+    /// is closed and the control client accepted in its place, so a new `ctl status` is answered even with every
+    /// other descriptor taken (docs/RELIABILITY.md). Taken again when a connection closes.
+    private func takeReserve() {
+        guard reserveFD < 0 else { return }
+        reserveFD = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     private func readFrom(_ id: ConnectionID) {

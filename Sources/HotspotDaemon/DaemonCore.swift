@@ -99,6 +99,9 @@ public final class DaemonCore {
     /// Connections refused at the connection limit, by socket (`status.connections`), and the sockets refusing now.
     var refusedConnections: [ConnectionKind: Int] = [:]
     var refusing: [ConnectionKind: Int] = [:]
+    /// accept(2) calls that found no descriptor (EMFILE, ENFILE), by socket (`status.connections.acceptFailures`):
+    /// with the back-off a handful per second at most, never a busy loop.
+    var acceptFailures: [ConnectionKind: Int] = [:]
 
     public init(options: DaemonOptions, clock: any MonotonicClock, wallClock: any WallClock = SystemWallClock(),
                 store: any StateStorage, pid: Int32, hasStation: Bool = false)
@@ -260,6 +263,11 @@ public final class DaemonCore {
             emit(.log("hotspotd: \(kind.rawValue) socket: \(limit) connections open, the limit; refusing more until one closes"))
         }
         return take()
+    }
+
+    /// The shell's accept(2) on `kind`'s socket found no descriptor: counted (`status.connections.acceptFailures`).
+    public func acceptFailed(kind: ConnectionKind) {
+        acceptFailures[kind, default: 0] += 1
     }
 
     /// Bytes arrived on the connection: every complete frame is handled in order.

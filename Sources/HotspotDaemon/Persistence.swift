@@ -84,13 +84,13 @@ public struct PersistentState: Sendable, Equatable {
     /// Parses a state file's JSON. At most `limit` cache entries and `limit` auto-join-disabled networks are
     /// taken, the first in the file (which lists them in the order of their text); the others are counted in
     /// `dropped`, not parsed (issue 27: a large file must not hold up the start).
-    public init(json: JSON, file: String, limit: Int = .max) throws(ProtocolError) {
+    public init(json: JSON, file: String, limit: Int = .max, skipped: [String: Int] = [:]) throws(ProtocolError) {
         guard case .object(let o) = json else { throw ProtocolError(.invalidField, "\(file): expected a JSON object") }
         guard let v = o["version"]?.intValue, v == Self.formatVersion else {
             throw ProtocolError(.invalidField, "\(file): version: expected \(Self.formatVersion)")
         }
         guard let c = o["cache"]?.arrayValue else { throw ProtocolError(.invalidField, "\(file): cache: expected an array") }
-        dropped.cacheEntries = max(0, c.count - limit)
+        dropped.cacheEntries = max(0, c.count - limit) + (skipped["cache"] ?? 0)
         for (k, item) in c.prefix(limit).enumerated() {
             let identity = try NetworkIdentity(wire: item, path: "\(file): cache[\(k)]")
             if let h = item["helper"]?.stringValue {
@@ -104,7 +104,7 @@ public struct PersistentState: Sendable, Equatable {
         guard let a = o["autoJoinDisabled"]?.arrayValue else {
             throw ProtocolError(.invalidField, "\(file): autoJoinDisabled: expected an array")
         }
-        dropped.autoJoinDisabled = max(0, a.count - limit)
+        dropped.autoJoinDisabled = max(0, a.count - limit) + (skipped["autoJoinDisabled"] ?? 0)
         for (k, item) in a.prefix(limit).enumerated() {
             autoJoinDisabled.insert(try NetworkIdentity(wire: item, path: "\(file): autoJoinDisabled[\(k)]"))
         }
@@ -143,8 +143,9 @@ public struct StateStore: Sendable {
         }
         guard let bytes else { return .missing }
         do {
-            let json = try JSON.parse(bytes)
-            return .loaded(try PersistentState(json: json, file: path, limit: limit))
+            // Entries past the limits are checked but not built (26,000 entries in 2 MiB: bench/README.md).
+            let (json, skipped) = try JSON.parse(bytes, arraysKeepingAtMost: limit)
+            return .loaded(try PersistentState(json: json, file: path, limit: limit, skipped: skipped))
         } catch {
             return moveAside(reason: "\(path): \(error.description)")
         }

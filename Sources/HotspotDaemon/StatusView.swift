@@ -39,6 +39,7 @@ extension DaemonCore {
         o["connections"] = .object([
             "open": .number(Double(connections.count)),
             "refused": .object(Dictionary(uniqueKeysWithValues: refusedConnections.map { ($0.key.rawValue, JSON.number(Double($0.value))) })),
+            "acceptFailures": .object(Dictionary(uniqueKeysWithValues: acceptFailures.map { ($0.key.rawValue, JSON.number(Double($0.value))) })),
         ])
         o["persistence"] = persistence.json(traceFile: options.traceFile, stateFile: options.stateFile)
         return o

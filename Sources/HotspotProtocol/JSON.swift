@@ -41,9 +41,34 @@ public enum JSON: Sendable, Hashable {
         }
     }
 
+    /// Parses like `parse(_:)`, but each array that is a value of the top-level object keeps at most `limit`
+    /// elements: the others are checked as strictly (`skipValue`) but not built, and counted in `skipped` under
+    /// their key (a state file past its entry limits: issue 27, a large file must not hold up hotspotd's start).
+    public static func parse(_ bytes: [UInt8], arraysKeepingAtMost limit: Int) throws(ProtocolError) -> (json: JSON, skipped: [String: Int]) {
+        var p = Parser(bytes: bytes)
+        p.topArrayLimit = max(0, limit)
+        do {
+            p.skipSpace()
+            let value = try p.value(depth: 0)
+            p.skipSpace()
+            guard p.i == bytes.count else { throw p.fail("trailing bytes after the JSON value") }
+            return (value, p.skipped)
+        } catch let e as ProtocolError {
+            throw e
+        } catch {
+            throw ProtocolError(.malformedJSON, "\(error)")
+        }
+    }
+
     private struct Parser {
         let bytes: [UInt8]
         var i = 0
+        /// The most elements an array directly inside the top-level object keeps (`parse(_:arraysKeepingAtMost:)`).
+        var topArrayLimit = Int.max
+        /// Elements checked and not built, by the top-level key of their array.
+        var skipped: [String: Int] = [:]
+        /// Elements the array just parsed left out.
+        var lastSkipped = 0
 
         func fail(_ what: String) -> ProtocolError {
             ProtocolError(.malformedJSON, "\(what) at byte \(i)")
@@ -62,7 +87,7 @@ public enum JSON: Sendable, Hashable {
             return value
         }
 
-        mutating func value(depth: Int) throws(ProtocolError) -> JSON {
+        mutating func value(depth: Int, keep: Int = .max) throws(ProtocolError) -> JSON {
             guard depth < 64 else { throw fail("nesting deeper than 64") }
             guard i < bytes.count else { throw fail("unexpected end of input") }
             switch bytes[i] {
@@ -79,7 +104,11 @@ public enum JSON: Sendable, Hashable {
                     guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                     i += 1
                     skipSpace()
-                    object[key] = try value(depth: depth + 1)
+                    object[key] = try value(depth: depth + 1, keep: depth == 0 ? topArrayLimit : .max)
+                    if lastSkipped > 0 {
+                        skipped[key, default: 0] += lastSkipped
+                        lastSkipped = 0
+                    }
                     skipSpace()
                     guard i < bytes.count else { throw fail("unexpected end of object") }
                     if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -89,11 +118,18 @@ public enum JSON: Sendable, Hashable {
             case UInt8(ascii: "["):
                 i += 1
                 var array: [JSON] = []
+                var left = 0
                 skipSpace()
                 if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(array) }
+                defer { lastSkipped = left }
                 while true {
                     skipSpace()
-                    array.append(try value(depth: depth + 1))
+                    if array.count < keep {
+                        array.append(try value(depth: depth + 1))
+                    } else {
+                        try skipValue(depth: depth + 1)
+                        left += 1
+                    }
                     skipSpace()
                     guard i < bytes.count else { throw fail("unexpected end of array") }
                     if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -108,6 +144,72 @@ public enum JSON: Sendable, Hashable {
             default:
                 return .number(try number())
             }
+        }
+
+        /// Checks one value as `value` would, building nothing.
+        mutating func skipValue(depth: Int) throws(ProtocolError) {
+            guard depth < 64 else { throw fail("nesting deeper than 64") }
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            switch bytes[i] {
+            case UInt8(ascii: "{"):
+                i += 1
+                skipSpace()
+                if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return }
+                while true {
+                    skipSpace()
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                    try skipString()
+                    skipSpace()
+                    guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                    i += 1
+                    skipSpace()
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    guard i < bytes.count else { throw fail("unexpected end of object") }
+                    if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                    if bytes[i] == UInt8(ascii: "}") { i += 1; return }
+                    throw fail("expected ',' or '}'")
+                }
+            case UInt8(ascii: "["):
+                i += 1
+                skipSpace()
+                if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return }
+                while true {
+                    skipSpace()
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    guard i < bytes.count else { throw fail("unexpected end of array") }
+                    if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                    if bytes[i] == UInt8(ascii: "]") { i += 1; return }
+                    throw fail("expected ',' or ']'")
+                }
+            case UInt8(ascii: "\""):
+                try skipString()
+            default:
+                _ = try value(depth: depth)
+            }
+        }
+
+        /// Checks a string: printable ASCII up to the closing quote is taken as is; anything else (an escape, a
+        /// byte past ASCII) is checked by `string()`.
+        mutating func skipString() throws(ProtocolError) {
+            let begin = i
+            // One pass over the bytes through a pointer (the array's subscript costs more than the test).
+            let end = bytes.withUnsafeBufferPointer { p -> Int? in
+                var k = begin + 1
+                while k < p.count {
+                    let c = p[k]
+                    if c == 0x22 { return k + 1 }
+                    if c < 0x20 || c >= 0x80 || c == 0x5C { return nil }
+                    k += 1
+                }
+                return nil
+            }
+            if let end {
+                i = end
+                return
+            }
+            _ = try string()
         }
 
         mutating func number() throws(ProtocolError) -> Double {

@@ -45,10 +45,12 @@ public struct StopRequest: Sendable, Equatable, CustomStringConvertible {
 /// ServiceGroup): hotspotd, hotspot-lab and whatever else needs them install it first thing, before anything is
 /// created; nothing else calls sigaction, signal or sigwait.
 ///
-/// - **Inherited SIG_IGN is kept**, as POSIX tools do (`if (signal(SIGINT, SIG_IGN) != SIG_IGN) …`): a command
-///   started by `nohup` (SIGHUP ignored) or as a background job of a non-interactive shell (SIGINT and SIGQUIT
-///   ignored) goes on ignoring them, and its children inherit that (`childDefaultSignals` leaves them out).
-///   The kernel drops a signal sent while it is ignored; nothing can bring it back.
+/// - **Inherited SIG_IGN is kept for SIGHUP and SIGPIPE** (`inheritedIgnoreKept`), as `nohup` documents: a command
+///   started by `nohup` goes on ignoring SIGHUP, and its children inherit that (`childDefaultSignals` leaves it
+///   out). **SIGINT and SIGTERM are always handled** (docs/DECISIONS.md): an ignored SIGINT is inherited only from
+///   a shell's job control (a non-interactive shell starts its background jobs with SIGINT and SIGQUIT ignored,
+///   POSIX 2.11), and `kill -INT` of such a job must still stop the lab it made. The kernel drops a SIGINT sent
+///   before the handler is in place while the shell's SIG_IGN holds; every one after it is honoured.
 /// - **A signal pending from before** (blocked in the mask the process inherited and sent before it started)
 ///   is delivered at `install`: the stop signals are unblocked once their handlers are in place.
 /// - **Until someone takes over shutdown** (`onStop`), a stop signal ends the process as its default action
@@ -70,7 +72,12 @@ public enum SignalService {
         public func cancel() { SignalService.unregister(id) }
     }
 
-    /// The signals of `install(stop:)` that were ignored when the process started (left ignored).
+    /// The stop signals whose inherited SIG_IGN is kept: SIGHUP (`nohup`) and SIGPIPE. SIGINT and SIGTERM are
+    /// taken over whatever the process inherited.
+    public static let inheritedIgnoreKept: Set<Int32> = [SIGHUP, SIGPIPE]
+
+    /// The signals of `install(stop:)` that were ignored when the process started and are left ignored
+    /// (`inheritedIgnoreKept` only).
     public static var inheritedIgnored: Set<Int32> { state.withLock { $0.inheritedIgnored } }
 
     /// The signals this process handles as stop requests (installed, not inherited-ignored).
@@ -120,7 +127,7 @@ public enum SignalService {
                 if sigaction(sig, nil, &current) != 0 { throw SystemError.current("read the action of signal \(name(sig)) in", "the signal service") }
                 // SIG_IGN is the handler value 1 (SIG_DFL 0); function pointers do not compare in Swift.
                 let raw = current.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: Int.self) } ?? 0
-                if raw == 1 && !state.ownedIgnores.contains(sig) {
+                if raw == 1 && !state.ownedIgnores.contains(sig) && inheritedIgnoreKept.contains(sig) {
                     state.inheritedIgnored.insert(sig)
                     continue
                 }

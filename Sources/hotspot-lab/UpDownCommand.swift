@@ -53,7 +53,7 @@ struct UpCommand: AsyncParsableCommand {
         if link == "radio" { try await placement.relayIfNeeded() }
         // From here on SIGINT, SIGTERM, SIGHUP and SIGPIPE ask for a stop (the signal service, installed in `main`
         // before parsing, ended the command at once until now): bring-up stops at its next step, what exists is
-        // torn down, the marker removed (docs/RELIABILITY.md). Signals inherited ignored (`nohup`) stay ignored.
+        // torn down, the marker removed (docs/RELIABILITY.md). SIGHUP inherited ignored (`nohup`) stays ignored.
         let shutdown = SignalService.onStop()
         defer { shutdown.cancel() }
         let mode: HotspotLinkMode = link == "radio" ? .radio : .veth

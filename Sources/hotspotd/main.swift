@@ -95,7 +95,7 @@ struct Hotspotd: ParsableCommand {
             maintainInterval: .milliseconds(Int64(maintainInterval * 1000)),
             scanListRefresh: .milliseconds(Int64(scanListRefresh * 1000)), scale: timeScale)
 
-        // SIGTERM/SIGINT end the loop cleanly (the signal service; an inherited SIG_IGN is kept); a write to a
+        // SIGTERM/SIGINT end the loop cleanly (the signal service; taken over even when inherited ignored); a write to a
         // closed socket fails with EPIPE instead of a SIGPIPE.
         do {
             try SignalService.install(stop: [SIGTERM, SIGINT], ignore: [SIGPIPE])

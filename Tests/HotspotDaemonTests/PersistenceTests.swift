@@ -116,3 +116,48 @@ struct PersistenceTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["f.json"])
     }
 }
+
+/// Issue 27: a state file past the entry limits is read without building what is dropped (bench/state-load.py
+/// has the time). Counted, not timed: the parse builds `limit` entries whatever the file holds, and is exactly
+/// as strict as the whole parse.
+@Suite("state file past its limits")
+struct StateLoadLimitTests {
+    @Test("entries past the limit are checked but not built, and counted as dropped")
+    func entriesPastTheLimitAreNotBuilt() throws {
+        let bytes = BoundsTests.stateFile(cache: 5_000, autoJoinDisabled: 3)
+        let (json, skipped) = try JSON.parse(bytes, arraysKeepingAtMost: 1024)
+        #expect(json["cache"]?.arrayValue?.count == 1024, "built: the limit, not the 5,000 in the file")
+        #expect(skipped["cache"] == 5_000 - 1024)
+        #expect(skipped["autoJoinDisabled"] == nil && json["autoJoinDisabled"]?.arrayValue?.count == 3)
+        let whole = try JSON.parse(bytes)
+        #expect(Array(try #require(whole["cache"]?.arrayValue).prefix(1024)) == json["cache"]?.arrayValue)
+        let state = try PersistentState(json: json, file: "state.json", limit: 1024, skipped: skipped)
+        #expect(state.cache.count == 1024 && state.dropped.cacheEntries == 5_000 - 1024)
+    }
+
+    @Test("the parse that skips is exactly as strict as the whole parse: 2,000 mutated files, the same verdict")
+    func skippingIsAsStrict() throws {
+        let base = BoundsTests.stateFile(cache: 40, autoJoinDisabled: 4)
+        var rng = SplitMix64(seed: 0x27_5EED)
+        let bytesToTry: [UInt8] = [0x00, 0x01, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x80, 0xC3, 0xFF, 0x41, 0x30, 0x20]
+        var refused = 0
+        for _ in 0..<2_000 {
+            var b = base
+            // Mutations in the tail, past the second entry: what the skipping parse does not build.
+            for _ in 0..<Int(1 + rng.next() % 3) {
+                let i = 200 + Int(rng.next() % UInt64(b.count - 200))
+                switch rng.next() % 3 {
+                case 0: b[i] = bytesToTry[Int(rng.next() % UInt64(bytesToTry.count))]
+                case 1: b.remove(at: i)
+                default: b.insert(bytesToTry[Int(rng.next() % UInt64(bytesToTry.count))], at: i)
+                }
+            }
+            let whole = Result { () throws(ProtocolError) -> JSON in try JSON.parse(b) }
+            let skipping = Result { () throws(ProtocolError) -> JSON in try JSON.parse(b, arraysKeepingAtMost: 2).json }
+            if case .failure = whole { refused += 1 }
+            #expect((try? whole.get()) == nil ? (try? skipping.get()) == nil : (try? skipping.get()) != nil,
+                    "verdicts differ for \(String(decoding: b, as: UTF8.self))")
+        }
+        #expect(refused > 500, "the mutations made \(refused) of 2,000 files malformed")
+    }
+}

@@ -151,9 +151,12 @@ struct RobustnessTests {
         #expect(live.allSatisfy { file[$0["seq"]!.intValue!] == $0 })
     }
 
+    /// The verdict does not depend on the machine's speed (issue 27): hotspotd's deadlines are scaled out of
+    /// reach (time scale 100: 45 s becomes 75 min), so a loaded machine cannot turn the well-behaved helper's
+    /// answers into no answer; every wait is for a state or a record, its timeout only a bound on failure.
     @Test("fuzz: 10,000 random and mutated messages, then a well-behaved helper is still served")
     func fuzz() throws {
-        let d = try DaemonUnderTest(name: "fuzz")
+        let d = try DaemonUnderTest(name: "fuzz", timeScale: "100")
         var rng = SplitMix64(seed: 0x5EED_1234)
         let templates: [[UInt8]] = [
             HelperMessage.register(identifier: "fuzz", displayName: "Fuzz", version: 1).json.bytes,
@@ -225,12 +228,12 @@ struct RobustnessTests {
         #expect(d.records("protocolError").count > 5000)
         for p in peers { p.socket.close() }
         // The daemon still serves a well-behaved helper.
-        try d.control.waitForStatus("fuzz connections gone") { s in
+        try d.control.waitForStatus(timeout: .seconds(120), "fuzz connections gone") { s in
             (s["helpers"]?.arrayValue ?? []).isEmpty
         }
         try d.helper(.swift, id: "wellbehaved")
         try d.join(cafe)
-        let s = try d.waitForState(.authenticated)
+        let s = try d.waitForState(.authenticated, timeout: .seconds(120))
         #expect(s["bestHelper"]?.stringValue == "wellbehaved")
         #expect(d.child.process.isRunning)
         #expect(d.records("disconnect").count >= connections)
