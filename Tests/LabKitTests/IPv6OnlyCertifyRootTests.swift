@@ -54,6 +54,9 @@ struct IPv6OnlyCertifyRootTests {
         #expect(!result.passed && !result.notReached)
         #expect(result.reason.hasPrefix("authenticate answered failure"), "\(result.reason)")
         #expect(result.reason.contains("IPv6-only café") && result.reason.contains("198.51.100.1"), "\(result.reason)")
+        // As on iOS, the SDK synthesized the literal into the NAT64 prefix (while IP is suppressed, before the sign-in),
+        // and the gate refused it there: NAT64 opens only after a sign-in.
+        #expect(result.reason.contains("(2001:db8:ff64::c633:6401)"), "\(result.reason)")
         #expect(result.cause?.check == "ipv6-only" && result.cause?.run == .ipv6Only, "\(String(describing: result.cause))")
         #expect(report.causes.contains { $0.check == "ipv6-only" })
         // The control: the same helper on the IPv4 café signs in and again after authenticationRequired.
