@@ -250,6 +250,17 @@ struct HTTPClientTests {
 
 @Suite("HotspotDNS and HotspotResolver")
 struct DNSTests {
+    @Test("AI_ADDRCONFIG counts a global IPv6 address only once DAD is done: not tentative (0x40), not DAD-failed (0x08)")
+    func usableGlobalIPv6() {
+        let loopbackAndLinkLocal = "00000000000000000000000000000001 01 80 10 80       lo\nfe80000000000000f8381bfffe257b34 02 40 20 80     wlan0\n"
+        #expect(!HotspotResolver.usableGlobalIPv6(ifInet6: loopbackAndLinkLocal))
+        let tentative = loopbackAndLinkLocal + "20010db8000000610000f8381bfffe25 02 40 00 40     wlan0\n"
+        #expect(!HotspotResolver.usableGlobalIPv6(ifInet6: tentative))
+        #expect(!HotspotResolver.usableGlobalIPv6(ifInet6: loopbackAndLinkLocal + "20010db8000000610000f8381bfffe25 02 40 00 48     wlan0\n"))
+        #expect(HotspotResolver.usableGlobalIPv6(ifInet6: loopbackAndLinkLocal + "20010db8000000610000f8381bfffe25 02 40 00 00     wlan0\n"))
+        #expect(HotspotResolver.usableGlobalIPv6(ifInet6: tentative + "20010db8000000610000000000001001 02 80 00 80     wlan0\n"))
+    }
+
     @Test func queryGoldenBytes() throws {
         let q = try HotspotDNS.query(id: 0x1234, name: "captive.apple.com")
         let golden: [UInt8] = [
