@@ -270,7 +270,10 @@ private func startConnecting(_ type: __socket_type, _ kind: String, host: String
             index += 1
             continue
         }
-        if code == ENETUNREACH, !synthesized, !address.isIPv6, IPLiteral(host) != nil,
+        // ENETUNREACH: no IPv4 route at all; EHOSTUNREACH: the same while the station suppresses IP (a marked socket
+        // finds no IPv4 route in `main` and falls through to the suppression table's unreachable default), which is
+        // when a helper signs in: synthesis must work then too.
+        if code == ENETUNREACH || code == EHOSTUNREACH, !synthesized, !address.isIPv6, IPLiteral(host) != nil,
            let answers = try? (resolver ?? HotspotResolver.fromEnvironment(mark: mark)).resolveAll("ipv4only.arpa", type: HotspotDNS.typeAAAA, deadline: deadline),
            let prefix = NAT64Synthesis.prefix(fromIPv4OnlyAnswers: answers) {
             _ = Glibc.close(fd)

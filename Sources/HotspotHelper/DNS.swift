@@ -182,7 +182,27 @@ public struct HotspotResolver: Sendable {
     /// Whether this host has a global IPv6 address (AI_ADDRCONFIG: only then are AAAA records asked for).
     var hasGlobalIPv6: @Sendable () -> Bool = HotspotResolver.systemHasGlobalIPv6
 
+    /// A global IPv6 address the kernel can use as a source: not tentative (duplicate address detection still
+    /// running) nor failed DAD. /proc/net/if_inet6 has the flags (getifaddrs has not); during the second or so of DAD
+    /// after SLAAC a tentative address would make AAAA records be asked for, and the kernel would then connect from
+    /// the link-local address, which no router forwards: an IPv6 connect that hangs where IPv4 works. Only where
+    /// that file cannot be read, getifaddrs (any global address).
     static func systemHasGlobalIPv6() -> Bool {
+        if let table = readSmallFile("/proc/net/if_inet6") { return usableGlobalIPv6(ifInet6: table) }
+        return anyGlobalIPv6()
+    }
+
+    /// /proc/net/if_inet6's lines (`ADDRESS IFINDEX PREFIXLEN SCOPE FLAGS NAME`, hex): a global-scope (00) address
+    /// without IFA_F_TENTATIVE (0x40) or IFA_F_DADFAILED (0x08).
+    static func usableGlobalIPv6(ifInet6 table: String) -> Bool {
+        table.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, let scope = UInt8(fields[3], radix: 16), let flags = UInt32(fields[4], radix: 16) else { return false }
+            return scope == 0 && flags & 0x48 == 0
+        }
+    }
+
+    static func anyGlobalIPv6() -> Bool {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0 else { return false }
         defer { freeifaddrs(list) }

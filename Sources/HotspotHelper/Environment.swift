@@ -10,7 +10,7 @@ import HotspotSystem
 /// |---|---|
 /// | `HOTSPOT_HELPER_SOCKET` | hotspotd's helper socket |
 /// | `HOTSPOT_RESOLV_CONF` | a file of `nameserver A.B.C.D` lines: the DNS servers of the current network |
-/// | `HOTSPOT_DHCP_LEASE` | a file of `key=value` lines from the DHCP client: ip, subnet, router, dns, opt114 |
+/// | `HOTSPOT_DHCP_LEASE` | a file of `key=value` lines from the DHCP client: ip, subnet, router, dns, opt114; on an IPv6-only network hotspotd's ip6, router6, dns, ra37 |
 /// | `HOTSPOT_HELPER_UI` | a directory; the user's typing arrives as the file `input` in it |
 /// | `HOTSPOT_PROBE_URL` | the connectivity probe (default Apple's) |
 /// | `HOTSPOT_CA_FILE` | a PEM file of CA certificates `https://` servers are verified against (default: the system store) |
@@ -75,10 +75,14 @@ public enum HotspotHelperEnvironment {
     /// `DHCPLeaseFile.fields`, the reader hotspotd uses too.
     public static func parseLease(_ text: String) -> [String: String] { DHCPLeaseFile.fields(text) }
 
-    /// The RFC 8910 captive portal API URI (DHCP option 114) of the current lease, nil when not announced.
+    /// The RFC 8910 captive portal API URI of the current lease, nil when not announced: DHCPv4 option 114
+    /// (`opt114`), else the Router Advertisement's option 37 (`ra37`, written by hotspotd on an IPv6-only network).
     public static func captivePortalAPI(lease: [String: String]? = nil) -> String? {
-        guard let value = (lease ?? dhcpLease())["opt114"] else { return nil }
-        return decodeOption114(value)
+        let fields = lease ?? dhcpLease()
+        if let value = fields["opt114"], let uri = decodeOption114(value) { return uri }
+        guard let value = fields["ra37"] else { return nil }
+        let uri = trimmed(value)
+        return uri.isEmpty ? nil : uri
     }
 
     /// busybox udhcpc exports option 114 as hex (`687474703a2f2f...`); other clients give the text itself.

@@ -40,23 +40,45 @@ public struct HotspotURL: Sendable, Equatable, CustomStringConvertible {
         var path = String(rest[authorityEnd...])
         if let hash = path.firstIndex(of: "#") { path = String(path[..<hash]) }
         if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
-        guard !authority.isEmpty, !authority.contains("@"), !authority.contains("[") else { return nil }
+        guard !authority.isEmpty, !authority.contains("@") else { return nil }
         var host = Substring(authority)
         var port: UInt16 = secure ? 443 : 80
-        if let colon = authority.lastIndex(of: ":") {
-            guard let p = UInt16(authority[authority.index(after: colon)...]), p > 0 else { return nil }
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            // An IPv6 literal (RFC 3986 3.2.2): `[2001:db8::1]` or `[2001:db8::1]:8080`; kept without the brackets.
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { return nil }
+                portText = after.dropFirst()
+            }
+            guard host.contains(":"), IPLiteral.ipv6(String(host)) != nil else { return nil }
+        } else {
+            guard !authority.contains("["), !authority.contains("]") else { return nil }
+            if let colon = authority.firstIndex(of: ":") {
+                // One colon at most: an IPv6 literal without brackets (`http://2001:db8::1/`) is not a URL.
+                portText = authority[authority.index(after: colon)...]
+                host = authority[..<colon]
+                guard portText?.contains(":") == false else { return nil }
+            }
+        }
+        if let portText {
+            guard let p = UInt16(portText), p > 0 else { return nil }
             port = p
-            host = authority[..<colon]
         }
         guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "\t" }) else { return nil }
         self.init(host: Self.lowercased(String(host)), port: port, path: path, secure: secure)
     }
 
-    /// `http[s]://host[:port]` (no path; the port only when not the scheme's default).
-    public var origin: String { port == defaultPort ? "\(scheme)://\(host)" : "\(scheme)://\(host):\(port)" }
+    /// The host as a URL writes it: an IPv6 literal in brackets (`[2001:db8::1]`), anything else as it is.
+    public var authorityHost: String { host.contains(":") ? "[\(host)]" : host }
 
-    /// The Host header value.
-    public var hostHeader: String { port == defaultPort ? host : "\(host):\(port)" }
+    /// `http[s]://host[:port]` (no path; the port only when not the scheme's default).
+    public var origin: String { port == defaultPort ? "\(scheme)://\(authorityHost)" : "\(scheme)://\(authorityHost):\(port)" }
+
+    /// The Host header value (an IPv6 literal in brackets, RFC 9110 7.2).
+    public var hostHeader: String { port == defaultPort ? authorityHost : "\(authorityHost):\(port)" }
 
     public var description: String { origin + path }
 

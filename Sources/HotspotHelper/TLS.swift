@@ -50,7 +50,7 @@ public struct HotspotServerTrust: Sendable, Equatable {
 }
 
 /// One TLS client connection. The chain must verify against the trust anchors and the leaf must name the host
-/// (`SSL_set1_host`; an IPv4 literal is checked against the certificate's IP addresses). TLS 1.2 or later.
+/// (`SSL_set1_host`; an IPv4 or IPv6 literal is checked against the certificate's IP addresses). TLS 1.2 or later.
 /// With a `decide` function the handshake completes whatever the verification says and `decide` is asked
 /// (false: the handshake fails with the verification failure, or "rejected" when it verified).
 final class HotspotTLSConnection: TrafficStream {
@@ -104,8 +104,10 @@ final class HotspotTLSConnection: TrafficStream {
         // With `decide`, OpenSSL still verifies (and keeps the result) but does not end the handshake on a failure.
         SSL_set_verify(ssl, decide == nil ? hsl_SSL_VERIFY_PEER() : 0, nil)
         let nameOK: Int32
-        if parseIPv4(serverName) != nil {
-            nameOK = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName)
+        if parseIPv4(serverName) != nil || IPLiteral.ipv6(serverName) != nil {
+            // An address (IPv4, or IPv6 as a URL's [host] gives it): checked against the certificate's IP addresses,
+            // and no SNI (RFC 6066 3: literal addresses are not sent as a server name).
+            nameOK = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), IPLiteral.ipv6(serverName) ?? serverName)
         } else {
             nameOK = SSL_set1_host(ssl, serverName) == 1 && hsl_SSL_set_tlsext_host_name(ssl, serverName) == 1 ? 1 : 0
         }

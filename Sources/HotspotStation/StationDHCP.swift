@@ -15,6 +15,13 @@ final class StationDHCP {
     weak var daemon: (any StationEventSink)?
     private var dhcp: ChildProcess?
     private var dhcpGeneration = 0
+    /// This association's IPv6 side (`StationIPv6Watcher`): what it reported, and whether DHCPv4 gave up.
+    private var ipv6Watcher: StationIPv6Watcher?
+    private var ipv6Ready: StationIPv6Watcher.Ready?
+    private var ipv4Failed = false
+    private var associationStarted: Duration = .zero
+    /// How long the IPv6 side may take after the association (then only traced, and only when IPv4 failed too).
+    static let ipv6Timeout: Duration = .seconds(60)
 
     init(options: StationOptions) { self.options = options }
 
@@ -24,6 +31,8 @@ final class StationDHCP {
         dhcpGeneration += 1
         let generation = dhcpGeneration
         let started = SystemMonotonicClock.read()
+        associationStarted = started
+        startIPv6(generation)
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(ProcessConfiguration(
@@ -52,6 +61,9 @@ final class StationDHCP {
         let elapsed = SystemMonotonicClock.read() - started
         guard status?.succeeded == true, daemon.association != nil else {
             daemon.record(.station(.init(action: "dhcpFailed", status: status.map { "\($0)" } ?? "unknown", log: options.dhcpLog)))
+            // No DHCPv4 on this network: IP up is the IPv6 side's (an IPv6-only network), now or when it comes.
+            ipv4Failed = true
+            if let ipv6Ready, daemon.association != nil { ipv6IPUp(ipv6Ready) }
             return
         }
         let fields = DHCPLease.fields(readSmallFile(options.leaseFile) ?? "")
@@ -75,8 +87,67 @@ final class StationDHCP {
 
     func stop() {
         dhcpGeneration += 1
+        ipv6Watcher?.cancel()
+        ipv6Watcher = nil
+        ipv6Ready = nil
+        ipv4Failed = false
         if let dhcp, dhcp.exitStatus == nil { _ = try? dhcp.signal(SIGTERM) }
         dhcp = nil
+    }
+
+    // MARK: IPv6 (docs/STATION.md, "IP up on an IPv6-only network")
+
+    private func startIPv6(_ generation: Int) {
+        let watcher = StationIPv6Watcher(interface: options.interface, timeout: Self.ipv6Timeout) { [weak self] outcome in
+            self?.daemon?.post { [weak self] in self?.ipv6Reported(generation, outcome) }
+        }
+        ipv6Watcher = watcher
+        watcher.start()
+    }
+
+    /// Loop thread: the IPv6 side of association `generation` is up (or never came). Traced as `ipv6Up` with the
+    /// interface's addresses and routes per family; IP up when DHCPv4 gave up (else the lease was, or will be).
+    private func ipv6Reported(_ generation: Int, _ outcome: Result<StationIPv6Watcher.Ready, SystemError>) {
+        guard generation == dhcpGeneration, let daemon else { return }
+        ipv6Watcher = nil
+        switch outcome {
+        case .failure(let error):
+            // Only worth a record where nothing came up: on an IPv4-only network no RA is the normal case.
+            if ipv4Failed { daemon.record(.station(.init(action: "ipv6Failed", status: "\(error)"))) }
+        case .success(let ready):
+            ipv6Ready = ready
+            var record = TraceRecord.Station(action: "ipv6Up", lease: Self.ipv6Lease(ready), latency_ms: ready.elapsed.milliseconds)
+            ready.addressing.fill(&record)
+            daemon.record(.station(record))
+            if ipv4Failed, daemon.association != nil { ipv6IPUp(ready) }
+        }
+    }
+
+    /// The `key=value` fields an IPv6-only network gives helpers in the lease file (`HOTSPOT_DHCP_LEASE`): `ip6`,
+    /// `router6`, `dns` (RDNSS) and `ra37` (RFC 8910's URI from the Router Advertisement).
+    static func ipv6Lease(_ ready: StationIPv6Watcher.Ready) -> [String: String] {
+        var fields: [String: String] = [:]
+        if let address = ready.addressing.ipv6Addresses.first { fields["ip6"] = address }
+        if let route = ready.addressing.ipv6DefaultRoute { fields["router6"] = route.hasPrefix("via ") ? String(route.dropFirst(4)) : route }
+        if !ready.advertisement.dnsServers.isEmpty { fields["dns"] = ready.advertisement.dnsServers.joined(separator: " ") }
+        if let uri = ready.advertisement.captivePortal { fields["ra37"] = uri }
+        return fields
+    }
+
+    /// IP up from the IPv6 side alone: the lease file and resolv.conf (RDNSS, written in place: the lab bind-mounts
+    /// it) for helpers and applications, then `ipUp`.
+    private func ipv6IPUp(_ ready: StationIPv6Watcher.Ready) {
+        guard let daemon else { return }
+        let fields = Self.ipv6Lease(ready)
+        let lease = fields.keys.sorted().map { "\($0)=\(fields[$0]!)\n" }.joined()
+        let resolv = ready.advertisement.dnsServers.map { "nameserver \($0)\n" }.joined()
+        do {
+            try AtomicFile.write(Array(lease.utf8), to: options.leaseFile, mode: 0o644)
+            try AtomicFile.overwriteInPlace(Array(resolv.utf8), at: options.resolvConf)
+        } catch {
+            daemon.record(.error(.init(message: "write the IPv6 lease of \(options.interface): \(error)")))
+        }
+        daemon.submit(.ipUp, via: "ipv6")
     }
 
     /// The lease's address on `interface` (its other IPv4 addresses removed) and its default route, through

@@ -98,3 +98,24 @@ public enum AtomicFile {
         return d.isEmpty ? "/" : d
     }
 }
+
+extension AtomicFile {
+    /// Replaces the contents of `path` in place (truncate and write, same inode; created when missing): for a file
+    /// the lab bind-mounts elsewhere (a station's resolv.conf), which a rename would detach from its mount.
+    public static func overwriteInPlace(_ bytes: [UInt8], at path: String, mode: mode_t = 0o644) throws(SystemError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError.current("open for writing", path) }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { p in
+                Glibc.write(fd, p.baseAddress! + written, p.count - written)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.current("write", path)
+            }
+            written += n
+        }
+    }
+}

@@ -61,6 +61,103 @@ public struct RouterAdvertisement: Sendable, Equatable {
     }
 }
 
+extension RouterAdvertisement {
+    /// What a station takes from a Router Advertisement it received (RFC 4861 4.2): the router lifetime, the RDNSS
+    /// servers (RFC 8106, option 25) and RFC 8910's captive-portal API URI (option 37). Pure.
+    public struct Received: Sendable, Equatable {
+        public var routerLifetime: UInt16
+        /// The servers' addresses in their text form (`2001:db8::1`).
+        public var dnsServers: [String]
+        public var captivePortal: String?
+
+        public init(routerLifetime: UInt16, dnsServers: [String] = [], captivePortal: String? = nil) {
+            self.routerLifetime = routerLifetime
+            self.dnsServers = dnsServers
+            self.captivePortal = captivePortal
+        }
+
+        /// `bytes`: the ICMPv6 message (after the IPv6 header). nil when it is not a Router Advertisement or an
+        /// option's length runs past the end (RFC 4861 4.6: a zero length is invalid, the message is dropped).
+        public static func parse(_ bytes: [UInt8]) -> Received? {
+            guard bytes.count >= 16, bytes[0] == RouterAdvertisement.type, bytes[1] == 0 else { return nil }
+            var result = Received(routerLifetime: UInt16(bytes[6]) << 8 | UInt16(bytes[7]))
+            var offset = 16
+            while offset + 2 <= bytes.count {
+                let type = bytes[offset]
+                let length = Int(bytes[offset + 1]) * 8
+                guard length > 0, offset + length <= bytes.count else { return nil }
+                let body = Array(bytes[(offset + 2)..<(offset + length)])
+                switch type {
+                case 25 where body.count >= 6 + 16:
+                    var at = 6
+                    while at + 16 <= body.count {
+                        result.dnsServers.append(Self.text(Array(body[at..<(at + 16)])))
+                        at += 16
+                    }
+                case RouterAdvertisement.captivePortalOption:
+                    var uri = body
+                    while uri.last == 0 { uri.removeLast() }
+                    if !uri.isEmpty { result.captivePortal = String(decoding: uri, as: UTF8.self) }
+                default: break
+                }
+                offset += length
+            }
+            return result
+        }
+
+        static func text(_ address: [UInt8]) -> String {
+            var raw = in6_addr()
+            withUnsafeMutableBytes(of: &raw) { p in for i in 0..<16 { p[i] = address[i] } }
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count))
+            return String(cString: buffer)
+        }
+    }
+}
+
+/// Receives the Router Advertisements that reach a station's interface, on a raw ICMPv6 socket bound to it (all
+/// nodes, ff02::1, is joined by every IPv6 interface). The kernel's SLAAC still configures the address and default
+/// route; this only reads what the kernel does not (RDNSS, RFC 8910 option 37).
+public final class RouterAdvertisementListener {
+    public let interface: String
+    let fd: Int32
+
+    public init(interface: String) throws {
+        self.interface = interface
+        fd = socket(AF_INET6, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Int32(IPPROTO_ICMPV6))
+        guard fd >= 0 else { throw SystemError.current("open a raw ICMPv6 socket", "for router advertisements on \(interface)") }
+        let rc = interface.withCString { name in
+            setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
+        }
+        guard rc == 0 else {
+            let error = SystemError.current("bind the raw ICMPv6 socket to", interface)
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// The next Router Advertisement within `timeoutMilliseconds`, nil when none came (other ICMPv6 messages are
+    /// skipped).
+    public func receive(timeoutMilliseconds: Int32) throws -> RouterAdvertisement.Received? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, timeoutMilliseconds)
+        if ready < 0 {
+            if errno == EINTR { return nil }
+            throw SystemError.current("poll the raw ICMPv6 socket of", interface)
+        }
+        guard ready > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count > 0 else {
+            if count < 0, errno == EINTR || errno == EAGAIN { return nil }
+            throw SystemError.current("receive on the raw ICMPv6 socket of", interface)
+        }
+        return RouterAdvertisement.Received.parse(Array(buffer[0..<count]))
+    }
+}
+
 /// Sends a `RouterAdvertisement` to all nodes (ff02::1) on one interface, at once, every `interval` and in answer
 /// to each Router Solicitation, from a raw ICMPv6 socket (hop limit 255, RFC 4861 6.1.2). The kernel picks the
 /// interface's link-local source address.

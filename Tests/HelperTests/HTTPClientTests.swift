@@ -148,6 +148,60 @@ struct HTTPClientTests {
         #expect(u.resolving("")?.description == u.description)
     }
 
+    @Test("IPv6 literals in URLs: [2001:db8::1] with and without a port, the Host header and origin in brackets; malformed ones refused")
+    func ipv6LiteralURLs() throws {
+        let plain = try #require(HotspotURL("http://[2001:db8::1]/"))
+        #expect(plain.host == "2001:db8::1" && plain.port == 80 && plain.path == "/")
+        #expect(plain.hostHeader == "[2001:db8::1]" && plain.description == "http://[2001:db8::1]/")
+        let api = try #require(HotspotURL("http://[2001:DB8:c633:6400::1]:8080/captive-api?x=1"))
+        #expect(api.host == "2001:db8:c633:6400::1" && api.port == 8080 && api.path == "/captive-api?x=1")
+        #expect(api.origin == "http://[2001:db8:c633:6400::1]:8080" && api.hostHeader == "[2001:db8:c633:6400::1]:8080")
+        #expect(HotspotURL("https://[2001:db8::1]")?.port == 443)
+        #expect(api.resolving("/login")?.description == "http://[2001:db8:c633:6400::1]:8080/login")
+        #expect(api.resolving("http://[2001:db8::2]/x")?.host == "2001:db8::2")
+        for bad in ["http://[2001:db8::1/", "http://[2001:db8::1]x/", "http://[2001:db8::1]:/", "http://[2001:db8::1]:70000/",
+                    "http://[198.51.100.1]/", "http://[nothost]/", "http://2001:db8::1/", "http://[]/", "http://a]b/"] {
+            #expect(HotspotURL(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a GET to an IPv6 literal URL connects over IPv6 and sends Host in brackets")
+    func getOverIPv6Literal() throws {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound && listen(fd, 1) == 0, "::1 is not available on this host")
+        let port = UInt16(bigEndian: address.sin6_port)
+        let head = LockedText()
+        let server = Thread {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var data: [UInt8] = []
+            while data.firstRange(of: [13, 10, 13, 10]) == nil {
+                let n = recv(client, &buffer, buffer.count, 0)
+                if n <= 0 { break }
+                data += buffer[0..<n]
+            }
+            head.set(String(decoding: data, as: UTF8.self))
+            let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nv6".utf8)
+            _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(client)
+        }
+        server.start()
+        let response = try client.get("http://[::1]:\(port)/hello")
+        #expect(response.status == 200 && String(decoding: response.body, as: UTF8.self) == "v6")
+        #expect(head.get().hasPrefix("GET /hello HTTP/1.1\r\n"), "\(head.get())")
+        #expect(head.get().contains("\r\nHost: [::1]:\(port)\r\n"), "\(head.get())")
+    }
+
     @Test func hostNamesResolveThroughTheResolver() throws {
         let dns = FakeDNSServer(["portal.lab.test": "127.0.0.1"])
         defer { dns.stop() }
@@ -196,6 +250,17 @@ struct HTTPClientTests {
 
 @Suite("HotspotDNS and HotspotResolver")
 struct DNSTests {
+    @Test("AI_ADDRCONFIG counts a global IPv6 address only once DAD is done: not tentative (0x40), not DAD-failed (0x08)")
+    func usableGlobalIPv6() {
+        let loopbackAndLinkLocal = "00000000000000000000000000000001 01 80 10 80       lo\nfe80000000000000f8381bfffe257b34 02 40 20 80     wlan0\n"
+        #expect(!HotspotResolver.usableGlobalIPv6(ifInet6: loopbackAndLinkLocal))
+        let tentative = loopbackAndLinkLocal + "20010db8000000610000f8381bfffe25 02 40 00 40     wlan0\n"
+        #expect(!HotspotResolver.usableGlobalIPv6(ifInet6: tentative))
+        #expect(!HotspotResolver.usableGlobalIPv6(ifInet6: loopbackAndLinkLocal + "20010db8000000610000f8381bfffe25 02 40 00 48     wlan0\n"))
+        #expect(HotspotResolver.usableGlobalIPv6(ifInet6: loopbackAndLinkLocal + "20010db8000000610000f8381bfffe25 02 40 00 00     wlan0\n"))
+        #expect(HotspotResolver.usableGlobalIPv6(ifInet6: tentative + "20010db8000000610000000000001001 02 80 00 80     wlan0\n"))
+    }
+
     @Test func queryGoldenBytes() throws {
         let q = try HotspotDNS.query(id: 0x1234, name: "captive.apple.com")
         let golden: [UInt8] = [
@@ -290,4 +355,11 @@ struct DNSTests {
                 && (e?.isConnectionRefused == true || e?.isTimeout == true)
         }
     }
+}
+
+final class LockedText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func set(_ value: String) { lock.withLock { text = value } }
+    func get() -> String { lock.withLock { text } }
 }

@@ -13,16 +13,16 @@ extension TLSClientTests {
         let server: TLSHTTPServer
         let issuer: TLSCertificateIssuer
 
-        init(fixture: TLSFixture, sni: Bool = true) throws {
+        init(fixture: TLSFixture, sni: Bool = true, ip: String = "127.0.0.1") throws {
             issuer = TLSCertificateIssuer(caCertificate: fixture.ca, caKey: fixture.dir + "/ca.key", openssl: "/usr/bin/openssl",
                                           directory: fixture.dir + "/internet-\(UInt32.random(in: 0...UInt32.max))")
-            let context = sni ? try issuer.serverContext(defaultName: "127.0.0.1") : try issuer.context(for: "127.0.0.1")
+            let context = sni ? try issuer.serverContext(defaultName: ip) : try issuer.context(for: ip)
             let responder = InternetResponder(routes: [
                 InternetRoute(host: "api.vendor.example", path: "/session", status: 200, headers: ["Content-Type": "application/json"],
                               body: "{\"session\":\"active\"}"),
             ])
             let listener: Int32
-            (listener, port) = try TLSHTTPServer.listen(ip: "127.0.0.1", port: 0)
+            (listener, port) = try TLSHTTPServer.listen(ip: ip, port: 0)
             server = TLSHTTPServer(context: context, ioTimeoutSeconds: 5) { request, _ in
                 await InternetServer.answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
             }
@@ -55,6 +55,17 @@ extension TLSClientTests {
         #expect(FileManager.default.fileExists(atPath: server.issuer.directory + "/www.google.com.pem"))
     }
 
+    @Test("over IPv6: the server listens on ::1, an https://[::1]:PORT/ URL connects, the address's certificate (IP SAN) verifies")
+    func overIPv6() throws {
+        let server = try InternetServerFixture(fixture: fixture, ip: "::1")
+        defer { server.stop() }
+        let dns = FakeDNSServer([:])
+        defer { dns.stop() }
+        let reply = try internetClient(dns).get("https://[::1]:\(server.port)/hotspot-detect.html")
+        #expect(reply.status == 200 && String(decoding: reply.body, as: UTF8.self) == InternetResponder.appleSuccess)
+        #expect(throws: (any Error).self) { try TLSHTTPServer.listen(ip: "2001:db8::zz", port: 0) }
+    }
+
     @Test("without the SNI selection a name gets the address's certificate, which the client refuses")
     func withoutSNIHostnameMismatch() throws {
         let server = try InternetServerFixture(fixture: fixture, sni: false)
@@ -66,9 +77,11 @@ extension TLSClientTests {
         }
     }
 
-    @Test("names the issuer refuses: not a DNS name or an IPv4 address")
+    @Test("names the issuer refuses: not a DNS name or an IP address; IPv6 addresses in their canonical text")
     func issuerNames() {
         #expect(TLSCertificateIssuer.normalizedName("API.Vendor.Example") == "api.vendor.example")
+        #expect(TLSCertificateIssuer.normalizedName("2001:DB8:FFFF:0::1") == "2001:db8:ffff::1")
+        #expect(TLSCertificateIssuer.normalizedName("2001:db8::zz") == nil && TLSCertificateIssuer.normalizedName("::1/x") == nil)
         #expect(TLSCertificateIssuer.normalizedName("a b") == nil && TLSCertificateIssuer.normalizedName("../x") == nil
                 && TLSCertificateIssuer.normalizedName("") == nil && TLSCertificateIssuer.normalizedName("-x") == nil)
     }

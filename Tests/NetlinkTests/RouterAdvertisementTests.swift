@@ -36,4 +36,26 @@ struct RouterAdvertisementTests {
         #expect(ra.bytes.count == 16 + 32)
         #expect(ra.bytes[5] == 0)
     }
+
+    @Test("a station reads what it receives: router lifetime, RDNSS servers and option 37 of the encoder's bytes; unknown options skipped")
+    func receivedParsesTheEncodersBytes() throws {
+        let ra = RouterAdvertisement(prefix: Self.prefix, prefixLength: 64, dnsServers: [Self.dns, IPAddress("2001:db8:ffff::53")!.bytes],
+                                     captivePortal: "http://[2001:db8:1::1]:8080/captive-api")
+        let received = try #require(RouterAdvertisement.Received.parse(ra.bytes))
+        #expect(received.routerLifetime == 1800)
+        #expect(received.dnsServers == ["2001:db8:1::1", "2001:db8:ffff::53"])
+        #expect(received.captivePortal == "http://[2001:db8:1::1]:8080/captive-api")
+        // An option the station does not know (type 31, DNS search list) is skipped; without 37 and 25, nothing.
+        let plain = RouterAdvertisement(prefix: Self.prefix, prefixLength: 64).bytes + [31, 1, 0, 0, 0, 0, 0, 0]
+        #expect(RouterAdvertisement.Received.parse(plain) == RouterAdvertisement.Received(routerLifetime: 1800))
+    }
+
+    @Test("malformed: not an RA, a zero option length, an option past the end: nil (RFC 4861 4.6)")
+    func receivedRefusesMalformed() {
+        let bytes = RouterAdvertisement(prefix: Self.prefix, prefixLength: 64, captivePortal: "http://a/").bytes
+        #expect(RouterAdvertisement.Received.parse([133] + bytes.dropFirst()) == nil)
+        #expect(RouterAdvertisement.Received.parse(Array(bytes.prefix(10))) == nil)
+        #expect(RouterAdvertisement.Received.parse(bytes + [25, 0]) == nil)
+        #expect(RouterAdvertisement.Received.parse(Array(bytes.dropLast(3))) == nil)
+    }
 }

@@ -200,17 +200,20 @@ public enum InternetServer {
     public static func run(ip: String, port: UInt16, alsoOn: [String] = [], responder: InternetResponder = InternetResponder(),
                            tls: TLSServerContext? = nil, tlsPort: UInt16 = 443,
                            onListening: @Sendable @escaping () -> Void = {}) async throws {
-        var tlsServer: TLSHTTPServer?
+        // HTTPS on every address HTTP is on (both families where `alsoOn` has the IPv6 one).
+        var tlsServers: [TLSHTTPServer] = []
+        defer { tlsServers.forEach { $0.stop() } }
         if let tls {
-            let listener = try TLSHTTPServer.listen(ip: ip, port: tlsPort)
-            let server = TLSHTTPServer(context: tls) { request, _ in
-                await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
+            for address in [ip] + alsoOn {
+                let listener = try TLSHTTPServer.listen(ip: address, port: tlsPort)
+                let server = TLSHTTPServer(context: tls) { request, _ in
+                    await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
+                }
+                server.start(listener: listener.fd)
+                tlsServers.append(server)
+                logLine("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(listener.port)")
             }
-            server.start(listener: listener.fd)
-            tlsServer = server
-            logLine("internet HTTPS on \(ip):\(listener.port)")
         }
-        defer { tlsServer?.stop() }
         var servers: [HTTPServer] = []
         for address in [ip] + alsoOn {
             let server = HTTPServer(address: try listenAddress(address, port), timeout: 60, logger: LineLogger(category: "internet"))

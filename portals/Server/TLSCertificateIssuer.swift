@@ -18,9 +18,17 @@ public final class TLSCertificateIssuer: Sendable {
         self.directory = directory
     }
 
-    /// A DNS name (letters, digits, `-`, `.`; at most 253 characters) or an IPv4 address, lower-cased; nil otherwise.
+    /// A DNS name (letters, digits, `-`, `.`; at most 253 characters), an IPv4 address or an IPv6 address (in its
+    /// canonical text, `::1`), lower-cased; nil otherwise.
     public static func normalizedName(_ name: String) -> String? {
         let lower = name.lowercased()
+        if lower.contains(":") {
+            var address = in6_addr()
+            guard inet_pton(AF_INET6, lower, &address) == 1 else { return nil }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+            return String(cString: text)
+        }
         guard !lower.isEmpty, lower.count <= 253, !lower.hasPrefix("."), !lower.hasPrefix("-"), !lower.contains(".."),
               lower.unicodeScalars.allSatisfy({ ($0 >= "a" && $0 <= "z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "." })
         else { return nil }
@@ -35,7 +43,7 @@ public final class TLSCertificateIssuer: Sendable {
     /// The TLS context with a certificate for `name`, issued now if it is the first time.
     public func context(for name: String) throws -> TLSServerContext {
         guard let name = Self.normalizedName(name) else {
-            throw TLSServerError(operation: "issue a certificate", object: "for `\(name)`", cause: "not a DNS name or an IPv4 address")
+            throw TLSServerError(operation: "issue a certificate", object: "for `\(name)`", cause: "not a DNS name or an IP address")
         }
         return try contexts.withLock { contexts in
             if let context = contexts[name] { return context }
@@ -64,7 +72,7 @@ public final class TLSCertificateIssuer: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let base = directory + "/" + name
         let certificate = base + ".pem", key = base + ".key"
-        let san = Self.isIPv4(name) ? "IP:\(name)" : "DNS:\(name)"
+        let san = Self.isIPv4(name) || name.contains(":") ? "IP:\(name)" : "DNS:\(name)"   // an IPv6 literal has colons, a name none
         let serial = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 1...255)) }.joined()
         try run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
                  "-CA", caCertificate, "-CAkey", caKey, "-set_serial", "0x" + serial, "-days", "2", "-subj", "/CN=\(name)",

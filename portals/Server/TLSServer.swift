@@ -141,28 +141,70 @@ public final class TLSHTTPServer: @unchecked Sendable {
     }
 
     /// Binds and listens on `ip:port` (SO_REUSEADDR); returns the listening socket and its port.
+    /// A listening TCP socket on `ip` (IPv4, or IPv6 such as `2001:db8:ffff::1`, IPv6 only) and `port` (0: any).
     public static func listen(ip: String, port: UInt16) throws -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let v6 = ip.contains(":")
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TLSServerError(operation: "create", object: "a TCP socket", cause: String(cString: strerror(errno))) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var sa = sockaddr_in()
-        sa.sin_family = sa_family_t(AF_INET)
-        sa.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, ip, &sa.sin_addr) == 1 else {
-            close(fd)
-            throw TLSServerError(operation: "parse", object: "listen address `\(ip)`", cause: "expected an IPv4 address")
+        var storage = sockaddr_storage()
+        let size: socklen_t
+        let parsed: Bool
+        if v6 {
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+            size = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            parsed = withUnsafeMutablePointer(to: &storage) { raw in
+                raw.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sa in
+                    sa.pointee.sin6_family = sa_family_t(AF_INET6)
+                    sa.pointee.sin6_port = port.bigEndian
+                    return inet_pton(AF_INET6, ip, &sa.pointee.sin6_addr) == 1
+                }
+            }
+        } else {
+            size = socklen_t(MemoryLayout<sockaddr_in>.size)
+            parsed = withUnsafeMutablePointer(to: &storage) { raw in
+                raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sa in
+                    sa.pointee.sin_family = sa_family_t(AF_INET)
+                    sa.pointee.sin_port = port.bigEndian
+                    return inet_pton(AF_INET, ip, &sa.pointee.sin_addr) == 1
+                }
+            }
         }
-        let bound = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard parsed else {
+            close(fd)
+            throw TLSServerError(operation: "parse", object: "listen address `\(ip)`", cause: v6 ? "expected an IPv6 address" : "expected an IPv4 address")
+        }
+        let bound = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
         guard bound == 0, Glibc.listen(fd, 64) == 0 else {
             let cause = String(cString: strerror(errno))
             close(fd)
-            throw TLSServerError(operation: "listen on", object: "\(ip):\(port) (TLS)", cause: cause)
+            throw TLSServerError(operation: "listen on", object: v6 ? "[\(ip)]:\(port) (TLS)" : "\(ip):\(port) (TLS)", cause: cause)
         }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var actual = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return (fd, UInt16(bigEndian: actual.sin_port))
+        return (fd, Self.address(of: &actual).port)
+    }
+
+    /// The address and port of an IPv4 or IPv6 socket address.
+    static func address(of storage: inout sockaddr_storage) -> (ip: String, port: UInt16) {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        var port: UInt16 = 0
+        withUnsafeMutablePointer(to: &storage) { raw in
+            if raw.pointee.ss_family == sa_family_t(AF_INET6) {
+                raw.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sa in
+                    inet_ntop(AF_INET6, &sa.pointee.sin6_addr, &text, socklen_t(text.count))
+                    port = UInt16(bigEndian: sa.pointee.sin6_port)
+                }
+            } else {
+                raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sa in
+                    inet_ntop(AF_INET, &sa.pointee.sin_addr, &text, socklen_t(text.count))
+                    port = UInt16(bigEndian: sa.pointee.sin_port)
+                }
+            }
+        }
+        return (String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port)
     }
 
     /// The listening socket and whether `stop()` ran.
@@ -199,8 +241,8 @@ public final class TLSHTTPServer: @unchecked Sendable {
             loopEnded.signal()
         }
         while true {
-            var peer = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) } }
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
@@ -212,9 +254,7 @@ public final class TLSHTTPServer: @unchecked Sendable {
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            inet_ntop(AF_INET, &peer.sin_addr, &text, socklen_t(text.count))
-            let peerIP = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let peerIP = Self.address(of: &peer).ip
             let thread = Thread { [self] in self.serve(fd, peer: peerIP) }
             thread.start()
         }

@@ -18,6 +18,8 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     case dnsHijack = "dns-hijack"
     /// The café's portal requires its session cookie on the sign-in (HTTPS only): SessionCookiesCheck.
     case cookiePortal = "cookie-portal"
+    /// The café is IPv6-only (NAT64 and DNS64, as App Review's network): IPv6OnlyCheck.
+    case ipv6Only = "ipv6-only"
 }
 
 public struct CertificationCheck: Sendable {
@@ -193,6 +195,7 @@ public final class Certifier: @unchecked Sendable {
         let lab: HotspotLab
         do {
             var topology = try TopologyParser.load(path: topologyPath)
+            if run == .ipv6Only { topology = try IPv6OnlyCheck.ipv6Only(topology, home: home) }
             // A provider pair: the station's only app (no helper runs); otherwise the helpers replace the topology's.
             if let app, !topology.stations.isEmpty {
                 topology.stations[0].helpers = []
@@ -218,6 +221,7 @@ public final class Certifier: @unchecked Sendable {
                 case .changedPortal: try driver.changedPortal(kind: "voucher", settings: ["voucher": "LOUNGE-7"])
                 case .dnsHijack: try driver.dnsHijack()
                 case .cookiePortal: try driver.cookiePortal()
+                case .ipv6Only: try driver.ipv6Only()
                 }
             } catch {
                 driver.note("stopped: \(error)")

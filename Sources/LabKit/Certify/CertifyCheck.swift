@@ -105,6 +105,9 @@ struct GroundTruth {
     var portal = Portal.normal
     var portalMark: TraceEntry?
     var hijack: TraceEntry?
+    /// The lab's mark that the café is IPv6-only (the run `ipv6-only`): IPv6OnlyCheck owns its evaluate and
+    /// authenticate answers there.
+    var ipv6Only: TraceEntry?
     var highForNotCaptive: TraceEntry?
     /// The roles whose provider answered start() false.
     var failedStarts: Set<String> = []
@@ -142,6 +145,8 @@ struct GroundTruth {
                 hijack = entry
             case RunDriver.dnsRestoredMark:
                 hijack = nil
+            case IPv6OnlyCheck.networkMark:
+                ipv6Only = entry
             case RunDriver.gateMark:
                 let held = action.authenticated ?? false
                 if sessionAlive && !held && SessionCookiesCheck.ownsGateReading(action) {

@@ -33,7 +33,7 @@ public final class InternetService: HotspotService, @unchecked Sendable {  // @u
 
     /// The server's arguments; writes the routes' file when there are routes.
     public func arguments() throws -> [String] {
-        // HTTP on both families (the IPv6 address serves the hotspots with IPv6; HTTPS stays on IPv4).
+        // HTTP and HTTPS on both families (the IPv6 address serves the hotspots with IPv6).
         var args = ["--internet", "--listen", "\(internet.address):\(internet.port)", "--listen6", "\(Internet.address6)",
                     "--ready-file", readyFile]
         if !internet.services.isEmpty {

@@ -169,21 +169,31 @@ final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; the cap
 
 /// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
 public enum GateInspector {
+    /// The members of the gate's authenticated sets: `MAC . IPv4` of `authenticated`, and, on a LAN with IPv6, the
+    /// MAC alone of `authenticated6` (the gate releases a MAC there on both families: docs/TOPOLOGY.md).
     public static func authenticated(in running: RunningHotspot) throws -> [String] {
+        var members = try elements(of: GateRuleset.set, in: running).compactMap { words -> String? in
+            guard words.count >= 3, words[1] == "." else { return nil }
+            return "\(words[0]) . \(words[2])"
+        }
+        if running.hotspot.gateway.ip.hasIPv6 {
+            members += try elements(of: GateRuleset.set6, in: running).compactMap { $0.first.map(String.init) }
+        }
+        return members
+    }
+
+    /// The elements of one set of the gate, each split into words (`02:00:00:00:0a:00 . 198.51.100.14 timeout 1h ...`).
+    static func elements(of set: String, in running: RunningHotspot) throws -> [[Substring]] {
         let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"),
-                                                                ["list", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set])
+                                                                ["list", "set", GateRuleset.family, GateRuleset.table, set])
             .inNetworkNamespace(running.namespace.name))
         guard result.status.succeeded else {
-            throw SystemError("list the gate set of", running.hotspot.name, reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw SystemError("list the gate set \(set) of", running.hotspot.name, reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         // elements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m58s, ... }
         guard let open = result.stdout.range(of: "elements = {") else { return [] }
         let body = result.stdout[open.upperBound...].prefix { $0 != "}" }
-        return body.split(separator: ",").compactMap { item in
-            let words = item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
-            guard words.count >= 3, words[1] == "." else { return nil }
-            return "\(words[0]) . \(words[2])"
-        }
+        return body.split(separator: ",").map { item in item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }) }
     }
 }
 

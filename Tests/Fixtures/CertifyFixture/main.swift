@@ -6,7 +6,8 @@
 // protocol frames and breaking exactly one rule (MODE), so each certification check can be shown to fail
 // for the right reason. Modes: never-maintain, claim-everything, claim-decoys, no-passwords, high-everything,
 // double, sdk-double, fail-just-joined, no-reauth, fail-unsupported, logoff-keeps-session, never-probe,
-// sign-out-after-login, temporary-as-failure, invalid-result, trust-dns, drop-cookies, none (docs/CERTIFY.md has the table).
+// sign-out-after-login, temporary-as-failure, invalid-result, trust-dns, drop-cookies, ipv4-literal, none (docs/CERTIFY.md
+// has the table).
 import Foundation
 import HotspotHelper
 import HotspotProtocol
@@ -15,7 +16,7 @@ import ReferenceHelperSupport
 
 let modes = ["never-maintain", "claim-everything", "claim-decoys", "no-passwords", "high-everything", "double", "sdk-double",
              "fail-just-joined", "no-reauth", "fail-unsupported", "logoff-keeps-session", "never-probe", "sign-out-after-login",
-             "temporary-as-failure", "invalid-result", "trust-dns", "drop-cookies", "none"]
+             "temporary-as-failure", "invalid-result", "trust-dns", "drop-cookies", "ipv4-literal", "none"]
 
 func log(_ s: String) { FileHandle.standardError.write(Data("hotspot-certify-fixture: \(s)\n".utf8)) }
 
@@ -199,6 +200,20 @@ var fakeLogoffs = 0
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": .number(Double(result))])
             return []
         }
+        // ipv4-literal: the helper's sign-in starts at the portal's IPv4 address written into its code
+        // (`hardCodedPortal`), as a helper that never learnt IPv6 does. Reachable (an IPv4 network): the helper signs
+        // in as usual. Not (an IPv6-only network: no IPv4 route, and NAT64 stays closed until the sign-in): failure.
+        if mode == "ipv4-literal", message["commandType"]?.intValue == 3 {
+            let client = HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark, timeout: .seconds(4))
+            do {
+                let page = try client.get(hardCodedPortal)
+                log("authenticate \(id): the portal at its hard-coded IPv4 address \(hardCodedPortal) answered \(page.status): signing in")
+            } catch {
+                log("authenticate \(id): the portal at its hard-coded IPv4 address \(hardCodedPortal): \(error): answering failure")
+                send(daemon, ["type": "response", "command": .number(Double(id)), "result": 1])
+                return []
+            }
+        }
         if mode == "logoff-keeps-session", message["commandType"]?.intValue == 6 {
             log("answering logoff \(id) myself without ending the portal session")
             send(daemon, ["type": "response", "command": .number(Double(id)), "result": 0])
@@ -207,6 +222,9 @@ var fakeLogoffs = 0
     }
     return [message]
 }
+
+/// ipv4-literal: the café portal's address as a helper that hard-codes it has it (topologies/certify.yaml, v6-only.yaml).
+let hardCodedPortal = "http://198.51.100.1:8080/"
 
 /// The helper's `--account USER:PASSWORD`.
 let account: (String, String)? = {

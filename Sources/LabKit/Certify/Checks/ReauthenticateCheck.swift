@@ -26,7 +26,7 @@ struct ReauthenticateCheck: CertifyCheck {
     func cause(of entry: TraceEntry, truth: GroundTruth, judge: Judge) -> CertifyCause? {
         if let (r, command) = truth.judged(entry), r.commandType == "evaluate" {
             guard let ssid = command.network?.ssid.text, ssid == judge.home, r.network?.confidence == 0, truth.portal == .normal,
-                  truth.hijack == nil, !truth.sessionAlive else { return nil }
+                  truth.hijack == nil, truth.ipv6Only == nil, !truth.sessionAlive else { return nil }
             // Never claimed, so never asked to sign in: every later check of the run is off course.
             return CertifyCause(reason: "evaluate of \(SSIDText.inline(ssid)) answered none at seq \(entry.seq), so the helper never claimed it "
                 + "and was never asked to sign in: expected low or high (the network it is certified on, captive behind a form-login portal the account signs in to)",
@@ -38,14 +38,15 @@ struct ReauthenticateCheck: CertifyCheck {
 }
 
 /// What authenticate must answer on the café outside a DNS hijack, by the portal the lab made it (the three
-/// checks that own an authenticate answer: reauthenticate, temporary-failure, unsupported-network). Under a DNS
+/// checks that own an authenticate answer: reauthenticate, temporary-failure, unsupported-network; on the
+/// IPv6-only café, ipv6-only owns them). Under a DNS
 /// hijack nothing says what authenticate should answer (a pair's evaluation provider claims from the SSID alone,
 /// so its authentication provider is asked there; a probing helper is not).
 enum AuthenticateExpectation {
     static func cause(of entry: TraceEntry, truth: GroundTruth, judge: Judge, portal: GroundTruth.Portal, expected: String,
                       why: (GroundTruth) -> String) -> CertifyCause? {
         guard truth.portal == portal, let (r, command) = truth.judged(entry), r.commandType == "authenticate",
-              command.network?.ssid.text == judge.home, truth.hijack == nil, r.result != expected else { return nil }
+              command.network?.ssid.text == judge.home, truth.hijack == nil, truth.ipv6Only == nil, r.result != expected else { return nil }
         return CertifyCause(reason: "authenticate answered \(r.result) at seq \(entry.seq), expected \(expected): \(why(truth))",
                             context: [command.entry, truth.portalMark])
     }
