@@ -9,7 +9,7 @@ import Netlink
 /// RFC 8910 option 37) and the interface's addressing, and reports once both an advertisement came after the
 /// association and the interface is IPv6-up (a usable global address plus a default route). It gives up after
 /// `timeout`; `cancel()` ends it early. Nothing in it decides IP up: `StationDHCP` does, on the daemon's loop.
-final class StationIPv6Watcher: @unchecked Sendable {
+final class StationIPv6Watcher: @unchecked Sendable {  // @unchecked: `cancelled` is read and written only with `lock` held; the rest is immutable
     struct Ready: Sendable {
         var addressing: StationAddressing
         var advertisement: RouterAdvertisement.Received
@@ -32,13 +32,11 @@ final class StationIPv6Watcher: @unchecked Sendable {
     private var isCancelled: Bool { lock.withLock { cancelled } }
 
     func start() {
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { raw in
-            let me = Unmanaged<StationIPv6Watcher>.fromOpaque(raw!).takeRetainedValue()
-            me.watch()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        pthread_detach(tid)
+        do {
+            try SystemThread.detach("watch IPv6 on \(interface)") { [self] in watch() }
+        } catch {
+            report(.failure(error))
+        }
     }
 
     private func watch() {
