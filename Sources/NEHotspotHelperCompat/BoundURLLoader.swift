@@ -53,7 +53,7 @@ public final class HotspotCommandURLProtocol: URLProtocol {
 }
 
 /// What a task brings: its session's configuration, delegate and queue, its upload body.
-struct TaskContext: @unchecked Sendable {
+struct TaskContext: @unchecked Sendable {  // @unchecked: `let`s only; the delegates (not Sendable) are called on the session's delegate queue or in a Task, as URLSession calls them
     let task: URLSessionTask?
     let session: URLSession?
     let configuration: URLSessionConfiguration
@@ -124,7 +124,7 @@ enum TaskReflection {
 }
 
 /// One bound task, served on its own thread.
-struct BoundLoader: @unchecked Sendable {
+struct BoundLoader: @unchecked Sendable {  // @unchecked: `let`s only; the URLProtocol (not Sendable) is handed to the loader's one thread and its client called from there
     let urlProtocol: HotspotCommandURLProtocol
     let context: TaskContext
     let originalURL: URL?
@@ -572,7 +572,7 @@ final class AnswerBox<T: Sendable>: Sendable {
 }
 
 /// The sender of the challenges the bound path makes (answers go through the delegate's completion handler).
-final class BoundChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+final class BoundChallengeSender: NSObject, URLAuthenticationChallengeSender, Sendable {
     func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
     func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
     func cancel(_ challenge: URLAuthenticationChallenge) {}

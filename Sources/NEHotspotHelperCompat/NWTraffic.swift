@@ -14,10 +14,10 @@ import Glibc
 #endif
 
 /// `NWEndpoint`: where a connection goes. The one kind the lab uses is `NWHostEndpoint`.
-open class NWEndpoint: NSObject, @unchecked Sendable {}
+open class NWEndpoint: NSObject, @unchecked Sendable {}  // @unchecked: an open class (the compiler checks only final ones); no stored state
 
 /// `NWHostEndpoint`: a host name or IPv4 literal and a port, as strings (Apple's spelling).
-open class NWHostEndpoint: NWEndpoint, @unchecked Sendable {
+open class NWHostEndpoint: NWEndpoint, @unchecked Sendable {  // @unchecked: an open class (not checkable); `let` Strings only
     public let hostname: String
     public let port: String
 
@@ -56,7 +56,7 @@ public enum NWPathStatus: Int, Sendable {
 
 /// `NWPath`: the path a connection uses. A command's traffic goes over the station's Wi-Fi interface, which is
 /// neither expensive nor constrained; `status` is satisfied while the connection is connected (ready).
-open class NWPath: NSObject, @unchecked Sendable {
+open class NWPath: NSObject, @unchecked Sendable {  // @unchecked: an open class (not checkable); `let`s of Sendable values only
     public let status: NWPathStatus
     public let isExpensive: Bool
     public let isConstrained: Bool
@@ -126,7 +126,7 @@ func commandBudget(_ command: HotspotHelperCommand?) -> Duration {
 }
 
 /// `NWTCPConnection`: a TCP connection over a marked socket, started at once.
-open class NWTCPConnection: NSObject, @unchecked Sendable {
+open class NWTCPConnection: NSObject, @unchecked Sendable {  // @unchecked: an open class (not checkable); what changes is in the `status` Mutex, the rest is set in init
     public let endpoint: NWEndpoint
     /// What changes as the connection goes (the state, its error, the socket once connected) and the handler.
     private struct Status {
@@ -301,7 +301,7 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
 }
 
 /// `NWUDPSession`: a UDP socket over a marked socket, started at once.
-open class NWUDPSession: NSObject, @unchecked Sendable {
+open class NWUDPSession: NSObject, @unchecked Sendable {  // @unchecked: an open class (not checkable); what changes is in the `status` Mutex, the rest is set in init
     public let endpoint: NWEndpoint
     /// What changes as the session goes (the state, its error, the socket once ready), and whether it is read.
     private struct Status {
@@ -442,7 +442,7 @@ open class NWUDPSession: NSObject, @unchecked Sendable {
 }
 
 /// Carries a non-Sendable value (a completion handler, a command) to the queue that uses it, as Apple's API does.
-struct UncheckedBox<T>: @unchecked Sendable {
+struct UncheckedBox<T>: @unchecked Sendable {  // @unchecked: its purpose; each box is handed to the one queue or thread that uses its value
     let value: T
     init(_ value: T) { self.value = value }
 }

@@ -84,7 +84,7 @@ final class ResumeOnce<T: Sendable>: Sendable {
 /// The server's side of a TLS connection as the SDK's TLS client verified it (Apple's `SecTrust` is the
 /// Security framework's; this one carries what a helper needs to decide: who the server is and whether its
 /// certificate verified against the trust store).
-public final class SecTrust: @unchecked Sendable {
+public final class SecTrust: Sendable {
     /// The host name (or IPv4 literal) asked for, and the port.
     public let host: String
     public let port: Int
@@ -117,7 +117,7 @@ public let NSOSStatusErrorDomain = "NSOSStatusErrorDomain"
 public let NSURLAuthenticationMethodServerTrust = "NSURLAuthenticationMethodServerTrust"
 
 /// A protection space of a server-trust challenge: it carries the server's trust.
-final class ServerTrustProtectionSpace: URLProtectionSpace, @unchecked Sendable {
+final class ServerTrustProtectionSpace: URLProtectionSpace, @unchecked Sendable {  // @unchecked: a subclass of Foundation's class (not checkable); adds one `let` of a Sendable SecTrust
     let trust: SecTrust
 
     init(_ trust: SecTrust) {
