@@ -332,14 +332,8 @@ SYSTEM_HOMES = ("Sources/HotspotSystem/", "Sources/Netlink/")
 SYSTEM_CALLS = re.compile(r"(?<![.\w])(posix_spawnp?|posix_spawn_file_actions_\w+|waitpid|wait4|waitid|fork|vfork|execvp?e?|execl[pe]?"
                           r"|pthread_create|pthread_cond_timedwait|sigprocmask|pthread_sigmask)\s*\(|(?<![.\w])(NSLock|NSRecursiveLock|NSCondition)\b")
 # Files not yet moved to the one layer, each with what it still does. The check fails on any other file, so the
-# list only shrinks. NEHotspotHelperCompat is being reworked for URLSession fidelity in parallel (issue 24, step 3).
-SYSTEM_CALLS_PENDING = {
-    "Sources/NEHotspotHelperCompat/BoundURLLoader.swift": "NSLock beside its fields",
-    "Sources/NEHotspotHelperCompat/NEHotspotManager.swift": "NSLock beside its fields",
-    "Sources/NEHotspotHelperCompat/NWTraffic.swift": "NSLock beside its fields",
-    "Sources/NEHotspotHelperCompat/SessionDelegates.swift": "NSLock beside its fields",
-    "Sources/NEHotspotHelperCompat/URLRequestBinding.swift": "NSLock beside its fields",
-}
+# list only shrinks; it is empty now (issue 24): keep it so.
+SYSTEM_CALLS_PENDING: dict[str, str] = {}
 
 # Modules internal to another package (not products it offers): importing one couples us to its private layout.
 # (file, module): why it is still needed.

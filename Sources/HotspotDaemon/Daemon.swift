@@ -22,7 +22,7 @@ public protocol StationEventSink: AnyObject {
 
 /// hotspotd's shell: carries `DaemonCore`'s actions out on two listening Unix sockets and a poll(2) loop.
 /// Single-threaded: everything runs on the event loop's thread.
-public final class Daemon: StationEventSink, @unchecked Sendable {
+public final class Daemon: StationEventSink, @unchecked Sendable {  // @unchecked: single-threaded, state touched only on the loop's thread (`post` hands work to it)
     public let options: DaemonOptions
     public let loop: EventLoop
     public let trace: TraceWriter

@@ -12,7 +12,7 @@ import Glibc
 /// shifting to `PATH.1` ... `PATH.<keep>` (the oldest dropped), so a trace never takes more than about
 /// `(keep + 1) * maximumBytes` (docs/RELIABILITY.md). A new file starts with a `traceRotated` record carrying
 /// the seq and t_ns of the last record before it, so each file replays on its own.
-public final class TraceWriter: @unchecked Sendable {
+public final class TraceWriter: @unchecked Sendable {  // @unchecked: used from one thread, its Daemon's loop thread (Daemon.swift)
     /// Defaults: 8 MiB per file, 3 rotated files kept.
     public static let defaultMaximumBytes = 8 << 20
     public static let defaultKeep = 3

@@ -16,7 +16,7 @@ import Glibc
 /// request path's directory) prefixes the request path; `Secure` cookies go over https only, and an http answer
 /// cannot set one; `Max-Age` (seconds; 0 or less deletes) wins over `Expires`; a later cookie of the same name,
 /// domain and path replaces the earlier. `HttpOnly` is kept (it concerns scripts, not HTTP).
-public final class HotspotCookieJar: @unchecked Sendable {
+public final class HotspotCookieJar: @unchecked Sendable {  // @unchecked: `stored` is touched only with `lock` held; the rest are `let`s
     public struct Cookie: Sendable, Equatable {
         public var name: String
         public var value: String

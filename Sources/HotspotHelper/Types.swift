@@ -110,7 +110,7 @@ public final class HotspotNetwork: @unchecked Sendable, CustomStringConvertible 
 }
 
 /// A command from hotspotd (`NEHotspotHelperCommand`).
-public final class HotspotHelperCommand: @unchecked Sendable {
+public final class HotspotHelperCommand: Sendable {
     public let commandType: HotspotHelperCommandType
     /// The network the command is about (all but filterScanList).
     public let network: HotspotNetwork?

@@ -217,7 +217,7 @@ final class StationDHCP {
 }
 
 /// Waits for the DHCP client on its own thread (the daemon's loop never blocks on it).
-final class DHCPWaiter: @unchecked Sendable {
+final class DHCPWaiter: @unchecked Sendable {  // @unchecked: `let`s only; `done` (not @Sendable) is called once, on the waiter's thread
     let child: ChildProcess
     let done: (ExitStatus?) -> Void
     init(child: ChildProcess, done: @escaping (ExitStatus?) -> Void) {

@@ -21,6 +21,7 @@
 // - URLs read as the helper wrote them (the binding is not in the URL: URLRequestBinding.swift):
 //   `response.url == request.url` unless redirected.
 @_spi(Compat) import HotspotHelper
+import Synchronization
 
 /// Serves bound requests over the SDK's marked sockets (see above and URLRequestBinding.swift).
 public final class HotspotCommandURLProtocol: URLProtocol {
@@ -29,8 +30,7 @@ public final class HotspotCommandURLProtocol: URLProtocol {
 
     static func registerOnce() { _ = registration }
 
-    private let stateLock = NSLock()
-    private var stopped = false
+    private let stopped = Mutex(false)
 
     /// Bound requests; and, not bound, an `http`/`https` URL whose scheme is written in capitals (`HTTP://`), which
     /// iOS serves as http (a scheme is case-insensitive, RFC 3986 3.1) and Foundation's own HTTP class refuses.
@@ -47,13 +47,13 @@ public final class HotspotCommandURLProtocol: URLProtocol {
         Thread.detachNewThread { BoundLoader(protocol: me.value, context: context).run() }
     }
 
-    public override func stopLoading() { stateLock.withLock { stopped = true } }
+    public override func stopLoading() { stopped.withLock { $0 = true } }
 
-    var isStopped: Bool { stateLock.withLock { stopped } }
+    var isStopped: Bool { stopped.withLock { $0 } }
 }
 
 /// What a task brings: its session's configuration, delegate and queue, its upload body.
-struct TaskContext: @unchecked Sendable {
+struct TaskContext: @unchecked Sendable {  // @unchecked: `let`s only; the delegates (not Sendable) are called on the session's delegate queue or in a Task, as URLSession calls them
     let task: URLSessionTask?
     let session: URLSession?
     let configuration: URLSessionConfiguration
@@ -124,7 +124,7 @@ enum TaskReflection {
 }
 
 /// One bound task, served on its own thread.
-struct BoundLoader: @unchecked Sendable {
+struct BoundLoader: @unchecked Sendable {  // @unchecked: `let`s only; the URLProtocol (not Sendable) is handed to the loader's one thread and its client called from there
     let urlProtocol: HotspotCommandURLProtocol
     let context: TaskContext
     let originalURL: URL?
@@ -486,7 +486,7 @@ struct BoundLoader: @unchecked Sendable {
         }
     }
 
-    static func wait<T>(_ ask: (@escaping @Sendable (T) -> Void) -> Void) -> T {
+    static func wait<T: Sendable>(_ ask: (@escaping @Sendable (T) -> Void) -> Void) -> T {
         let done = DispatchSemaphore(value: 0)
         let box = AnswerBox<T>()
         ask { value in
@@ -564,15 +564,15 @@ struct BoundLoader: @unchecked Sendable {
     }
 }
 
-final class AnswerBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T?
-    func set(_ value: T) { lock.withLock { if stored == nil { stored = value } } }
-    var value: T? { lock.withLock { stored } }
+/// The first answer a delegate gives (a second call of its completion handler is ignored).
+final class AnswerBox<T: Sendable>: Sendable {
+    private let stored = Mutex<T?>(nil)
+    func set(_ value: T) { stored.withLock { if $0 == nil { $0 = value } } }
+    var value: T? { stored.withLock { $0 } }
 }
 
 /// The sender of the challenges the bound path makes (answers go through the delegate's completion handler).
-final class BoundChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+final class BoundChallengeSender: NSObject, URLAuthenticationChallengeSender, Sendable {
     func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
     func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
     func cancel(_ challenge: URLAuthenticationChallenge) {}

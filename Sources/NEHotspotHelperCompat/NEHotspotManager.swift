@@ -1,8 +1,9 @@
 // Apple's `NEHotspotManager` (iOS 26): the app's switch for its two provider extensions, kept by hotspotd
 // (`setManager` / `getManager` on its control socket, $HOTSPOT_CONTROL_SOCKET; docs/PROVIDERS.md).
+import Synchronization
 
 /// Enables or disables the app's evaluation and authentication providers.
-public final class NEHotspotManager: @unchecked Sendable {
+public final class NEHotspotManager: Sendable {
     /// What `loadFromPreferences()` and `saveToPreferences()` throw: Apple's three cases, each carrying here
     /// the operation, the app and the cause in `message` (two errors are equal when their cases are).
     public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible {
@@ -32,9 +33,12 @@ public final class NEHotspotManager: @unchecked Sendable {
         public var description: String { "NEHotspotManager.Error.\(code.rawValue): \(message)" }
     }
 
-    private let lock = NSLock()
-    private var configuration: HotspotManagerConfiguration
-    private var loaded = false
+    private struct State {
+        var configuration: HotspotManagerConfiguration
+        var loaded = false
+    }
+
+    private let state: Mutex<State>
     /// hotspotd's control socket (default: $HOTSPOT_CONTROL_SOCKET, else /run/hotspotd/control.sock).
     public let controlSocketPath: String?
 
@@ -45,30 +49,30 @@ public final class NEHotspotManager: @unchecked Sendable {
 
     /// Not Apple's: the manager of `app` through the control socket at `controlSocketPath`.
     public init(app: String, controlSocketPath: String? = nil) {
-        configuration = HotspotManagerConfiguration(app: app)
+        state = Mutex(State(configuration: HotspotManagerConfiguration(app: app)))
         self.controlSocketPath = controlSocketPath
     }
 
     /// The app this manager configures.
-    public var app: String { lock.withLock { configuration.app } }
+    public var app: String { state.withLock { $0.configuration.app } }
 
     /// The system starts the providers only when this is true.
     public final var isEnabled: Bool {
-        get { lock.withLock { configuration.isEnabled } }
-        set { lock.withLock { configuration.isEnabled = newValue } }
+        get { state.withLock { $0.configuration.isEnabled } }
+        set { state.withLock { $0.configuration.isEnabled = newValue } }
     }
 
     /// Pre-evaluated SSIDs (at most two): the evaluation provider is not asked about them.
     public final var evaluatedSSIDs: [String] {
-        get { lock.withLock { configuration.evaluatedSSIDs } }
-        set { lock.withLock { configuration.evaluatedSSIDs = newValue } }
+        get { state.withLock { $0.configuration.evaluatedSSIDs } }
+        set { state.withLock { $0.configuration.evaluatedSSIDs = newValue } }
     }
 
     /// The identifier of the evaluation provider to use; it must be one the app itself declares (hotspotd refuses
     /// another app's with `configurationInvalid`).
     public final var evaluationProviderBundleIdentifier: String? {
-        get { lock.withLock { configuration.evaluationProviderBundleIdentifier } }
-        set { lock.withLock { configuration.evaluationProviderBundleIdentifier = newValue } }
+        get { state.withLock { $0.configuration.evaluationProviderBundleIdentifier } }
+        set { state.withLock { $0.configuration.evaluationProviderBundleIdentifier = newValue } }
     }
 
     /// Loads the app's configuration from hotspotd (a never-saved app loads the default: not enabled).
@@ -84,9 +88,9 @@ public final class NEHotspotManager: @unchecked Sendable {
         }
         do {
             let loaded = try result.get()
-            lock.withLock {
-                configuration = loaded
-                self.loaded = true
+            state.withLock {
+                $0.configuration = loaded
+                $0.loaded = true
             }
         } catch {
             throw Self.classify("loadFromPreferences", error)
@@ -95,7 +99,7 @@ public final class NEHotspotManager: @unchecked Sendable {
 
     /// Saves the configuration to hotspotd. Only after `loadFromPreferences()`.
     public final func saveToPreferences() async throws {
-        let (isLoaded, configuration) = lock.withLock { (loaded, self.configuration) }
+        let (isLoaded, configuration) = state.withLock { ($0.loaded, $0.configuration) }
         guard isLoaded else {
             throw Error(.configurationNotLoaded, "saveToPreferences for \(configuration.app): call loadFromPreferences() first")
         }

@@ -8,15 +8,16 @@
 // neither, so such code does not compile. Here reads and writes wait for the connection instead; `state`,
 // `error` and `isViable` can be read at any time, and `stateUpdateHandler` (not Apple's) is called on every change.
 @_spi(Compat) import HotspotHelper
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `NWEndpoint`: where a connection goes. The one kind the lab uses is `NWHostEndpoint`.
-open class NWEndpoint: NSObject, @unchecked Sendable {}
+open class NWEndpoint: NSObject, @unchecked Sendable {}  // @unchecked: an open class (the compiler checks only final ones); no stored state
 
 /// `NWHostEndpoint`: a host name or IPv4 literal and a port, as strings (Apple's spelling).
-open class NWHostEndpoint: NWEndpoint, @unchecked Sendable {
+open class NWHostEndpoint: NWEndpoint, @unchecked Sendable {  // @unchecked: an open class (not checkable); `let` Strings only
     public let hostname: String
     public let port: String
 
@@ -55,7 +56,7 @@ public enum NWPathStatus: Int, Sendable {
 
 /// `NWPath`: the path a connection uses. A command's traffic goes over the station's Wi-Fi interface, which is
 /// neither expensive nor constrained; `status` is satisfied while the connection is connected (ready).
-open class NWPath: NSObject, @unchecked Sendable {
+open class NWPath: NSObject, @unchecked Sendable {  // @unchecked: an open class (not checkable); `let`s of Sendable values only
     public let status: NWPathStatus
     public let isExpensive: Bool
     public let isConstrained: Bool
@@ -125,12 +126,17 @@ func commandBudget(_ command: HotspotHelperCommand?) -> Duration {
 }
 
 /// `NWTCPConnection`: a TCP connection over a marked socket, started at once.
-open class NWTCPConnection: NSObject, @unchecked Sendable {
+open class NWTCPConnection: NSObject, @unchecked Sendable {  // @unchecked: an open class (not checkable); what changes is in the `status` Mutex, the rest is set in init
     public let endpoint: NWEndpoint
-    private let lock = NSLock()
-    private var _state: NWTCPConnectionState = .connecting
-    private var _error: (any Error)?
-    private var socket: HotspotTCPConnection?
+    /// What changes as the connection goes (the state, its error, the socket once connected) and the handler.
+    private struct Status {
+        var state: NWTCPConnectionState = .connecting
+        var error: (any Error)?
+        var socket: HotspotTCPConnection?
+        var stateUpdateHandler: (@Sendable (NWTCPConnectionState) -> Void)?
+    }
+
+    private let status = Mutex(Status())
     private let connected = DispatchGroup()
     private let readQueue = DispatchQueue(label: "NWTCPConnection.read")
     private let writeQueue = DispatchQueue(label: "NWTCPConnection.write")
@@ -151,10 +157,10 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
             }
             do {
                 let s = try box.value.createTCPConnection(host: host, port: port, timeout: .seconds(30))
-                let changed = lock.withLock { () -> Bool in
-                    if _state == .cancelled { return false }
-                    socket = s
-                    _state = .connected
+                let changed = status.withLock { status -> Bool in
+                    if status.state == .cancelled { return false }
+                    status.socket = s
+                    status.state = .connected
                     return true
                 }
                 if changed { notify(.connected) }
@@ -165,22 +171,20 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
     }
 
     private func finish(_ state: NWTCPConnectionState, _ error: (any Error)?) {
-        let changed = lock.withLock { () -> Bool in
-            if _state == .cancelled || _state == state { return false }
-            _state = state
-            if _error == nil { _error = error }
+        let changed = status.withLock { status -> Bool in
+            if status.state == .cancelled || status.state == state { return false }
+            status.state = state
+            if status.error == nil { status.error = error }
             return true
         }
         if changed { notify(state) }
     }
 
-    private var _stateUpdateHandler: (@Sendable (NWTCPConnectionState) -> Void)?
-
     /// Called with the new state on every change (connected, disconnected, cancelled), on a global queue. Not
     /// Apple's: Apple's callers observe `state` with KVO, which Linux Foundation does not have.
     open var stateUpdateHandler: (@Sendable (NWTCPConnectionState) -> Void)? {
-        get { lock.withLock { _stateUpdateHandler } }
-        set { lock.withLock { _stateUpdateHandler = newValue } }
+        get { status.withLock { $0.stateUpdateHandler } }
+        set { status.withLock { $0.stateUpdateHandler = newValue } }
     }
 
     private func notify(_ state: NWTCPConnectionState) {
@@ -189,7 +193,7 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
     }
 
     /// The local address and port of the connection; nil before connected.
-    open var localAddress: NWEndpoint? { lock.withLock { socket.flatMap { localEndpoint($0.fd) } } }
+    open var localAddress: NWEndpoint? { status.withLock { $0.socket.flatMap { localEndpoint($0.fd) } } }
 
     /// The path the connection uses: satisfied while connected, else unsatisfied (nil while connecting).
     open var connectedPath: NWPath? {
@@ -201,24 +205,24 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
     }
 
     /// connecting, then connected, or disconnected (with `error`); cancelled after `cancel()`.
-    open var state: NWTCPConnectionState { lock.withLock { _state } }
+    open var state: NWTCPConnectionState { status.withLock { $0.state } }
     open var isViable: Bool { state == .connected }
     open var hasBetterPath: Bool { false }
     /// Why the connection failed or closed (POSIX domain, the errno as code).
-    open var error: (any Error)? { lock.withLock { _error } }
+    open var error: (any Error)? { status.withLock { $0.error } }
     open var remoteAddress: NWEndpoint? {
-        lock.withLock { socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
+        status.withLock { $0.socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
     }
     /// The SO_MARK of the socket (0x4853 for command traffic); nil before connected. Not Apple's.
-    open var socketMark: UInt32? { lock.withLock { socket?.mark } }
+    open var socketMark: UInt32? { status.withLock { $0.socket?.mark } }
 
     /// Waits for the connection; the socket, or the error to report.
     private func ready(_ operation: String) -> Result<HotspotTCPConnection, NSError> {
         connected.wait()
-        return lock.withLock { () -> Result<HotspotTCPConnection, NSError> in
-            if let socket, _state == .connected { return .success(socket) }
-            if let e = _error as? NSError { return .failure(e) }
-            return .failure(trafficNSError(operation, endpoint.description, _state == .cancelled ? ECANCELED : ENOTCONN))
+        return status.withLock { status -> Result<HotspotTCPConnection, NSError> in
+            if let socket = status.socket, status.state == .connected { return .success(socket) }
+            if let e = status.error as? NSError { return .failure(e) }
+            return .failure(trafficNSError(operation, endpoint.description, status.state == .cancelled ? ECANCELED : ENOTCONN))
         }
     }
 
@@ -283,11 +287,13 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
 
     /// Closes the connection; pending reads and writes fail with ECANCELED.
     open func cancel() {
-        let (s, changed) = lock.withLock { () -> (HotspotTCPConnection?, Bool) in
-            let changed = _state != .cancelled
-            _state = .cancelled
-            if _error == nil { _error = trafficNSError("use", endpoint.description, ECANCELED, "the connection was cancelled") }
-            return (socket, changed)
+        let (s, changed) = status.withLock { status -> (HotspotTCPConnection?, Bool) in
+            let changed = status.state != .cancelled
+            status.state = .cancelled
+            if status.error == nil {
+                status.error = trafficNSError("use", endpoint.description, ECANCELED, "the connection was cancelled")
+            }
+            return (status.socket, changed)
         }
         if let s, s.fd >= 0 { _ = Glibc.shutdown(s.fd, Int32(SHUT_RDWR)) }
         if changed { notify(.cancelled) }
@@ -295,13 +301,17 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {
 }
 
 /// `NWUDPSession`: a UDP socket over a marked socket, started at once.
-open class NWUDPSession: NSObject, @unchecked Sendable {
+open class NWUDPSession: NSObject, @unchecked Sendable {  // @unchecked: an open class (not checkable); what changes is in the `status` Mutex, the rest is set in init
     public let endpoint: NWEndpoint
-    private let lock = NSLock()
-    private var _state: NWUDPSessionState = .preparing
-    private var _error: (any Error)?
-    private var socket: HotspotUDPSocket?
-    private var reading = false
+    /// What changes as the session goes (the state, its error, the socket once ready), and whether it is read.
+    private struct Status {
+        var state: NWUDPSessionState = .preparing
+        var error: (any Error)?
+        var socket: HotspotUDPSocket?
+        var reading = false
+    }
+
+    private let status = Mutex(Status())
     private let prepared = DispatchGroup()
     private let writeQueue = DispatchQueue(label: "NWUDPSession.write")
 
@@ -319,10 +329,10 @@ open class NWUDPSession: NSObject, @unchecked Sendable {
             }
             do {
                 let s = try box.value.createUDPSocket(host: host, port: port)
-                lock.withLock {
-                    if _state == .cancelled { return }
-                    socket = s
-                    _state = .ready
+                status.withLock { status in
+                    if status.state == .cancelled { return }
+                    status.socket = s
+                    status.state = .ready
                 }
             } catch {
                 fail(trafficNSError(error))
@@ -331,25 +341,25 @@ open class NWUDPSession: NSObject, @unchecked Sendable {
     }
 
     private func fail(_ error: any Error) {
-        lock.withLock {
-            if _state == .cancelled { return }
-            _state = .failed
-            if _error == nil { _error = error }
+        status.withLock { status in
+            if status.state == .cancelled { return }
+            status.state = .failed
+            if status.error == nil { status.error = error }
         }
     }
 
     /// preparing, then ready, or failed (with `error`); cancelled after `cancel()`.
-    open var state: NWUDPSessionState { lock.withLock { _state } }
+    open var state: NWUDPSessionState { status.withLock { $0.state } }
     open var isViable: Bool { state == .ready }
     open var hasBetterPath: Bool { false }
-    open var error: (any Error)? { lock.withLock { _error } }
+    open var error: (any Error)? { status.withLock { $0.error } }
     open var resolvedEndpoint: NWEndpoint? {
-        lock.withLock { socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
+        status.withLock { $0.socket.map { NWHostEndpoint(hostname: $0.address, port: String($0.port)) } }
     }
     open var maximumDatagramLength: Int { 65_507 }
     /// The local address and port of the session's socket; nil before ready. (Apple's NWUDPSession has no
     /// `localAddress`; this mirrors NWTCPConnection's. Not Apple's.)
-    open var localAddress: NWEndpoint? { lock.withLock { socket.flatMap { localEndpoint($0.fd) } } }
+    open var localAddress: NWEndpoint? { status.withLock { $0.socket.flatMap { localEndpoint($0.fd) } } }
     /// The path the session uses: satisfied while ready, else unsatisfied (nil while preparing).
     open var currentPath: NWPath? {
         switch state {
@@ -359,25 +369,25 @@ open class NWUDPSession: NSObject, @unchecked Sendable {
         }
     }
     /// The SO_MARK of the socket (0x4853 for command traffic); nil before ready. Not Apple's.
-    open var socketMark: UInt32? { lock.withLock { socket?.mark } }
+    open var socketMark: UInt32? { status.withLock { $0.socket?.mark } }
 
     open func tryNextResolvedEndpoint() {}
 
     private func ready(_ operation: String) -> Result<HotspotUDPSocket, NSError> {
         prepared.wait()
-        return lock.withLock { () -> Result<HotspotUDPSocket, NSError> in
-            if let socket, _state == .ready { return .success(socket) }
-            if let e = _error as? NSError { return .failure(e) }
-            return .failure(trafficNSError(operation, endpoint.description, _state == .cancelled ? ECANCELED : ENOTCONN))
+        return status.withLock { status -> Result<HotspotUDPSocket, NSError> in
+            if let socket = status.socket, status.state == .ready { return .success(socket) }
+            if let e = status.error as? NSError { return .failure(e) }
+            return .failure(trafficNSError(operation, endpoint.description, status.state == .cancelled ? ECANCELED : ENOTCONN))
         }
     }
 
     /// Calls `handler` with the datagrams as they arrive (at most `maxDatagrams` per call; here one), until
     /// cancelled; with an error (and then no more) when the session fails. One handler per session.
     open func setReadHandler(_ handler: @escaping ([Data]?, (any Error)?) -> Void, maxDatagrams: Int) {
-        let first = lock.withLock { () -> Bool in
-            defer { reading = true }
-            return !reading
+        let first = status.withLock { status -> Bool in
+            defer { status.reading = true }
+            return !status.reading
         }
         guard first else { return }
         let box = UncheckedBox(handler)
@@ -423,16 +433,16 @@ open class NWUDPSession: NSObject, @unchecked Sendable {
     }
 
     open func cancel() {
-        let s = lock.withLock { () -> HotspotUDPSocket? in
-            _state = .cancelled
-            return socket
+        let s = status.withLock { status -> HotspotUDPSocket? in
+            status.state = .cancelled
+            return status.socket
         }
         s?.shutdown()
     }
 }
 
 /// Carries a non-Sendable value (a completion handler, a command) to the queue that uses it, as Apple's API does.
-struct UncheckedBox<T>: @unchecked Sendable {
+struct UncheckedBox<T>: @unchecked Sendable {  // @unchecked: its purpose; each box is handed to the one queue or thread that uses its value
     let value: T
     init(_ value: T) { self.value = value }
 }

@@ -12,6 +12,7 @@
 // Server trust: Linux has no Security framework. `SecTrust` here is what the SDK's TLS client learned of the
 // server (host, port, whether the certificate verified); `URLProtectionSpace.serverTrust` gives it in a
 // server-trust challenge and `URLCredential(trust:)` accepts it, as on iOS.
+import Synchronization
 
 /// Apple's `URLSessionDelegate`, with the async session-level challenge form.
 public protocol URLSessionDelegate: FoundationNetworking.URLSessionDelegate {
@@ -65,16 +66,16 @@ public protocol URLSessionDataDelegate: FoundationNetworking.URLSessionDataDeleg
 public protocol URLSessionDownloadDelegate: FoundationNetworking.URLSessionDownloadDelegate, URLSessionTaskDelegate {}
 
 /// Resumes a continuation once (a delegate calling its completion handler twice is ignored the second time).
-final class ResumeOnce<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, Never>?
+final class ResumeOnce<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, Never>?>
 
-    init(_ continuation: CheckedContinuation<T, Never>) { self.continuation = continuation }
+    init(_ continuation: CheckedContinuation<T, Never>) { self.continuation = Mutex(continuation) }
 
     func resume(_ value: T) {
-        let c = lock.withLock { () -> CheckedContinuation<T, Never>? in
-            defer { continuation = nil }
-            return continuation
+        // Taken under the lock, resumed outside it.
+        let c = continuation.withLock { c -> CheckedContinuation<T, Never>? in
+            defer { c = nil }
+            return c
         }
         c?.resume(returning: value)
     }
@@ -83,7 +84,7 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
 /// The server's side of a TLS connection as the SDK's TLS client verified it (Apple's `SecTrust` is the
 /// Security framework's; this one carries what a helper needs to decide: who the server is and whether its
 /// certificate verified against the trust store).
-public final class SecTrust: @unchecked Sendable {
+public final class SecTrust: Sendable {
     /// The host name (or IPv4 literal) asked for, and the port.
     public let host: String
     public let port: Int
@@ -116,7 +117,7 @@ public let NSOSStatusErrorDomain = "NSOSStatusErrorDomain"
 public let NSURLAuthenticationMethodServerTrust = "NSURLAuthenticationMethodServerTrust"
 
 /// A protection space of a server-trust challenge: it carries the server's trust.
-final class ServerTrustProtectionSpace: URLProtectionSpace, @unchecked Sendable {
+final class ServerTrustProtectionSpace: URLProtectionSpace, @unchecked Sendable {  // @unchecked: a subclass of Foundation's class (not checkable); adds one `let` of a Sendable SecTrust
     let trust: SecTrust
 
     init(_ trust: SecTrust) {
@@ -146,23 +147,22 @@ extension URLCredential {
 }
 
 /// Which credentials were made by `URLCredential(trust:)` (weakly).
-final class TrustCredentials: @unchecked Sendable {
+final class TrustCredentials: Sendable {
     static let shared = TrustCredentials()
-    private let lock = NSLock()
-    private var entries: [(credential: Weak, trust: SecTrust)] = []
+    private let entries = Mutex<[(credential: Weak, trust: SecTrust)]>([])
 
     struct Weak {
         weak var credential: URLCredential?
     }
 
     func add(_ credential: URLCredential, _ trust: SecTrust) {
-        lock.withLock {
+        entries.withLock { entries in
             entries.removeAll { $0.credential.credential == nil }
             entries.append((Weak(credential: credential), trust))
         }
     }
 
     func trust(of credential: URLCredential) -> SecTrust? {
-        lock.withLock { entries.first { $0.credential.credential === credential }?.trust }
+        entries.withLock { entries in entries.first { $0.credential.credential === credential }?.trust }
     }
 }

@@ -12,6 +12,7 @@
 // `HotspotCommandURLProtocol`, first in the sessions of SessionRouting.swift, claims such requests and serves
 // them as URLSession does (BoundURLLoader.swift).
 @_spi(Compat) import HotspotHelper
+import Synchronization
 
 extension NSMutableURLRequest {
     /// Binds the request to `command` (Apple's `bind(to:)`): a `URLSession` task made from it runs over the
@@ -37,15 +38,19 @@ extension URLRequest {
 /// The bindings requests carry (a token in `mainDocumentURL`), and their commands (weakly: a finished command
 /// is not kept alive; its requests stay bound: they still go over marked sockets). Bounded: the oldest are
 /// forgotten first.
-final class BoundRequests: @unchecked Sendable {
+final class BoundRequests: Sendable {
     static let shared = BoundRequests()
     static let capacity = 4096
     /// The scheme of the `mainDocumentURL` that carries a binding.
     static let scheme = "x-hotspot-bound"
-    private let lock = NSLock()
-    private var bindings: [String: Binding] = [:]
-    private var order: [String] = []
-    private var next: UInt64 = 0
+    /// The bindings by key, their keys oldest first, and the last key's number.
+    private struct State {
+        var bindings: [String: Binding] = [:]
+        var order: [String] = []
+        var next: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
 
     struct Binding {
         weak var command: HotspotHelperCommand?
@@ -53,14 +58,14 @@ final class BoundRequests: @unchecked Sendable {
 
     /// A new binding to `command`: the URL that carries it.
     func add(_ command: HotspotHelperCommand) -> URL {
-        lock.withLock {
-            next += 1
-            let key = "\(ProcessInfo.processInfo.processIdentifier)-\(next)"
-            bindings[key] = Binding(command: command)
-            order.append(key)
-            if order.count > Self.capacity {
-                for old in order.prefix(order.count - Self.capacity) { bindings[old] = nil }
-                order.removeFirst(order.count - Self.capacity)
+        state.withLock { state in
+            state.next += 1
+            let key = "\(ProcessInfo.processInfo.processIdentifier)-\(state.next)"
+            state.bindings[key] = Binding(command: command)
+            state.order.append(key)
+            if state.order.count > Self.capacity {
+                for old in state.order.prefix(state.order.count - Self.capacity) { state.bindings[old] = nil }
+                state.order.removeFirst(state.order.count - Self.capacity)
             }
             return URL(string: "\(Self.scheme):\(key)")!
         }
@@ -73,6 +78,6 @@ final class BoundRequests: @unchecked Sendable {
     func binding(_ request: URLRequest) -> Binding? {
         guard let mark = request.mainDocumentURL, mark.scheme == Self.scheme else { return nil }
         let key = String(mark.absoluteString.dropFirst(Self.scheme.count + 1))
-        return lock.withLock { bindings[key] }
+        return state.withLock { $0.bindings[key] }
     }
 }
