@@ -105,6 +105,9 @@ struct GroundTruth {
     var portal = Portal.normal
     var portalMark: TraceEntry?
     var hijack: TraceEntry?
+    /// The lab is changing the café's DNS (its mark before `setDNS`; cleared by the hijack or restored mark): a
+    /// maintain answered meanwhile may have probed while dnsmasq restarted, so no maintain answer is wrong then.
+    var dnsChanging: TraceEntry?
     var highForNotCaptive: TraceEntry?
     /// The roles whose provider answered start() false.
     var failedStarts: Set<String> = []
@@ -138,10 +141,14 @@ struct GroundTruth {
             case RunDriver.portalMark:
                 portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action.kind == "form-login" ? .erring : .changed
                 portalMark = entry
+            case RunDriver.dnsChangingMark:
+                dnsChanging = entry
             case RunDriver.hijackMark:
                 hijack = entry
+                dnsChanging = nil
             case RunDriver.dnsRestoredMark:
                 hijack = nil
+                dnsChanging = nil
             case RunDriver.gateMark:
                 let held = action.authenticated ?? false
                 if sessionAlive && !held && SessionCookiesCheck.ownsGateReading(action) {
