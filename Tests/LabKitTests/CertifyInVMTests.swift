@@ -4,14 +4,15 @@ import Testing
 import TestSupport
 @testable import LabKit
 
-/// `hotspot-lab certify` end to end in the VM: the reference portal helper passes every check, and a
-/// deliberately broken helper (Tests/Fixtures/CertifyFixture: the reference helper behind a relay that
-/// breaks exactly one rule) fails the check that names that rule, with evidence from the trace.
+/// `hotspot-lab certify` end to end in the VM, in the radio tier: the reference portal helper and the reference provider
+/// pair pass every check, and a sample of the broken fixtures (Tests/Fixtures/CertifyFixture: the reference helper behind
+/// a relay that breaks exactly one rule) fails as in the native tier. Every broken fixture is certified on the host, in
+/// the native tier (NativeCertifyRootTests, and beside two CPU hogs); `CertifyParityCheck` compares the two tiers.
 @Suite("InVM: certify (root)", .tags(.inVM), .serialized,
        .enabled(if: InVM.hwsimAvailable && TestHost.isRoot, "needs root and mac80211_hwsim: runs inside the hotspot-lab VM (see VMSuiteTests)"))
 struct InVMCertifyTests {
-    static let reference = #"hotspot-helper-portal --account guest:croissant --network "Cafe Lumiere""#
-    static let topology = "topologies/certify.yaml"
+    static let reference = CertifyCases.reference
+    static let topology = CertifyCases.topology
 
     static func certify(_ helper: String, only: [String]? = nil) throws -> CertificationReport {
         try certify(helpers: [helper], only: only)
@@ -22,6 +23,7 @@ struct InVMCertifyTests {
         try InVMScenarioTests.loadHwsim()
         let certifier = try Certifier(topologyPath: topology, helpers: helpers, only: only, app: app)
         certifier.jobs = jobs
+        certifier.linkMode = .radio
         let tag = helpers.first.map { " [\($0.split(separator: " ").prefix(3).joined(separator: " "))]" } ?? ""
         certifier.onProgress = { print("certify\(tag): \($0)") }
         let report = certifier.run()
@@ -43,6 +45,7 @@ struct InVMCertifyTests {
     @Test("root: the reference portal helper passes every check")
     func referencePasses() throws {
         let report = try Self.certify(Self.reference)
+        #expect(report.tier == "radio")
         #expect(report.results.count == CertificationCheck.all.count)
         for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
         #expect(report.passed)
@@ -51,8 +54,8 @@ struct InVMCertifyTests {
         #expect(report.results.first { $0.check.id == "logoff" }?.evidence.first?.contains("\"commandType\":\"logoff\"") == true)
     }
 
-    static let referenceEvaluation = #"hotspot-provider-portal-evaluation --network "Cafe Lumiere""#
-    static let referenceAuthentication = "hotspot-provider-portal-authentication --account guest:croissant"
+    static let referenceEvaluation = CertifyCases.referenceEvaluation
+    static let referenceAuthentication = CertifyCases.referenceAuthentication
 
     @Test("root: the reference portal provider pair passes the twelve checks and the four provider checks")
     func referencePairPasses() throws {
@@ -62,89 +65,28 @@ struct InVMCertifyTests {
         #expect(report.passed)
     }
 
-    /// A pair broken in one way (`hotspot-test-provider` in place of one reference provider), the check that owns it, words of its reason.
-    static let brokenPairs: [(evaluation: String, authentication: String, fails: String, names: String)] = [
-        ("hotspot-test-provider --evaluate none --try-network http://198.18.0.1/", referenceAuthentication, "evaluation-no-network", "tried the network"),
-        (referenceEvaluation, "hotspot-test-provider --deliver yes", "no-deliver", "called deliver()"),
-        (referenceEvaluation, "hotspot-test-provider --start fail", "start-stop", "start() returned false"),
-    ]
-
-    static let brokenPairReports = certifiedTwoAtATime(brokenPairs) { pair in
-        try certify(only: [pair.fails], app: Certifier.providerApp(evaluation: pair.evaluation, authentication: pair.authentication), jobs: 1)
+    /// Parity (issue 25 item 2): a sample of the broken fixtures (`CertifyParityCheck.radioSample`) certified in the
+    /// radio tier, with the assertions every tier makes; each leaves its verdict in the results share, and the host
+    /// (VMBootTests.suitesInsideOneBoot) compares it with the native tier's verdict of the same fixture. Every broken
+    /// fixture, provider pair and `drop-cookies` is certified in the native tier on the host: NativeCertifyRootTests.
+    static let sampleReports = certifiedTwoAtATime(CertifyParityCheck.radioSample) { mode in
+        let index = CertifyCases.broken.firstIndex { $0.mode == mode }!
+        return try certify(helpers: [CertifyCases.fixture(mode)], only: [CertifyCases.broken[index].fails], jobs: 1)
     }
 
-    @Test("root: a provider pair broken in one way fails the provider check that owns it", arguments: Array(0..<brokenPairs.count))
-    func brokenPairFailsItsCheck(_ index: Int) throws {
-        let (_, _, check, names) = Self.brokenPairs[index]
-        let report = try Self.brokenPairReports[index].get()
-        let result = try #require(report.results.first { $0.check.id == check })
-        #expect(!result.passed && !result.notReached, "\(check): \(result.reason)")
-        #expect((result.reason + result.evidence.joined(separator: " ")).contains(names), "\(check): \(result.reason) \(result.evidence)")
-        #expect(!report.passed)
-    }
-
-    /// Each fixture defect, the check that owns its cause, and words its reason must contain (docs/CERTIFY.md,
-    /// "How the checks are tested": the same table).
-    static let broken: [(mode: String, fails: String, names: String)] = [
-        ("never-maintain", "deadlines", "no answer to maintain"),
-        ("claim-decoys", "decoys", "a network it cannot know"),
-        ("no-passwords", "scan-list-passwords", "without a password"),
-        ("high-everything", "not-high-for-everything", "answered high"),
-        ("double", "one-response", "duplicateResponse"),
-        ("sdk-double", "one-response", "secondDelivery"),
-        ("fail-just-joined", "maintain", "with didJustJoin answered failure"),
-        ("never-probe", "maintain", "from memory"),
-        ("no-reauth", "reauthenticate", "authenticate answered failure"),
-        ("fail-unsupported", "unsupported-network", "expected unsupportedNetwork"),
-        ("logoff-keeps-session", "logoff", "still up"),
-        ("sign-out-after-login", "logoff", "on its own"),
-        ("temporary-as-failure", "temporary-failure", "expected temporaryFailure"),
-        ("invalid-result", "valid-results", "not a valid result"),
-        ("trust-dns", "dns-hijack", "resolved to the gateway"),
-    ]
-
-    /// The cookie portal (run `cookie-portal`, SessionCookiesCheck): the reference helper keeps the session cookie from
-    /// the sign-in page to the POST (over HTTPS, Secure and HttpOnly, with the CSRF token); the fixture's `drop-cookies`
-    /// (the reference helper's form sign-in over an HTTP client without cookies) fails exactly `session-cookies`,
-    /// named as the cause, with the portal's refusal as evidence.
-    @Test("root: session-cookies: the reference helper passes; a helper that drops cookies fails it, named as the cause")
-    func sessionCookies() throws {
-        // One lab at a time: the run switches the café's portal to HTTPS only, whose start waits for readiness.
-        try InVMScenarioTests.loadHwsim()
-        let reports = [Self.reference, "hotspot-certify-fixture --break drop-cookies -- \(Self.reference)"].map { helper in
-            Result { try Self.certify(helpers: [helper], only: ["session-cookies"], jobs: 1) }
-        }
-        let good = try reports[0].get()
-        #expect(good.passed && good.results.map(\.check.id) == ["session-cookies"], "\(good.results.map { "\($0.check.id): \($0.reason)" })")
-        #expect(good.causes.isEmpty)
-        let bad = try reports[1].get()
-        let result = try #require(bad.results.first { $0.check.id == "session-cookies" })
-        #expect(!result.passed && !result.notReached, "\(result.reason)")
-        #expect(result.reason.contains("requires the session cookie") && result.reason.contains("refused: no session cookie"), "\(result.reason)")
-        #expect(bad.causes.map(\.check) == ["session-cookies"], "\(bad.causes)")
-        #expect(result.evidence.contains { $0.contains(SessionCookiesCheck.refusedMark) }, "\(result.evidence)")
-    }
-
-    static let brokenReports = certifiedTwoAtATime(broken) { item in
-        try certify(helpers: ["hotspot-certify-fixture --break \(item.mode) -- \(reference)"], only: [item.fails], jobs: 1)
-    }
-
-    @Test("root: a helper broken in one way fails exactly the check that owns the cause, naming it; the others of its runs pass or are not reached",
-          arguments: Array(0..<broken.count))
-    func brokenHelperFailsItsCheck(_ index: Int) throws {
-        let (mode, check, names) = Self.broken[index]
-        let report = try Self.brokenReports[index].get()
-        let result = try #require(report.results.first { $0.check.id == check })
-        #expect(!result.passed && !result.notReached, "--break \(mode) should fail \(check): \(result.reason)")
-        #expect(result.reason.contains(names), "--break \(mode): the reason names the cause: \(result.reason)")
-        #expect(!result.evidence.isEmpty, "a failed check shows its evidence")
-        #expect(!report.passed)
-        // Every other check that reads only the runs performed: pass, or "not reached" naming this cause.
-        let performed = Set(report.runs.map(\.run))
-        let others = CertificationCheck.all.filter { $0.id != check && Set($0.runs).isSubset(of: performed) }
-        let judge = Judge(runs: report.runs, home: "Cafe Lumiere", notCaptive: "Public Library", decoys: ["Airport Lounge", "Bank Secure"], timeScale: 0.25)
-        for other in judge.report(helpers: report.helpers, checks: others).results {
-            #expect(other.passed || other.notReached, "--break \(mode): \(other.check.id) must pass or be not reached, found: \(other.reason)")
+    @Test("root: a sample of broken fixtures fails in the radio tier as in the native tier (verdicts left for the host's parity check)",
+          arguments: CertifyParityCheck.radioSample)
+    func brokenSampleInRadioTier(_ mode: String) throws {
+        let position = try #require(CertifyParityCheck.radioSample.firstIndex(of: mode))
+        let index = try #require(CertifyCases.broken.firstIndex { $0.mode == mode })
+        let report = try Self.sampleReports[position].get()
+        #expect(report.tier == "radio")
+        CertifyCases.expectBroken(report, index, "radio: ")
+        let (_, fails, names) = CertifyCases.broken[index]
+        if let folder = InVM.resultsDirectory {
+            let data = try JSONEncoder().encode(CertifyVerdict(subject: mode, report: report, fails: fails, names: names))
+            try FileManager.default.createDirectory(atPath: folder + "/" + CertifyParityCheck.folder, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: folder + "/" + CertifyParityCheck.folder + "/\(mode).json", contents: data))
         }
     }
 }

@@ -4,7 +4,7 @@ import Testing
 @testable import LabKit
 
 /// The certify judge on synthetic traces (no lab): cause first, "not reached" downstream, the SDK's reports
-/// (docs/CERTIFY.md). The same judge runs on real traces in `InVMCertifyTests`.
+/// (docs/CERTIFY.md). The same judge runs on real traces in `NativeCertifyRootTests` and `InVMCertifyTests`.
 @Suite("certify judge: cause first")
 struct CertifyJudgeTests {
     /// Builds one run's trace as hotspotd writes it (seq in order).

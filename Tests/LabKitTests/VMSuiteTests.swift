@@ -31,8 +31,10 @@ extension VMBootTests {
         #expect(counts.failed == 0)
         // Parity: every scenario that runs in both tiers ran in the radio tier in the VM (its outcome in the results share)
         // and now runs in the native tier here; the two outcomes must be the same.
-        try TierParityCheck.compare(radioFolder: results + "/" + TierParityCheck.folder,
-                                    expected: ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] == nil)
+        let everySuite = ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] == nil
+        try TierParityCheck.compare(radioFolder: results + "/" + TierParityCheck.folder, expected: everySuite)
+        // The same for certify: the radio verdicts of InVMCertifyTests' sample of broken fixtures against the native tier's.
+        try CertifyParityCheck.compare(radioFolder: results + "/" + CertifyParityCheck.folder, expected: everySuite)
     }
 }
 

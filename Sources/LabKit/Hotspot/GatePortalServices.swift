@@ -30,7 +30,9 @@ public final class GateService: HotspotService, @unchecked Sendable {  // @unche
     public func launch() throws {
         let rules = rulesFile
         try GateRuleset.render(gateway, lan: lan, uplink: uplink, nat64: nat64).write(toFile: rules, atomically: true, encoding: .utf8)
-        let nft = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["-f", rules]), inNamespace: namespace, timeout: .seconds(10))
+        // The bound catches a hang, not a slow run: 60 s as every other nft call of the lab. It was 10 s, which `nft -f`
+        // exceeds in the VM under TCG on a loaded 2-core machine (seen: every lab of a certify failing to start, issue 25).
+        let nft = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["-f", rules]), inNamespace: namespace, timeout: .seconds(60))
         guard nft.status.succeeded else {
             throw SystemError("load the captive gate", "\(rules) into \(namespace)",
                               reason: "nft -f: \(nft.status): " + nft.stderr.split(separator: "\n").joined(separator: " | "))
