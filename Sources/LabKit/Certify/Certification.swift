@@ -421,29 +421,20 @@ final class RunDriver {
     func dnsHijack() throws {
         guard try signInAtHome() else { return }
         let home = try homeHotspot()
-        // Marked before the change: while dnsmasq restarts, names may not resolve at all, so a maintain answered
-        // between this mark and the next one faced neither DNS (judged by neither check: GroundTruth.dnsChanging).
-        mark(Self.dnsChangingMark)
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "hijack"))
         // Marked in hotspotd's trace after dnsmasq answers that way: maintains sent later face the hijack.
         try station.request(.record(["certify": .string(Self.hijackMark)]))
-        // The maintain judged is one sent after that mark (DNSHijackCheck): a Maintaining entered while dnsmasq
-        // restarted (seen in the VM under load: the scaled timer fires during a slow restart) must not end the wait.
-        cursor += station.readTrace(from: cursor).count
         // The maintain timer (scaled) fires; its answer decides the check.
         if try waitAny(["Maintaining"]) != nil {
             var state = try waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"])
             if state == "Evaluating" || state == "Authenticating" { state = try waitAny(["Authenticated", "Inactive"]) }
             note("after the maintain under the hijack: \(state ?? "no final state")")
         }
-        mark(Self.dnsChangingMark)
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
         mark(Self.dnsRestoredMark)
     }
 
     static let dnsRestoredMark = "certify: DNS answers normally again"
-    /// The lab starts changing the café's DNS (dnsmasq restarts): until the hijack or restored mark, it is neither.
-    static let dnsChangingMark = "certify: DNS changing (dnsmasq restarts)"
 
     func changedPortal(kind: String, settings: [String: String]) throws {
         guard try signInAtHome() else { return }

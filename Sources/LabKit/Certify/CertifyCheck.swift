@@ -108,9 +108,6 @@ struct GroundTruth {
     /// The lab's mark that the café is IPv6-only (the run `ipv6-only`): IPv6OnlyCheck owns its evaluate and
     /// authenticate answers there.
     var ipv6Only: TraceEntry?
-    /// The lab is changing the café's DNS (its mark before `setDNS`; cleared by the hijack or restored mark): a
-    /// maintain answered meanwhile may have probed while dnsmasq restarted, so no maintain answer is wrong then.
-    var dnsChanging: TraceEntry?
     var highForNotCaptive: TraceEntry?
     /// The roles whose provider answered start() false.
     var failedStarts: Set<String> = []
@@ -144,14 +141,10 @@ struct GroundTruth {
             case RunDriver.portalMark:
                 portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action.kind == "form-login" ? .erring : .changed
                 portalMark = entry
-            case RunDriver.dnsChangingMark:
-                dnsChanging = entry
             case RunDriver.hijackMark:
                 hijack = entry
-                dnsChanging = nil
             case RunDriver.dnsRestoredMark:
                 hijack = nil
-                dnsChanging = nil
             case IPv6OnlyCheck.networkMark:
                 ipv6Only = entry
             case RunDriver.gateMark:

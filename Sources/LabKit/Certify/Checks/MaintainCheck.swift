@@ -27,7 +27,7 @@ struct MaintainCheck: CertifyCheck {
 
     func cause(of entry: TraceEntry, truth: GroundTruth, judge: Judge) -> CertifyCause? {
         guard let (r, command) = truth.judged(entry), r.commandType == "maintain", command.network?.ssid.text == judge.home,
-              truth.hijack == nil, truth.dnsChanging == nil else { return nil }
+              truth.hijack == nil else { return nil }
         let seq = entry.seq
         let result = r.result
         let maintain = command.network?.didJustJoin == true ? "maintain with didJustJoin" : "maintain"
