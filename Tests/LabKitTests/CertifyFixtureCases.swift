@@ -159,6 +159,18 @@ struct CertifyVerdict: Codable, Equatable, Sendable {
         named = judged.filter { !$0.passed && ($0.reason + $0.evidence.joined(separator: " ")).contains(names) }.map(\.check.id)
     }
 
+    /// The checks that failed (not "not reached"), in the judge's order.
+    var failed: [String] { checks.filter { $0.hasSuffix(" FAIL") } }
+
+    /// Where two verdicts differ in what failed or in the checks owning the causes: a spurious failure, or a defect
+    /// judged under another check. A check that passed in one and was not reached in the other is not counted here.
+    static func failureDifferences(_ a: CertifyVerdict, _ b: CertifyVerdict) -> [String] {
+        var lines: [String] = []
+        if a.failed != b.failed { lines.append("\(a.subject): failed: \(a.tier) \(a.failed), \(b.tier) \(b.failed)") }
+        if a.causes != b.causes { lines.append("\(a.subject): causes: \(a.tier) \(a.causes), \(b.tier) \(b.causes)") }
+        return lines
+    }
+
     /// Where two verdicts of one subject differ (tiers aside), one line each; empty when they agree.
     static func differences(_ a: CertifyVerdict, _ b: CertifyVerdict) -> [String] {
         var lines: [String] = []
