@@ -48,11 +48,8 @@ final class StationIPv6Watcher: @unchecked Sendable {  // @unchecked: `cancelled
             listener = try RouterAdvertisementListener(interface: interface)
             route = try RouteNetlink.current()
             index = try route.index(of: interface)
-        } catch let error as SystemError {
-            if !isCancelled { report(.failure(error)) }
-            return
         } catch {
-            if !isCancelled { report(.failure(SystemError("watch IPv6 on", interface, reason: "\(error)"))) }
+            fail(error)
             return
         }
         var advertisement: RouterAdvertisement.Received?
@@ -77,13 +74,16 @@ final class StationIPv6Watcher: @unchecked Sendable {  // @unchecked: `cancelled
                     }
                     return
                 }
-            } catch let error as SystemError {
-                if !isCancelled { report(.failure(error)) }
-                return
             } catch {
-                if !isCancelled { report(.failure(SystemError("watch IPv6 on", interface, reason: "\(error)"))) }
+                fail(error)
                 return
             }
         }
+    }
+
+    /// Reports `error` (a SystemError as it is, anything else named as watching IPv6), unless cancelled.
+    private func fail(_ error: any Error) {
+        guard !isCancelled else { return }
+        report(.failure(error as? SystemError ?? SystemError("watch IPv6 on", interface, reason: "\(error)")))
     }
 }

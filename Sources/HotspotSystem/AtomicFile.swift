@@ -13,18 +13,11 @@ public enum AtomicFile {
         let tmp = "\(path).tmp.\(getpid())"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError.current("create temp file", tmp) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { p in
-                Glibc.write(fd, p.baseAddress! + written, p.count - written)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = SystemError.current("write", tmp)
-                close(fd); unlink(tmp)
-                throw e
-            }
-            written += n
+        do {
+            try writeAll(bytes, to: fd, path: tmp)
+        } catch {
+            close(fd); unlink(tmp)
+            throw error
         }
         if fsync(fd) != 0 {
             let e = SystemError.current("fsync", tmp)
@@ -106,6 +99,11 @@ extension AtomicFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError.current("open for writing", path) }
         defer { close(fd) }
+        try writeAll(bytes, to: fd, path: path)
+    }
+
+    /// Writes all of `bytes` to `fd` (short writes continued, EINTR retried); an error names `path`.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(SystemError) {
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { p in
