@@ -38,7 +38,7 @@ swift test --no-parallel 2>&1 | tee "$log" || status=$?
 timings+=("swift test: $((SECONDS - start)) s")
 if [ "$status" -ne 0 ]; then
     echo "=== swift test failed (exit status $status); its failures, again ($log has the whole output):"
-    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$log" | cut -c1-600 | tail -n 80 || true
+    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$log" | cut -c1-1500 | tail -n 80 || true
     exit "$status"
 fi
 rm -f "$log"

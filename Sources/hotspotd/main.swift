@@ -34,6 +34,8 @@ struct Hotspotd: ParsableCommand {
     var maintainInterval: Double = 300
     @Option(help: "Scan list refresh in seconds before scaling.")
     var scanListRefresh: Double = 5
+    @Option(help: "The deadline of every command with one (filterScanList, evaluate, authenticate, maintain, logoff) in seconds before scaling (45 on the platform; certify keeps it at 45 s after scaling).")
+    var commandDeadline: Double = 45
     @Option(help: "Command run for network actions: HOOK ACTION INTERFACE [SSID SECURITY].")
     var hook: String?
     @Option(help: "Seconds a started frame may stay incomplete before the connection is closed (not scaled).")
@@ -58,6 +60,7 @@ struct Hotspotd: ParsableCommand {
         guard maintainInterval > 0 else { throw ValidationError("--maintain-interval must be positive") }
         guard partialFrameTimeout > 0 else { throw ValidationError("--partial-frame-timeout must be positive") }
         guard scanListRefresh > 0 else { throw ValidationError("--scan-list-refresh must be positive") }
+        guard commandDeadline > 0, commandDeadline.isFinite else { throw ValidationError("--command-deadline must be a positive number of seconds, got \(commandDeadline)") }
         guard providerIdleTimeout > 0 else { throw ValidationError("--provider-idle-timeout must be positive") }
         guard ["netns", "none"].contains(evaluationSandbox) else {
             throw ValidationError("--evaluation-sandbox: expected netns or none, found `\(evaluationSandbox)`")
@@ -91,7 +94,10 @@ struct Hotspotd: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let deadline = Duration.milliseconds(Int64(commandDeadline * 1000))
         options.timing = Timing(
+            filterScanListDeadline: deadline, evaluateDeadline: deadline, authenticateDeadline: deadline,
+            maintainDeadline: deadline, logoffDeadline: deadline,
             maintainInterval: .milliseconds(Int64(maintainInterval * 1000)),
             scanListRefresh: .milliseconds(Int64(scanListRefresh * 1000)), scale: timeScale)
 

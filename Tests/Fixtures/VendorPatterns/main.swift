@@ -13,7 +13,8 @@
 //   inspect         compares response.url with request.url to tell whether the probe was redirected
 //   ephemeral-each  a new ephemeral session for every request of the sign-in: each has its own cookie storage (on
 //                   iOS too), so a portal's session cookie is lost between the page and the POST (fails on iOS)
-// Options: --ssid NAME (default "Cafe Lumiere"), --account USER:PASSWORD (default guest:croissant). The probe is
+// Options: --ssid NAME (default "Cafe Lumiere"), --account USER:PASSWORD (default guest:croissant),
+// --evaluate-delay SECONDS (a slow helper: every evaluate is answered that much later; default 0). The probe is
 // $HOTSPOT_PROBE_URL (the lab's), else Apple's.
 import NEHotspotHelperCompat
 
@@ -24,6 +25,7 @@ func option(_ name: String, _ fallback: String) -> String {
 }
 let pattern = option("--pattern", "campus")
 let ourSSID = option("--ssid", "Cafe Lumiere")
+let evaluateDelay = Double(option("--evaluate-delay", "0")) ?? 0
 let account = option("--account", "guest:croissant").split(separator: ":", maxSplits: 1).map(String.init)
 let probeURL = URL(string: ProcessInfo.processInfo.environment["HOTSPOT_PROBE_URL"] ?? "http://captive.apple.com/hotspot-detect.html")!
 
@@ -229,6 +231,10 @@ let registered = NEHotspotHelper.register(options: [kNEHotspotHelperOptionDispla
         response.deliver()
     case .evaluate:
         guard let network = cmd.network else { return }
+        if evaluateDelay > 0 {
+            log("evaluate \(network.ssid): answering in \(evaluateDelay) s")
+            Thread.sleep(forTimeInterval: evaluateDelay)
+        }
         var confidence = NEHotspotHelperConfidence.none
         if network.ssid == ourSSID, case .captive = probe(cmd) { confidence = .high }
         log("evaluate \(network.ssid): \(confidence.rawValue)")
