@@ -374,7 +374,7 @@ final class RunDriver {
         }
         observeGate("afterSignIn")
         // Authenticated with no best helper: no helper handles the café (its evaluate answered none), so hotspotd will
-        // send the café no maintain, logoff or re-join command; waiting for one would only run out `patience` (43 s).
+        // send the café no maintain, logoff or re-join command; waiting for one would only run out `patience` (128 s).
         if let entered = station.readTrace(from: cursor - 1).first?.record.transition, entered.to == "Authenticated", entered.bestHelper == nil {
             note("no helper handles \(certifier.home) (Authenticated with no best helper): hotspotd sends it no further command; the rest of the run is skipped")
             return false
