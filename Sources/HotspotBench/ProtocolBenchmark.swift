@@ -153,19 +153,19 @@ final class AtomicCounter: @unchecked Sendable {  // @unchecked: `value` is touc
 }
 
 /// N registered helper connections answered from one thread, at once.
-final class RawHelpers: @unchecked Sendable {
+final class RawHelpers: @unchecked Sendable {  // @unchecked: `decoders` is used by the answering thread alone (after init), `thread` by the starter alone; the rest is Locked or lets
     let sockets: [UnixSocket]
     var decoders: [FrameDecoder]
     let maintains = AtomicCounter()
     let scans = AtomicCounter()
     let authenticates = AtomicCounter()
-    private let confidenceLock = Mutex()
-    private var confidence = 2
+    private let confidence = Locked(2)
     var evaluateConfidence: Int {
-        get { confidenceLock.withLock { confidence } }
-        set { confidenceLock.withLock { confidence = newValue } }
+        get { confidence.withLock { $0 } }
+        set { confidence.withLock { $0 = newValue } }
     }
-    private var running = true
+    /// Cleared by `stop()` (the caller's thread), read by the answering thread.
+    private let running = Locked(true)
     private var thread: Thread?
 
     init(path: String, count: Int) throws {
@@ -187,14 +187,14 @@ final class RawHelpers: @unchecked Sendable {
     }
 
     func stop() {
-        running = false
+        running.withLock { $0 = false }
         for s in sockets { s.shutdownWrite() }
     }
 
     private func loop() {
         var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while running {
+        while running.withLock({ $0 }) {
             let n = poll(&fds, nfds_t(fds.count), 100)
             guard n > 0 else { continue }
             for i in fds.indices where fds[i].revents != 0 {

@@ -12,12 +12,21 @@ public struct ClientError: Error, CustomStringConvertible, Sendable {
 }
 
 /// A blocking client of hotspotd's control socket (`hotspot-lab ctl`, the lab, tests).
-public final class ControlClient: @unchecked Sendable {
+/// Calls from several threads take turns: each holds the reading state for its whole exchange (a request and its
+/// reply), so no reply goes to the wrong caller.
+public final class ControlClient: Sendable {
     public let socket: UnixSocket
-    private var decoder = FrameDecoder(maximumLength: 16 << 20)
-    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// What reading leaves between calls.
+    private struct Reader {
+        var decoder = FrameDecoder(maximumLength: 16 << 20)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        /// Trace records that arrived while waiting for a reply.
+        var traceBacklog: [JSON] = []
+    }
+
+    private let reader = Locked(Reader())
     /// Trace records that arrived while waiting for a reply (after `subscribeTrace`).
-    public private(set) var traceBacklog: [JSON] = []
+    public var traceBacklog: [JSON] { reader.withLock { $0.traceBacklog } }
 
     public init(path: String) throws(SystemError) {
         socket = try UnixSocket.connect(path: path)
@@ -37,20 +46,24 @@ public final class ControlClient: @unchecked Sendable {
     }
 
     public func send(_ json: JSON) throws(SystemError) {
-        try socket.writeAll(frame(json.bytes))
+        try reader.withLock { _ in Result { () throws(SystemError) in try socket.writeAll(frame(json.bytes)) } }.get()
     }
 
     /// The next message, or nil when `timeout` passes first. Throws on end of file or a bad frame.
     public func readMessage(timeout: Duration) throws -> JSON? {
+        try reader.withLock { try read(&$0, timeout: timeout) }
+    }
+
+    private func read(_ r: inout Reader, timeout: Duration) throws -> JSON? {
         let deadline = SystemMonotonicClock.read() + timeout
         while true {
-            if let payload = try decoder.nextFrame() { return try JSON.parse(payload) }
+            if let payload = try r.decoder.nextFrame() { return try JSON.parse(payload) }
             let left = deadline - SystemMonotonicClock.read()
             if left <= .zero { return nil }
             guard socket.waitReadable(timeout: left) else { continue }
-            let outcome = try buffer.withUnsafeMutableBytes { p in try socket.read(into: p) }
+            let outcome = try r.buffer.withUnsafeMutableBytes { p in try socket.read(into: p) }
             switch outcome {
-            case .bytes(let n): decoder.append(buffer[0..<n])
+            case .bytes(let n): r.decoder.append(r.buffer[0..<n])
             case .wouldBlock: continue
             case .endOfFile: throw ClientError("hotspotd closed the control connection \(socket.path)")
             }
@@ -60,21 +73,23 @@ public final class ControlClient: @unchecked Sendable {
     /// Sends a request and returns its reply (trace records arriving meanwhile go to `traceBacklog`).
     @discardableResult
     public func request(_ request: ControlRequest, timeout: Duration = .seconds(10)) throws -> JSON {
-        try send(request.json)
-        let deadline = SystemMonotonicClock.read() + timeout
-        while true {
-            let left = deadline - SystemMonotonicClock.read()
-            guard left > .zero, let m = try readMessage(timeout: left) else {
-                throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") within \(timeout)")
+        try reader.withLock { reader in
+            try socket.writeAll(frame(request.json.bytes))
+            let deadline = SystemMonotonicClock.read() + timeout
+            while true {
+                let left = deadline - SystemMonotonicClock.read()
+                guard left > .zero, let m = try read(&reader, timeout: left) else {
+                    throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") within \(timeout)")
+                }
+                if m["type"]?.stringValue == "trace", let r = m["record"] {
+                    reader.traceBacklog.append(r)
+                    continue
+                }
+                if m["type"]?.stringValue == "error" {
+                    throw ClientError("hotspotd: \(m["code"]?.stringValue ?? "?"): \(m["message"]?.stringValue ?? "")")
+                }
+                return m
             }
-            if m["type"]?.stringValue == "trace", let r = m["record"] {
-                traceBacklog.append(r)
-                continue
-            }
-            if m["type"]?.stringValue == "error" {
-                throw ClientError("hotspotd: \(m["code"]?.stringValue ?? "?"): \(m["message"]?.stringValue ?? "")")
-            }
-            return m
         }
     }
 
@@ -96,23 +111,27 @@ public final class ControlClient: @unchecked Sendable {
 
     /// The next trace record (after `subscribeTrace`), nil when `timeout` passes first.
     public func nextTraceRecord(timeout: Duration) throws -> JSON? {
-        if !traceBacklog.isEmpty { return traceBacklog.removeFirst() }
-        let deadline = SystemMonotonicClock.read() + timeout
-        while true {
-            let left = deadline - SystemMonotonicClock.read()
-            guard left > .zero, let m = try readMessage(timeout: left) else { return nil }
-            if m["type"]?.stringValue == "trace", let r = m["record"] { return r }
+        try reader.withLock { reader in
+            if !reader.traceBacklog.isEmpty { return reader.traceBacklog.removeFirst() }
+            let deadline = SystemMonotonicClock.read() + timeout
+            while true {
+                let left = deadline - SystemMonotonicClock.read()
+                guard left > .zero, let m = try read(&reader, timeout: left) else { return nil }
+                if m["type"]?.stringValue == "trace", let r = m["record"] { return r }
+            }
         }
     }
 
     /// Takes the trace records received so far (after `subscribeTrace`), reading what is waiting.
     public func drainTrace(wait: Duration = .zero) throws -> [JSON] {
-        while let m = try readMessage(timeout: wait) {
-            if m["type"]?.stringValue == "trace", let r = m["record"] { traceBacklog.append(r) }
+        try reader.withLock { reader in
+            while let m = try read(&reader, timeout: wait) {
+                if m["type"]?.stringValue == "trace", let r = m["record"] { reader.traceBacklog.append(r) }
+            }
+            let out = reader.traceBacklog
+            reader.traceBacklog.removeAll()
+            return out
         }
-        let out = traceBacklog
-        traceBacklog.removeAll()
-        return out
     }
 }
 

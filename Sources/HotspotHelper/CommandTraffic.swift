@@ -286,19 +286,14 @@ private func startConnecting(_ type: __socket_type, _ kind: String, host: String
     }
 }
 
-/// Closes `fd` once (-1 afterwards).
-private func closeOnce(_ fd: inout Int32) {
-    if fd >= 0 {
-        _ = Glibc.close(fd)
-        fd = -1
-    }
-}
-
 /// A connected TCP socket (IPv4), marked for command traffic when asked (`HotspotHelperCommand.createTCPConnection`).
-/// Nonblocking underneath; every read and write takes a timeout. Closed by `close()` or deinit.
-public final class HotspotTCPConnection: @unchecked Sendable {
-    /// The descriptor (-1 once closed).
-    public private(set) var fd: Int32
+/// Nonblocking underneath; every read and write takes a timeout. Closed by `close()` or deinit. One thread may
+/// close it while another reads or writes: that call then fails with ECANCELED (see `SharedSocket`).
+public final class HotspotTCPConnection: Sendable {
+    private let socket: SharedSocket
+    /// The descriptor (-1 once closed). For its owner (options, TLS on top): do not use the number on one thread
+    /// while another may close the connection; `read`, `write`, `shutdown` and `close` are safe to mix.
+    public var fd: Int32 { socket.descriptor }
     /// The host as given (a name or an IPv4 literal) and the port.
     public let host: String
     public let port: UInt16
@@ -306,7 +301,7 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     public let address: String
 
     init(fd: Int32, host: String, port: UInt16, address: String) {
-        self.fd = fd
+        socket = SharedSocket(fd)
         self.host = host
         self.port = port
         self.address = address
@@ -344,9 +339,16 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     }
 
     /// The socket's SO_MARK (0: unmarked), nil when closed or unreadable.
-    public var mark: UInt32? { fd >= 0 ? CommandTrafficMark.read(fd) : nil }
+    public var mark: UInt32? { socket.mark }
 
-    public func close() { closeOnce(&fd) }
+    /// Closes the connection (once). A read or write waiting on another thread is woken and fails with ECANCELED.
+    public func close() { socket.close() }
+
+    /// Shuts the connection down without closing it: `writingOnly` sends FIN after what was written (reads go on);
+    /// otherwise both ways, and a pending read returns end of stream. Nothing once closed.
+    public func shutdown(writingOnly: Bool = false) {
+        socket.shutdown(Int32(writingOnly ? SHUT_WR : SHUT_RDWR))
+    }
 
     /// Writes all of `bytes` within `timeout`.
     public func write(_ bytes: [UInt8], timeout: Duration = .seconds(10)) throws(HotspotTrafficError) {
@@ -356,18 +358,21 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     func write(_ bytes: [UInt8], deadline: TrafficDeadline) throws(HotspotTrafficError) {
         var offset = 0
         while offset < bytes.count {
-            guard fd >= 0 else { throw HotspotTrafficError("send to", target, errno: EBADF) }
-            let n = bytes.withUnsafeBytes { p in
-                Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL))
+            let (n, code) = try socket.call("send to", target) { fd in
+                let n = bytes.withUnsafeBytes { p in
+                    Glibc.send(fd, p.baseAddress! + offset, p.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                return (n, n > 0 ? 0 : Errno.current)
             }
             if n > 0 {
                 offset += n
                 continue
             }
-            let code = Errno.current
             if n < 0, code == EINTR { continue }
             guard n < 0, code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError("send to", target, errno: code) }
-            guard deadline.wait(fd, Int16(POLLOUT)) else { throw deadline.timedOut("send to", target) }
+            guard try socket.call("send to", target, { deadline.wait($0, Int16(POLLOUT)) }) else {
+                throw deadline.timedOut("send to", target)
+            }
         }
     }
 
@@ -379,13 +384,16 @@ public final class HotspotTCPConnection: @unchecked Sendable {
     func read(maximum: Int, deadline: TrafficDeadline) throws(HotspotTrafficError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max(1, maximum))
         while true {
-            guard fd >= 0 else { throw HotspotTrafficError("read from", target, errno: EBADF) }
-            let n = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            let (n, code) = try socket.call("read from", target) { fd in
+                let n = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+                return (n, n < 0 ? Errno.current : 0)
+            }
             if n >= 0 { return Array(buffer[0..<n]) }
-            let code = Errno.current
             if code == EINTR { continue }
             guard code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError("read from", target, errno: code) }
-            guard deadline.wait(fd, Int16(POLLIN)) else { throw deadline.timedOut("read from", target) }
+            guard try socket.call("read from", target, { deadline.wait($0, Int16(POLLIN)) }) else {
+                throw deadline.timedOut("read from", target)
+            }
         }
     }
 }
@@ -441,17 +449,20 @@ extension HotspotHelperCommand {
 }
 
 /// A connected UDP socket (IPv4), marked for command traffic when asked (`HotspotHelperCommand.createUDPSocket`,
-/// under the compat module's `NWUDPSession`). Nonblocking underneath; every receive takes a timeout.
-public final class HotspotUDPSocket: @unchecked Sendable {
-    /// The descriptor (-1 once closed).
-    public private(set) var fd: Int32
+/// under the compat module's `NWUDPSession`). Nonblocking underneath; every receive takes a timeout. One thread may
+/// close it while another sends or receives: that call then fails with ECANCELED (see `SharedSocket`).
+public final class HotspotUDPSocket: Sendable {
+    private let socket: SharedSocket
+    /// The descriptor (-1 once closed). For its owner: do not use the number on one thread while another may close
+    /// the socket; `send`, `receive`, `shutdown` and `close` are safe to mix.
+    public var fd: Int32 { socket.descriptor }
     public let host: String
     public let port: UInt16
     /// The IPv4 address the socket is connected to.
     public let address: String
 
     init(fd: Int32, host: String, port: UInt16, address: String) {
-        self.fd = fd
+        socket = SharedSocket(fd)
         self.host = host
         self.port = port
         self.address = address
@@ -474,22 +485,22 @@ public final class HotspotUDPSocket: @unchecked Sendable {
     }
 
     /// The socket's SO_MARK (0: unmarked), nil when closed or unreadable.
-    public var mark: UInt32? { fd >= 0 ? CommandTrafficMark.read(fd) : nil }
+    public var mark: UInt32? { socket.mark }
 
     /// Wakes a pending `receive` (it then returns end of stream) and stops further sends.
-    public func shutdown() {
-        if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-    }
+    public func shutdown() { socket.shutdown(Int32(SHUT_RDWR)) }
 
-    public func close() { closeOnce(&fd) }
+    /// Closes the socket (once). A `receive` waiting on another thread is woken and fails with ECANCELED.
+    public func close() { socket.close() }
 
     /// Sends one datagram (the kernel refuses at once what policy routing makes unreachable: EHOSTUNREACH).
     public func send(_ datagram: [UInt8]) throws(HotspotTrafficError) {
         while true {
-            guard fd >= 0 else { throw HotspotTrafficError("send a datagram to", target, errno: EBADF) }
-            let n = datagram.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let (n, code) = try socket.call("send a datagram to", target) { fd in
+                let n = datagram.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                return (n, n < 0 ? Errno.current : 0)
+            }
             if n >= 0 { return }
-            let code = Errno.current
             if code == EINTR { continue }
             throw HotspotTrafficError("send a datagram to", target, errno: code)
         }
@@ -499,23 +510,29 @@ public final class HotspotUDPSocket: @unchecked Sendable {
     public func receive(maximum: Int = 65_535, timeout: Duration = .seconds(10)) throws(HotspotTrafficError) -> [UInt8]? {
         let deadline = TrafficDeadline(timeout)
         var buffer = [UInt8](repeating: 0, count: max(1, maximum))
+        let operation = "receive a datagram from"
         while true {
-            guard fd >= 0 else { throw HotspotTrafficError("receive a datagram from", target, errno: EBADF) }
-            let n = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            // code: errno when n < 0; when n == 0 (an empty datagram, or the socket was shut down), SO_ERROR.
+            let (n, code) = try socket.call(operation, target) { fd -> (Int, Int32) in
+                let n = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+                if n < 0 { return (n, Errno.current) }
+                var error = Int32(0)
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                if n == 0, getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = 0 }
+                return (n, error)
+            }
             if n > 0 { return Array(buffer[0..<n]) }
             if n == 0 {
-                // An empty datagram, or the socket was shut down.
-                var flags = Int32(0)
-                var length = socklen_t(MemoryLayout<Int32>.size)
-                if getsockopt(fd, SOL_SOCKET, SO_ERROR, &flags, &length) == 0, flags != 0 {
-                    throw HotspotTrafficError("receive a datagram from", target, errno: flags)
-                }
+                if code != 0 { throw HotspotTrafficError(operation, target, errno: code) }
                 return nil
             }
-            let code = Errno.current
             if code == EINTR { continue }
-            guard code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError("receive a datagram from", target, errno: code) }
-            guard deadline.wait(fd, Int16(POLLIN)) else { throw deadline.timedOut("receive a datagram from", target) }
+            guard code == EAGAIN || code == EWOULDBLOCK else { throw HotspotTrafficError(operation, target, errno: code) }
+            // Shut down: nothing more will come (recv keeps answering EAGAIN, and poll at once: no busy loop).
+            if socket.isReadShutDown { return nil }
+            guard try socket.call(operation, target, { deadline.wait($0, Int16(POLLIN)) }) else {
+                throw deadline.timedOut(operation, target)
+            }
         }
     }
 }

@@ -67,11 +67,11 @@ public enum HotspotHelper {
     public static var lastError: String? { HelperClient.lastErrorBox.withLock { HelperClient.lastErrorValue } }
 
     /// Whether this process is registered and connected.
-    public static var isConnected: Bool { HelperClient.shared?.connected ?? false }
+    public static var isConnected: Bool { HelperClient.shared?.isConnected ?? false }
 }
 
 /// The connection to hotspotd: a blocking socket, a reader thread, requests matched by id.
-public final class HelperClient: @unchecked Sendable {
+public final class HelperClient: @unchecked Sendable {  // @unchecked: replies, nextRequest and connected are touched only with condMutex held; decoder, buffer and the hooks are set before the reader thread starts, then used by it alone
     nonisolated(unsafe) static var shared: HelperClient?
     nonisolated(unsafe) static var registered = false
     nonisolated(unsafe) static var lastErrorValue: String?
@@ -83,13 +83,15 @@ public final class HelperClient: @unchecked Sendable {
     let handler: HotspotHelper.Handler
     let identifier: String
     private let writeLock = Mutex()
-    private let state = Mutex()
     private let cond = Condition()
     private let condMutex = Mutex()
     private var replies: [Int: DaemonMessage] = [:]
     private var nextRequest = 1
-    private var cancelled: Set<UInt64> = []
-    private(set) var connected = true
+    /// Commands hotspotd cancelled (the reader thread adds, handlers ask).
+    private let cancelled = Locked<Set<UInt64>>([])
+    private var connected = true
+    /// Whether the connection to hotspotd is up (false once the reader thread saw it end).
+    var isConnected: Bool { condMutex.withLock { connected } }
     var decoder = FrameDecoder()
     /// The provider runtime (Providers/): sees every message first and takes the ones it handles (start, stop).
     var messageInterceptor: (@Sendable (JSON) -> Bool)?
@@ -200,7 +202,7 @@ public final class HelperClient: @unchecked Sendable {
                 let box = HandlerBox(handler: handler, command: command)
                 queue.async { box.handler(box.command) }
             case .cancel(let id):
-                state.withLock { _ = cancelled.insert(id) }
+                cancelled.withLock { _ = $0.insert(id) }
             case .logoffResult(let rid, _), .interfaces(let rid, _):
                 if let rid { fulfil(rid, m) }
             case .error(let e, _):
@@ -216,7 +218,7 @@ public final class HelperClient: @unchecked Sendable {
         onDisconnect?()
     }
 
-    func isCancelled(_ id: UInt64) -> Bool { state.withLock { cancelled.contains(id) } }
+    func isCancelled(_ id: UInt64) -> Bool { cancelled.withLock { $0.contains(id) } }
 
     @discardableResult
     func send(_ message: HelperMessage) -> Bool {

@@ -14,7 +14,7 @@ import Netlink
 /// auto-join and disassociate go to it as `LinkRequest`s. Everything above the radio is the same as `WPAStation`:
 /// busybox udhcpc on the interface (`StationDHCP`), IP suppression by policy routing, the same trace records
 /// (`via: link` instead of `via: wpa_supplicant`). docs/STATION.md, "The native tier".
-public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendable {
+public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendable {  // @unchecked: `socket`, `daemon` and `readerThread` change only in attach/detach, around the reader thread's life; the join state is the daemon's loop thread's; writes go under `writeLock`
     public let options: StationOptions
     /// The lab's link controller socket.
     public let linkPath: String
@@ -24,8 +24,8 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
     private let ip = StationIPControl()
     private let dhcp: StationDHCP
     private var readerThread: SystemThread?
-    private let stopping = Mutex()
-    private var stopFlag = false
+    /// Set by `detach` to end the reader thread.
+    private let stopping = Locked(false)
     /// Set by `join`: the next association was the user's choice (didAutoJoin false).
     private var manualJoinPending = false
     private var associatedBSSID: String?
@@ -60,7 +60,7 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
     }
 
     public func detach() {
-        stopping.withLock { stopFlag = true }
+        stopping.withLock { $0 = true }
         readerThread?.join()
         readerThread = nil
         dhcp.stop()
@@ -127,7 +127,7 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
         guard let socket else { return }
         var decoder = FrameDecoder()
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while !stopping.withLock({ stopFlag }) {
+        while !stopping.withLock({ $0 }) {
             do {
                 while let payload = try decoder.nextFrame() {
                     let event = try LinkEvent(json: try JSON.parse(payload))

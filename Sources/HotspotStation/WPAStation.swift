@@ -46,14 +46,14 @@ public struct StationOptions: Sendable {
 /// enabling out), busybox udhcpc for IP (one lease per association), and `IPSuppression` for the
 /// connectivity the state machine allows. Nothing here is simulated: association and IP events are what
 /// wpa_supplicant and the DHCP client report. docs/STATION.md.
-public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendable {
+public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendable {  // @unchecked: `control`, `daemon` and `eventThread` change only in attach/detach, around the event thread's life; the association state is the daemon's loop thread's
     public let options: StationOptions
     private var control: WPACtrlSocket?
     private weak var daemon: (any StationEventSink)?
     private let ip = StationIPControl()
     private var eventThread: SystemThread?
-    private let stopping = Mutex()
-    private var stopFlag = false
+    /// Set by `detach` to end the event thread.
+    private let stopping = Locked(false)
     /// Set by `join`: the next association was the user's choice (didAutoJoin false).
     private var manualJoinPending = false
     private let dhcp: StationDHCP
@@ -61,8 +61,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     /// The RSSI (dBm) last given to the state machine for the current association.
     private var reportedRSSI: Double?
     /// A signal poll is queued on the daemon's loop (the event thread queues at most one).
-    private let pollQueued = Mutex()
-    private var pollIsQueued = false
+    private let pollQueued = Locked(false)
 
     public init(options: StationOptions) {
         self.options = options
@@ -88,7 +87,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     }
 
     public func detach() {
-        stopping.withLock { stopFlag = true }
+        stopping.withLock { $0 = true }
         eventThread?.join()
         eventThread = nil
         dhcp.stop()
@@ -193,7 +192,7 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     private func readEvents() {
         guard let control else { return }
         var lastPoll = SystemMonotonicClock.read()
-        while !stopping.withLock({ stopFlag }) {
+        while !stopping.withLock({ $0 }) {
             let now = SystemMonotonicClock.read()
             if now - lastPoll >= options.signalPollInterval {
                 lastPoll = now
@@ -259,15 +258,15 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
 
     /// Event thread: asks the loop for one signal poll, unless one is queued already.
     private func queueSignalPoll() {
-        let queue = pollQueued.withLock { () -> Bool in
-            if pollIsQueued { return false }
-            pollIsQueued = true
+        let queue = pollQueued.withLock { queued -> Bool in
+            if queued { return false }
+            queued = true
             return true
         }
         guard queue else { return }
         daemon?.post { [weak self] in
             guard let self else { return }
-            self.pollQueued.withLock { self.pollIsQueued = false }
+            self.pollQueued.withLock { $0 = false }
             self.pollSignal()
         }
     }

@@ -281,7 +281,7 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {  // @unchecked: an o
     /// Closes the sending side once the queued writes are done.
     open func writeClose() {
         writeQueue.async { [self] in
-            if case .success(let s) = ready("close") { _ = Glibc.shutdown(s.fd, Int32(SHUT_WR)) }
+            if case .success(let s) = ready("close") { s.shutdown(writingOnly: true) }
         }
     }
 
@@ -295,7 +295,7 @@ open class NWTCPConnection: NSObject, @unchecked Sendable {  // @unchecked: an o
             }
             return (status.socket, changed)
         }
-        if let s, s.fd >= 0 { _ = Glibc.shutdown(s.fd, Int32(SHUT_RDWR)) }
+        s?.shutdown()
         if changed { notify(.cancelled) }
     }
 }

@@ -115,7 +115,7 @@ public struct CertificationReport: Sendable {
 }
 
 /// Runs the certification: one lab per run needed by the selected checks, then the checks over the traces.
-public final class Certifier: @unchecked Sendable {
+public final class Certifier: @unchecked Sendable {  // @unchecked: its settings are set before `run` and then only read, also by the ParallelRuns threads of its runs
     public let topologyPath: String
     public let helpers: [String]
     public let logRoot: String?

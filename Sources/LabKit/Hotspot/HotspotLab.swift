@@ -32,7 +32,7 @@ public struct HotspotLabOptions: Sendable {
 }
 
 /// One access point of a hotspot as it runs (radio mode): its radio's interface and its hostapd.
-public struct RunningAccessPoint: @unchecked Sendable {
+public struct RunningAccessPoint: Sendable {
     public var accessPoint: AccessPoint
     /// The radio's interface in the hotspot namespace (enslaved to the hotspot's bridge when it has several).
     public var interface: String
@@ -46,7 +46,7 @@ public struct RunningAccessPoint: @unchecked Sendable {
 public enum LinkSide: String, Sendable, CaseIterable { case uplink, radio }
 
 /// One hotspot as it runs: its namespace, interfaces and services.
-public struct RunningHotspot: @unchecked Sendable {
+public struct RunningHotspot: Sendable {
     public var hotspot: Hotspot
     public var index: Int
     public var namespace: NetworkNamespace
@@ -105,7 +105,7 @@ public struct RunningHotspot: @unchecked Sendable {
 /// namespace with hostapd (or a veth), dnsmasq, the nftables gate and the portal server, linked to the
 /// internet by a veth. Everything is created through the lab, so `down()` (the lab's teardown) stops
 /// every daemon by pid and deletes every namespace.
-public final class HotspotLab: @unchecked Sendable {
+public final class HotspotLab: @unchecked Sendable {  // @unchecked: `hotspots` is Locked (a StationLink thread reads it); internet, internetServer, stations and timings change only on the one thread that builds and drives the lab
     public let lab: Lab
     public let topology: Topology
     public let options: HotspotLabOptions
@@ -115,7 +115,13 @@ public final class HotspotLab: @unchecked Sendable {
     public private(set) var internet: NetworkNamespace!
     /// The internet's server (probe endpoints, backend routes, HTTP and HTTPS).
     public private(set) var internetServer: InternetService?
-    public internal(set) var hotspots: [RunningHotspot] = []
+    /// The hotspots as they run. Behind a lock: a native-tier station's link controller thread (`StationLink`) reads
+    /// them while a step (a portal fault) changes them.
+    public internal(set) var hotspots: [RunningHotspot] {
+        get { runningHotspots.withLock { $0 } }
+        set { runningHotspots.withLock { $0 = newValue } }
+    }
+    private let runningHotspots = Locked<[RunningHotspot]>([])
     /// The topology's stations, when `options.stations` asked for them.
     public private(set) var stations: [RunningStation] = []
     /// Seconds each phase took (for the bench).

@@ -59,7 +59,7 @@ public struct ScenarioResult: Sendable {
 /// Runs scenarios against a real lab: topology up with its stations, steps carried out through hotspotd's
 /// control socket, wpa_supplicant, the portals' gate and curl; every expectation checked against hotspotd's
 /// trace and status.
-public final class ScenarioRunner: @unchecked Sendable {
+public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its settings are set before `run` and then only read, also by several ParallelRuns threads at once
     public var logRoot: String?
     /// Extra arguments per helper executable; `helperOverride` replaces the topology's helpers.
     public var helperOverride: [String]?

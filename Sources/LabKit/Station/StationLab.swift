@@ -73,7 +73,7 @@ public enum StationResolver {
 }
 
 /// A helper process a station runs.
-public struct RunningHelper: @unchecked Sendable {
+public struct RunningHelper: Sendable {
     /// The command as the topology gives it (`hotspot-helper-portal --account guest:croissant`).
     public var command: String
     public var process: ChildProcess
@@ -87,7 +87,7 @@ public struct RunningHelper: @unchecked Sendable {
 /// A station as it runs: its namespace and radio, a real wpa_supplicant, hotspotd driving it
 /// (`--wpa-supplicant`: association and IP come from wpa_supplicant and the DHCP client, IP suppression
 /// by policy routing), and the helpers as processes. docs/STATION.md.
-public final class RunningStation: @unchecked Sendable {
+public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspotd, helpers, the control and wpa connections and link change only on the one thread that drives its lab (steps run in order); the rest is lets
     public let station: Station
     public let index: Int
     public let namespace: NetworkNamespace
