@@ -189,8 +189,8 @@ enum CertifyParityCheck {
 
     /// The fixtures the VM certifies in the radio tier: one read from the scan run (the scan list, which the radio
     /// tier takes from the air and the native tier from the topology), one from the captive run's session flush (a lab
-    /// action, atomic in nftables). Not `trust-dns`: the DNS-hijack run restarts dnsmasq, and a maintain the scaled
-    /// timer sends during that restart wobbles in the radio tier under load (docs/CERTIFY.md, "The DNS-change window").
+    /// action, atomic in nftables). `trust-dns` is certified in the native tier (the DNS-hijack run's switch is atomic
+    /// now, docs/CERTIFY.md "The DNS change"; the radio tier's reference certify runs it with the reference helper).
     static let radioSample = ["claim-decoys", "no-reauth"]
 
     /// `expected`: the VM ran every InVM suite, so the sample's radio verdicts must be there.

@@ -129,6 +129,35 @@ struct CertifyProviderJudgeTests {
         #expect(try CertifyJudgeTests.result(report, "dns-hijack").passed)
     }
 
+    /// A maintain sent while the lab switched DNS (between the marks that the hijack starts and that it is in
+    /// effect) may have probed on either side of the switch: its success proves nothing, so the next maintain is judged;
+    /// its failure is the helper seeing the hijack. Neither is the maintain check's (DNS was changing under it). A
+    /// success sent once the hijack was in effect is always dns-hijack's cause, whatever came before.
+    @Test("a maintain sent during the DNS switch: success is not judged (the next one is), failure is not the maintain check's", arguments: [
+        ("success", "success", false), ("success", "temporaryFailure", true), ("failure", "temporaryFailure", true), ("failure", "success", false),
+    ])
+    func maintainDuringTheSwitch(_ during: String, _ after: String, _ passes: Bool) throws {
+        let t = Trace()
+        t.transition("Inactive", "Evaluating")
+        t.answer("evaluate", "success")
+        t.answer("authenticate", "success")
+        t.gate("afterSignIn", true)
+        t.mark(RunDriver.hijackStartingMark)
+        t.answer("maintain", during)
+        t.mark(RunDriver.hijackMark)
+        t.answer("maintain", after)
+        t.mark(RunDriver.dnsRestoredMark)
+        let report = try CertifyJudgeTests.judge(t, run: .dnsHijack)
+        let result = try CertifyJudgeTests.result(report, "dns-hijack")
+        #expect(result.passed == passes, "\(result.reason)")
+        // Only dns-hijack owns an answer in the hijack, and only a success sent once it was in effect.
+        #expect(report.causes.map(\.check) == (passes ? [] : ["dns-hijack"]), "\(report.causes)")
+        if !passes { #expect(result.reason.contains("success"), "\(result.reason)") }
+        // Found by the driver's wait as well (it ends on the decisive answer).
+        let decisive = try #require(DNSHijackCheck.decisive(in: report.runs.first { $0.run == .dnsHijack }!.records))
+        #expect(decisive.answer.result == (during == "success" ? after : during))
+    }
+
     @Test("provider checks are selectable only for a pair; the app certify installs")
     func selection() throws {
         #expect(throws: (any Error).self) { try Certifier(topologyPath: "t.yaml", helpers: ["h"], only: ["start-stop"]) }

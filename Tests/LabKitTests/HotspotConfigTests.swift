@@ -169,9 +169,9 @@ import Testing
         #expect(text.contains("type ether_addr . ipv4_addr\n        flags timeout\n        timeout 600s\n"))
         #expect(text.contains("iifname \"lan0\" ether saddr . ip saddr @authenticated return\n"))
         #expect(text.contains("iifname \"lan0\" ip daddr != 198.51.100.1 tcp dport 80 redirect to :8080\n"))
-        #expect(text.contains("udp dport { 53, 67 } accept\n"))
+        #expect(text.contains("udp dport { 53, 67, 5300, 5301 } accept\n"))
         // The https-only portal's TLS port is open to unauthenticated clients whatever the kind (it can switch).
-        #expect(text.contains("tcp dport { 53, 443, 8080 } accept\n"))
+        #expect(text.contains("tcp dport { 53, 443, 5300, 5301, 8080 } accept\n"))
         #expect(text.contains("iifname \"lan0\" oifname \"up0\" ether saddr . ip saddr @authenticated accept\n"))
         #expect(text.contains("iifname \"lan0\" reject with icmpx type admin-prohibited\n"))
         #expect(text.contains("oifname \"up0\" masquerade\n"))
@@ -206,8 +206,8 @@ import Testing
                     type filter hook input priority filter; policy accept;
                     iifname != "lan0" accept
                     ct state established,related accept
-                    udp dport { 53, 67 } accept
-                    tcp dport { 53, 443, 8080 } accept
+                    udp dport { 53, 67, 5300, 5301 } accept
+                    tcp dport { 53, 443, 5300, 5301, 8080 } accept
                     icmp type echo-request accept
                     meta l4proto tcp reject with tcp reset
                     reject with icmpx type admin-prohibited
@@ -275,8 +275,8 @@ import Testing
                     type filter hook input priority filter; policy accept;
                     iifname != "lan0" accept
                     ct state established,related accept
-                    udp dport { 53, 67 } accept
-                    tcp dport { 53, 443, 8080 } accept
+                    udp dport { 53, 67, 5300, 5301 } accept
+                    tcp dport { 53, 443, 5300, 5301, 8080 } accept
                     icmp type echo-request accept
                     udp dport 547 accept
                     icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, echo-request, mld-listener-report, mld2-listener-report } accept

@@ -136,6 +136,32 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
         try dns.setMode(.normal)
         #expect(launcher.lines.count == 6)
 
+        // hijack, then private: each a DNS-only dnsmasq on a side port, up before one nft transaction points port 53 at
+        // it; the hotspot's dnsmasq (DHCP) is never restarted, and the previous side server stops after the switch.
+        try dns.setMode(.hijack)
+        #expect(dns.mode == .hijack && dns.mainMode == .normal && dns.sidePort == 5300)
+        #expect(launcher.lines.count == 8)
+        #expect(launcher.lines[6] == "spawn in hsl0001h0: /usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --no-poll "
+                + "--user=root --pid-file --bind-interfaces --interface=hsl0001h0r --except-interface=lo --listen-address=198.51.100.1 "
+                + "--log-facility=\(dir)/cafe/dnsmasq-dns-1-hijack.log --log-queries --address=/#/198.51.100.1 --port=5300")
+        #expect(launcher.lines[7] == "run in hsl0001h0: /usr/sbin/nft -f \(dir)/cafe/dns-redirect.nft")
+        #expect(try String(contentsOfFile: dir + "/cafe/dns-redirect.nft", encoding: .utf8)
+                == DnsmasqConfig.redirectRuleset(cafe().gateway, interface: "hsl0001h0r", port: 5300))
+        let hijacker = launcher.processes.last!
+        try dns.setMode(.hijack)
+        #expect(launcher.lines.count == 8)
+        try dns.setMode(.privateAddresses)
+        #expect(dns.mode == .privateAddresses && dns.sidePort == 5301 && launcher.lines.count == 10)
+        #expect(launcher.lines[8].hasSuffix("--log-queries --address=/captive.apple.com/10.0.0.1 --port=5301"))
+        #expect(launcher.lines[9] == "run in hsl0001h0: /usr/sbin/nft -f \(dir)/cafe/dns-redirect.nft")
+        #expect(hijacker.exitStatus == HotspotSystem.ExitStatus.signaled(SIGTERM))
+        // Back to normal: the table goes in one step, then the side server stops; dnsmasq was not restarted.
+        let privateServer = launcher.processes.last!
+        try dns.setMode(.normal)
+        #expect(launcher.lines.count == 11 && launcher.lines[10] == "run in hsl0001h0: /usr/sbin/nft delete table inet hsldnsmode")
+        #expect(privateServer.exitStatus == HotspotSystem.ExitStatus.signaled(SIGTERM) && dns.sideServer == nil && dns.mode == .normal)
+        #expect(dns.logFiles.keys.sorted() == ["dnsmasq", "dnsmasq-dns-1", "dnsmasq-dns-2"])
+
         // Its log is collected.
         try dns.writeLogs(to: dir + "/collected")
         #expect(FileManager.default.fileExists(atPath: dir + "/collected/dnsmasq.log"))

@@ -104,7 +104,11 @@ struct GroundTruth {
     var signedIn: TraceEntry?
     var portal = Portal.normal
     var portalMark: TraceEntry?
+    /// From the lab's mark that a DNS hijack starts (or, without it, the mark that it is in effect) until DNS is
+    /// restored: the café's answers are dns-hijack's.
     var hijack: TraceEntry?
+    /// The mark that the hijack is in effect: a command sent after it faced the hijack.
+    var hijackInEffect: TraceEntry?
     /// The lab's mark that the café is IPv6-only (the run `ipv6-only`): IPv6OnlyCheck owns its evaluate and
     /// authenticate answers there.
     var ipv6Only: TraceEntry?
@@ -141,10 +145,15 @@ struct GroundTruth {
             case RunDriver.portalMark:
                 portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action.kind == "form-login" ? .erring : .changed
                 portalMark = entry
-            case RunDriver.hijackMark:
+            case RunDriver.hijackStartingMark:
+                // DNS may answer either way from here: the other checks leave the café's answers to dns-hijack.
                 hijack = entry
+            case RunDriver.hijackMark:
+                if hijack == nil { hijack = entry }
+                hijackInEffect = entry
             case RunDriver.dnsRestoredMark:
                 hijack = nil
+                hijackInEffect = nil
             case IPv6OnlyCheck.networkMark:
                 ipv6Only = entry
             case RunDriver.gateMark:

@@ -2,8 +2,15 @@ import Foundation
 import HotspotSystem
 
 /// A hotspot's DHCP and DNS: dnsmasq on the LAN interface (ready once it logged "started, version"), and
-/// the DNS faults (docs/REPLAY.md): dnsmasq restarted answering another way (`DnsmasqConfig.Mode`), queries
-/// dropped by an nftables table of the fault's own (`no-answer`), `hotspot-dns-fault` answering SERVFAIL.
+/// the DNS faults (docs/REPLAY.md): the DNS answering another way (`DnsmasqConfig.Mode`), queries dropped by an
+/// nftables table of the fault's own (`no-answer`), `hotspot-dns-fault` answering SERVFAIL.
+///
+/// `refused`, `hijack` and `private` are switched atomically on an IPv4 or dual-stack LAN: a DNS-only dnsmasq
+/// answering that way starts on a side port and is waited for, then one nft transaction points the gateway's port 53
+/// at it (`DnsmasqConfig.redirectRuleset`), and back to normal the table goes in one step. Every query is answered
+/// the old way or the new one, never by nobody, and DHCP never stops: a restart of the hotspot's dnsmasq left a
+/// window with no DNS that outlasted the certify's 3 s maintain timer in the VM under load (issue 25). `servfail`,
+/// and every mode on an IPv6-only LAN (where unbound owns port 53), still restart dnsmasq.
 public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
     public let hotspot: Hotspot
     public let internet: Internet
@@ -18,12 +25,22 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     public private(set) var dropped = false
     /// `hotspot-dns-fault`, answering every query SERVFAIL (the `servfail` DNS fault).
     public private(set) var faultServer: (any ServiceProcess)?
+    /// How the hotspot's own dnsmasq answers (`mode` differs while a side server answers).
+    public private(set) var mainMode: DnsmasqConfig.Mode
+    /// The DNS-only dnsmasq answering a switched fault, its port (the gateway's port 53 redirected there) and log.
+    public private(set) var sideServer: (any ServiceProcess)?
+    public private(set) var sidePort: Int?
+    public private(set) var sideLogs: [String] = []
 
     public var serviceName: String { "dnsmasq" }
     public var log: String { directory + "/dnsmasq.log" }
     public var leaseFile: String { directory + "/dnsmasq.leases" }
     public var faultLog: String { directory + "/dns-fault.log" }
-    public var logFiles: [String: String] { ["dnsmasq": log] }
+    public var logFiles: [String: String] {
+        var files = ["dnsmasq": log]
+        for (n, side) in sideLogs.enumerated() { files["dnsmasq-dns-\(n + 1)"] = side }
+        return files
+    }
 
     public init(hotspot: Hotspot, internet: Internet, namespace: String, interface: String, directory: String, launcher: any ProcessLauncher) {
         self.hotspot = hotspot
@@ -33,6 +50,12 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
         self.directory = directory
         self.launcher = launcher
         mode = hotspot.faults.dns == "refused" ? .refused : .normal
+        mainMode = mode
+    }
+
+    /// Whether `mode` is switched by a side server and one nft transaction (see the type's notes).
+    public func switchesAtomically(_ mode: DnsmasqConfig.Mode) -> Bool {
+        [.refused, .hijack, .privateAddresses].contains(mode) && hotspot.gateway.ip != .v6Only
     }
 
     /// dnsmasq's arguments in `mode` (nil: the topology's).
@@ -56,10 +79,12 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
         try Readiness.waitForLogLine(log, containing: "started, version", child: process, what: "dnsmasq for \(hotspot.name)")
     }
 
-    /// Stops dnsmasq and the SERVFAIL server.
+    /// Stops dnsmasq, the side server and the SERVFAIL server (the redirect table goes with the namespace).
     public func stop() throws {
         try Readiness.stop(faultServer, grace: .seconds(2))
         faultServer = nil
+        try Readiness.stop(sideServer, grace: .seconds(2))
+        sideServer = nil
         try Readiness.stop(process, grace: .seconds(2))
     }
 
@@ -84,22 +109,90 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
                                  inNamespace: namespace, timeout: .seconds(60))
             dropped = false
         }
-        // The SERVFAIL server goes first: dnsmasq in another mode wants port 53 back.
+        if switchesAtomically(newMode) {
+            if newMode == mode, sideServer != nil { return }
+            // The side server is up on the free side port before port 53 is pointed at it; the previous one (another
+            // fault) stops after the switch.
+            let port = sidePort == DnsmasqConfig.sidePorts[0] ? DnsmasqConfig.sidePorts[1] : DnsmasqConfig.sidePorts[0]
+            let side = try startSideServer(mode: newMode, port: port)
+            do {
+                try redirect(to: port)
+            } catch {
+                try? Readiness.stop(side, grace: .seconds(2))
+                throw error
+            }
+            let previous = sideServer
+            sideServer = side
+            sidePort = port
+            mode = newMode
+            try Readiness.stop(previous, grace: .seconds(2))
+            // A SERVFAIL server no longer gets a query (port 53 is redirected); it stops.
+            if let fault = faultServer {
+                try Readiness.stop(fault, grace: .seconds(2))
+                faultServer = nil
+            }
+            return
+        }
+        // The hotspot's dnsmasq answers `newMode` itself: restarted in it if it answers otherwise (the SERVFAIL server
+        // goes first: dnsmasq in another mode wants port 53 back), then a side server's redirect is removed.
         if newMode != .servfail, let fault = faultServer {
             try Readiness.stop(fault, grace: .seconds(2))
             faultServer = nil
         }
-        if newMode != mode || process == nil {
+        if newMode != mainMode || process == nil {
             try Readiness.stop(process, grace: .seconds(2))
             var generation = 1
             while FileManager.default.fileExists(atPath: "\(log).\(generation)") { generation += 1 }
             try? FileManager.default.moveItem(atPath: log, toPath: "\(log).\(generation)")
             try spawnDnsmasq(mode: newMode)
             try waitUntilReady()
-            mode = newMode
+            mainMode = newMode
         }
         if newMode == .servfail, faultServer?.exitStatus != nil || faultServer == nil {
             try startFaultServer()
+        }
+        if let side = sideServer {
+            try removeRedirect()
+            sideServer = nil
+            sidePort = nil
+            try Readiness.stop(side, grace: .seconds(2))
+        }
+        mode = newMode
+    }
+
+    /// A DNS-only dnsmasq answering as `mode` on `port`, waited for (its own log, started empty).
+    func startSideServer(mode: DnsmasqConfig.Mode, port: Int) throws -> any ServiceProcess {
+        let sideLog = directory + "/dnsmasq-dns-\(sideLogs.count + 1)-\(mode.rawValue).log"
+        try? FileManager.default.removeItem(atPath: sideLog)
+        let arguments = DnsmasqConfig.dnsOnlyArguments(hotspot, internet: internet, interface: interface, logFile: sideLog, mode: mode, port: port)
+        let side = try launcher.spawn(ProcessConfiguration(try launcher.tool("dnsmasq"), arguments, stdout: .file(sideLog), stderr: .file(sideLog)),
+                                      inNamespace: namespace)
+        sideLogs.append(sideLog)
+        do {
+            try Readiness.waitForLogLine(sideLog, containing: "started, version", child: side, what: "the DNS-only dnsmasq (\(mode.rawValue)) for \(hotspot.name)")
+        } catch {
+            try? Readiness.stop(side, grace: .seconds(2))
+            throw error
+        }
+        return side
+    }
+
+    /// Points the gateway's port 53 at `port` (the redirect table replaced in one nft transaction).
+    func redirect(to port: Int) throws {
+        let file = directory + "/dns-redirect.nft"
+        try DnsmasqConfig.redirectRuleset(hotspot.gateway, interface: interface, port: port).write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["-f", file]), inNamespace: namespace, timeout: .seconds(60))
+        guard result.status.succeeded else {
+            throw SystemError("point the DNS of", hotspot.name, reason: "nft -f \(file): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+    }
+
+    /// The gateway's port 53 is the hotspot's dnsmasq's again (the redirect table deleted in one step).
+    func removeRedirect() throws {
+        let result = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["delete", "table", "inet", DnsmasqConfig.redirectTable]),
+                                      inNamespace: namespace, timeout: .seconds(60))
+        guard result.status.succeeded else {
+            throw SystemError("restore the DNS of", hotspot.name, reason: "nft delete table inet \(DnsmasqConfig.redirectTable): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 

@@ -96,6 +96,48 @@ public enum DnsmasqConfig {
         case privateAddresses = "private"
     }
 
+    /// The ports a DNS-only dnsmasq answers a DNS fault on (`DHCPDNSService.setMode`): two, so the next fault's
+    /// server is up on the other before the gateway's port 53 is pointed at it.
+    public static let sidePorts = [5300, 5301]
+
+    /// A DNS-only dnsmasq answering as `mode` on `port` of the gateway's addresses (no DHCP, no lease file): the
+    /// hotspot's own dnsmasq keeps DHCP and its DNS while this one answers a switched fault.
+    public static func dnsOnlyArguments(_ hotspot: Hotspot, internet: Internet, interface: String, logFile: String,
+                                        mode: Mode, port: Int) -> [String] {
+        arguments(hotspot, internet: internet, interface: interface, leaseFile: "", logFile: logFile, mode: mode)
+            .filter { !$0.hasPrefix("--dhcp-") && $0 != "--log-dhcp" && $0 != "--no-ping" && !$0.hasPrefix("--port=") }
+            + ["--port=\(port)"]
+    }
+
+    /// The nftables table that points the gateway's DNS (port 53, UDP and TCP, each family the LAN has) at `port`,
+    /// where a DNS-only dnsmasq answers a fault. Loaded as one transaction (the table replaced whole), so every
+    /// query is answered either the old way or the new one, never by nobody.
+    public static let redirectTable = "hsldnsmode"
+    public static func redirectRuleset(_ gateway: Gateway, interface: String, port: Int) -> String {
+        var rules: [String] = []
+        if gateway.ip.hasIPv4 {
+            for proto in ["udp", "tcp"] {
+                rules.append("iifname \"\(interface)\" ip daddr \(gateway.address) \(proto) dport 53 dnat ip to \(gateway.address):\(port)")
+            }
+        }
+        if let ipv6 = gateway.ipv6 {
+            for proto in ["udp", "tcp"] {
+                rules.append("iifname \"\(interface)\" ip6 daddr \(ipv6.address) \(proto) dport 53 dnat ip6 to [\(ipv6.address)]:\(port)")
+            }
+        }
+        return """
+        table inet \(redirectTable)
+        delete table inet \(redirectTable)
+        table inet \(redirectTable) {
+            chain prerouting {
+                type nat hook prerouting priority dstnat - 10; policy accept;
+        \(rules.map { "        " + $0 }.joined(separator: "\n"))
+            }
+        }
+
+        """
+    }
+
     /// The RFC 1918 address public names get in the `private` mode. No lab link has it and the lab's
     /// internet has no route to it, so traffic to it ends in the lab (ICMP unreachable).
     public static let privateAddress = "10.0.0.1"
@@ -185,7 +227,8 @@ public enum DnsmasqConfig {
     }
 }
 
-/// The nftables captive gate, both families in one `inet` table. Unauthenticated clients may use DHCP, DNS and the
+/// The nftables captive gate, both families in one `inet` table. Unauthenticated clients may use DHCP, DNS (port 53,
+/// and the side ports a switched DNS fault answers on once port 53 is redirected there: `DnsmasqConfig.sidePorts`) and the
 /// portal (its HTTP port and the https-only portal's TLS port 443 on the gateway address), and on an IPv6 LAN
 /// Neighbour Discovery, router solicitations and DHCPv6; their HTTP is redirected to the portal (IPv4 and IPv6);
 /// everything else is rejected. Authenticated clients sit in two sets whose elements time out after the session
@@ -249,8 +292,8 @@ public enum GateRuleset {
                 type filter hook input priority filter; policy accept;
                 iifname != "\(lan)" accept
                 ct state established,related accept
-                udp dport { 53, 67 } accept
-                tcp dport { \(Set([53, portal.port, PortalTLS.port]).sorted().map(String.init).joined(separator: ", ")) } accept
+                udp dport { \(([53, 67] + DnsmasqConfig.sidePorts).map(String.init).joined(separator: ", ")) } accept
+                tcp dport { \(Set([53, portal.port, PortalTLS.port] + DnsmasqConfig.sidePorts).sorted().map(String.init).joined(separator: ", ")) } accept
                 icmp type echo-request accept\(six("udp dport 547 accept"))\(six("icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, echo-request, mld-listener-report, mld2-listener-report } accept"))
                 meta l4proto tcp reject with tcp reset
                 reject with icmpx type admin-prohibited
