@@ -13,6 +13,12 @@ public enum AtomicFile {
         let tmp = "\(path).tmp.\(getpid())"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw SystemError.current("create temp file", tmp) }
+        // Exactly `mode`, whatever the process's umask (a script must stay executable: udhcpc runs it).
+        if fchmod(fd, mode) != 0 {
+            let e = SystemError.current("chmod 0\(String(mode, radix: 8))", tmp)
+            close(fd); unlink(tmp)
+            throw e
+        }
         do {
             try writeAll(bytes, to: fd, path: tmp)
         } catch {

@@ -82,11 +82,15 @@ public final class UnixSocket: @unchecked Sendable {  // @unchecked: one reader 
             }
             unlink(path)
         }
-        let old = umask(0o177)
+        // The socket file is created by bind with the socket's own mode less the umask (Linux: unix_bind), so the
+        // socket is given `socketMode` first: no moment with a wider mode, and no change to the process's umask. (It
+        // once set umask(0177) around bind and back: umask is process-wide, and two threads binding at once could
+        // leave it 0177 for good. Every process started afterwards inherited it: hotspotd wrote its DHCP script
+        // 0755 & ~0177 = 0600, udhcpc could not run it, and no IPv4 lease was ever read; issue 27.)
+        guard fchmod(fd, socketMode) == 0 else { throw SystemError.current("chmod 0\(String(socketMode, radix: 8)) the socket for", path) }
         let r = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        umask(old)
         guard r == 0 else { throw SystemError.current("bind", path) }
         guard chmod(path, socketMode) == 0 else { throw SystemError.current("chmod 0\(String(socketMode, radix: 8))", path) }
         guard Glibc.listen(fd, backlog) == 0 else { throw SystemError.current("listen", path) }
