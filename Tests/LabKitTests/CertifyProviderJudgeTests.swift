@@ -110,15 +110,21 @@ struct CertifyProviderJudgeTests {
         #expect((result.reason + result.evidence.joined(separator: " ")).contains(text), "\(result.reason) \(result.evidence)")
     }
 
-    /// Seen in the VM with the reference pair: under the hijack, maintain fails, evaluate claims from the SSID (no
-    /// network), and authenticate answers temporaryFailure. Nothing owns that answer: no cause, reauthenticate passes.
-    @Test("authenticate under a DNS hijack is not judged")
-    func authenticateUnderHijack() throws {
+    /// The café joined, claimed and signed in to, the gate holding the station: where a DNS hijack run starts.
+    static func signedInAtHome() -> Trace {
         let t = Trace()
         t.transition("Inactive", "Evaluating")
         t.answer("evaluate", "success")
         t.answer("authenticate", "success")
         t.gate("afterSignIn", true)
+        return t
+    }
+
+    /// Seen in the VM with the reference pair: under the hijack, maintain fails, evaluate claims from the SSID (no
+    /// network), and authenticate answers temporaryFailure. Nothing owns that answer: no cause, reauthenticate passes.
+    @Test("authenticate under a DNS hijack is not judged")
+    func authenticateUnderHijack() throws {
+        let t = Self.signedInAtHome()
         t.mark(RunDriver.hijackMark)
         t.answer("maintain", "failure")
         t.answer("evaluate", "success")
@@ -137,11 +143,7 @@ struct CertifyProviderJudgeTests {
         ("success", "success", false), ("success", "temporaryFailure", true), ("failure", "temporaryFailure", true), ("failure", "success", false),
     ])
     func maintainDuringTheSwitch(_ during: String, _ after: String, _ passes: Bool) throws {
-        let t = Trace()
-        t.transition("Inactive", "Evaluating")
-        t.answer("evaluate", "success")
-        t.answer("authenticate", "success")
-        t.gate("afterSignIn", true)
+        let t = Self.signedInAtHome()
         t.mark(RunDriver.hijackStartingMark)
         t.answer("maintain", during)
         t.mark(RunDriver.hijackMark)
@@ -155,7 +157,7 @@ struct CertifyProviderJudgeTests {
         if !passes { #expect(result.reason.contains("success"), "\(result.reason)") }
         // Found by the driver's wait as well (it ends on the decisive answer).
         let decisive = try #require(DNSHijackCheck.decisive(in: report.runs.first { $0.run == .dnsHijack }!.records))
-        #expect(decisive.answer.result == (during == "success" ? after : during))
+        #expect(decisive.result == (during == "success" ? after : during))
     }
 
     @Test("provider checks are selectable only for a pair; the app certify installs")

@@ -292,17 +292,25 @@ final class RunDriver {
     /// `CutShort` as soon as a command goes unanswered by its deadline.
     @discardableResult
     func waitAny(_ states: Set<String>, timeout: Duration? = nil) throws -> String? {
+        try wait(for: "state of \(states.sorted().joined(separator: "/"))", timeout: timeout) {
+            let records = station.readTrace(from: cursor)
+            guard let index = records.firstIndex(where: { states.contains($0.record.transition?.to ?? "") }) else { return nil }
+            cursor += index + 1
+            return records[index].record.transition?.to
+        }
+    }
+
+    /// Polls `found` until it gives a value or `timeout` (default `patience`) passes; nil then, and the run's note
+    /// says `no WHAT within ...` and where hotspotd stood. Throws `CutShort` as soon as a command goes unanswered by
+    /// its deadline.
+    func wait<T>(for what: String, timeout: Duration? = nil, _ found: () throws -> T?) throws -> T? {
         let deadline = ContinuousClock.now + (timeout ?? patience)
         while ContinuousClock.now < deadline {
             try checkDeadlines()
-            let records = station.readTrace(from: cursor)
-            if let index = records.firstIndex(where: { states.contains($0.record.transition?.to ?? "") }) {
-                cursor += index + 1
-                return records[index].record.transition?.to
-            }
+            if let value = try found() { return value }
             usleep(20_000)
         }
-        note("no state of \(states.sorted().joined(separator: "/")) within \(timeout ?? patience); \(stallSummary())")
+        note("no \(what) within \(timeout ?? patience); \(stallSummary())")
         return nil
     }
 
@@ -457,21 +465,13 @@ final class RunDriver {
         try station.request(.record(["certify": .string(Self.hijackMark)]))
         // The maintain timer (scaled) fires; the first maintain that decides the check (DNSHijackCheck.decisive) ends
         // the wait: one sent after the hijack, or one sent during the switch and not answered success.
-        let deadline = ContinuousClock.now + patience
-        var decided = false
-        while ContinuousClock.now < deadline {
-            try checkDeadlines()
-            if DNSHijackCheck.decisive(in: station.readTrace()) != nil {
-                decided = true
-                break
-            }
-            usleep(20_000)
+        let decided = try wait(for: "maintain under the hijack answered") { () -> Int? in
+            let trace = station.readTrace()
+            return DNSHijackCheck.decisive(in: trace) == nil ? nil : trace.count
         }
-        if decided {
-            cursor = station.readTrace().count
+        if let decided {
+            cursor = decided
             note("a maintain under the hijack was answered")
-        } else {
-            note("no maintain under the hijack was answered within \(patience); \(stallSummary())")
         }
         note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
         mark(Self.dnsRestoredMark)

@@ -95,8 +95,7 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     public func dropQueries() throws {
         let file = directory + "/dns-fault.nft"
         try Self.dropRuleset.write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["-f", file]), inNamespace: namespace, timeout: .seconds(60))
-        guard result.status.succeeded else { throw SystemError("drop DNS queries at", hotspot.name, reason: "nft -f: \(result.stderr)") }
+        try nft(["-f", file], "drop DNS queries at")
         dropped = true
     }
 
@@ -181,18 +180,20 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     func redirect(to port: Int) throws {
         let file = directory + "/dns-redirect.nft"
         try DnsmasqConfig.redirectRuleset(hotspot.gateway, interface: interface, port: port).write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["-f", file]), inNamespace: namespace, timeout: .seconds(60))
-        guard result.status.succeeded else {
-            throw SystemError("point the DNS of", hotspot.name, reason: "nft -f \(file): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
-        }
+        try nft(["-f", file], "point the DNS of")
     }
 
     /// The gateway's port 53 is the hotspot's dnsmasq's again (the redirect table deleted in one step).
     func removeRedirect() throws {
-        let result = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["delete", "table", "inet", DnsmasqConfig.redirectTable]),
-                                      inNamespace: namespace, timeout: .seconds(60))
+        try nft(["delete", "table", "inet", DnsmasqConfig.redirectTable], "restore the DNS of")
+    }
+
+    /// `nft ARGUMENTS` in the hotspot's namespace; a failure names `operation`, the hotspot, the command and nft's words.
+    func nft(_ arguments: [String], _ operation: String) throws {
+        let result = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), arguments), inNamespace: namespace, timeout: .seconds(60))
         guard result.status.succeeded else {
-            throw SystemError("restore the DNS of", hotspot.name, reason: "nft delete table inet \(DnsmasqConfig.redirectTable): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw SystemError(operation, hotspot.name,
+                              reason: "nft \(arguments.joined(separator: " ")): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }
 

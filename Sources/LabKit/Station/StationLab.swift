@@ -14,19 +14,16 @@ public struct StationLabOptions: Sendable {
     public var maintainInterval: Double
     /// hotspotd's `--command-deadline` in seconds before scaling (nil: hotspotd's 45 s, scaled like the rest).
     public var commandDeadline: Double?
-    /// hotspotd's `--scan-list-refresh` in seconds before scaling (nil: hotspotd's 5 s).
-    public var scanListRefresh: Double?
     /// Extra arguments for every helper, by helper executable name (e.g. a test helper's `--delay-ms`).
     public var helperArguments: [String: [String]]
     /// Replace the topology's helper commands for every station (`hotspot-lab run --helper CMD`).
     public var helperOverride: [String]?
 
-    public init(timeScale: Double = 1, maintainInterval: Double = 300, commandDeadline: Double? = nil, scanListRefresh: Double? = nil,
+    public init(timeScale: Double = 1, maintainInterval: Double = 300, commandDeadline: Double? = nil,
                 helperArguments: [String: [String]] = [:], helperOverride: [String]? = nil) {
         self.timeScale = timeScale
         self.maintainInterval = maintainInterval
         self.commandDeadline = commandDeadline
-        self.scanListRefresh = scanListRefresh
         self.helperArguments = helperArguments
         self.helperOverride = helperOverride
     }
@@ -177,8 +174,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
             "--run-dir", directory + "/hotspotd", "--interface", interface,
         ] + (link.map { ["--link-control", $0.socketPath] } ?? ["--wpa-supplicant", directory + "/wpa-ctrl/" + interface]) + [
             "--time-scale", "\(options.timeScale)", "--maintain-interval", "\(options.maintainInterval)",
-        ] + (options.commandDeadline.map { ["--command-deadline", "\($0)"] } ?? [])
-          + (options.scanListRefresh.map { ["--scan-list-refresh", "\($0)"] } ?? []) + apps, environment: apps.isEmpty ? nil : providerEnvironment(directory: directory), stdout: .file(log), stderr: .file(log)),
+        ] + (options.commandDeadline.map { ["--command-deadline", "\($0)"] } ?? []) + apps, environment: apps.isEmpty ? nil : providerEnvironment(directory: directory), stdout: .file(log), stderr: .file(log)),
                              in: namespace, resolvConf: resolvConf)
     }
 

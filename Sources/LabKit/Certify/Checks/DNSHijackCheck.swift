@@ -11,15 +11,15 @@ struct DNSHijackCheck: CertifyCheck {
     /// The maintain answer that decides the check, from the mark that the hijack starts: the first maintain sent after
     /// the mark that it is in effect, or one sent during the switch (between the two marks, its probe on either side of
     /// it) and answered anything but success (its success proves nothing: the probe may have run before the switch).
-    /// Nil while there is none yet; the index of the mark shown with it.
-    static func decisive(in trace: [TraceEntry]) -> (mark: Int, answer: Traced<TraceRecord.Response>)? {
+    /// Nil while there is none yet.
+    static func decisive(in trace: [TraceEntry]) -> Traced<TraceRecord.Response>? {
         guard let effect = trace.firstIndex(where: { GroundTruth.mark($0)?.certify == RunDriver.hijackMark }) else { return nil }
         let start = trace[..<effect].lastIndex(where: { GroundTruth.mark($0)?.certify == RunDriver.hijackStartingMark }) ?? effect
         let restored = trace[effect...].firstIndex(where: { GroundTruth.mark($0)?.certify == RunDriver.dnsRestoredMark }) ?? trace.endIndex
         let window = trace[start..<restored]
         for maintain in window.of(\.command) where maintain.commandType == "maintain" {
             guard let answer = window.of(\.response).first(where: { $0.command == maintain.id }) else { return nil }
-            if maintain.entry.seq > trace[effect].seq || answer.result != "success" { return (effect, answer) }
+            if maintain.entry.seq > trace[effect].seq || answer.result != "success" { return answer }
         }
         return nil
     }
@@ -29,7 +29,7 @@ struct DNSHijackCheck: CertifyCheck {
         guard let mark = trace.firstIndex(where: { GroundTruth.mark($0)?.certify == RunDriver.hijackMark }) else {
             return j.fail(self, "the run never hijacked DNS (the helper did not sign in first?)", j.notes(.dnsHijack))
         }
-        guard let (_, answer) = Self.decisive(in: trace) else {
+        guard let answer = Self.decisive(in: trace) else {
             let maintains = trace[mark...].of(\.command).filter { $0.commandType == "maintain" }
             return j.fail(self, maintains.isEmpty ? "no maintain was sent while DNS was hijacked" : "maintain under the hijack was not answered",
                           [j.evidence(.dnsHijack, trace[mark])] + maintains.prefix(2).map { j.evidence(.dnsHijack, $0.entry) } + j.notes(.dnsHijack))
