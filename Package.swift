@@ -15,11 +15,19 @@
 //   CLibNL/CLibNLGenl/CLibMNL  system libraries; CNetlinkShim their macro wrappers
 //   COpenSSL/CTLSShim  the system OpenSSL and its macro wrappers (https:// in the SDK, the https-only portal)
 //   Netlink            rtnetlink (libmnl) and generic netlink (libnl-genl) from Swift
-//   LabKit             labs: namespaces, radios, daemons, topologies, the VM runner
+//   LabTopology        a topology file: the model, the YAML parser, address ranges
+//   LabVM              the VM runner: qemu under TCG, its kernel and initramfs, the hwsim self-test
+//   LabSandbox         a sealed lab: namespaces, links, radios, processes, state on disk, cleanup
+//   LabServices        what runs in a lab: a hotspot's services and a station's
+//   LabScenarios       scenarios and their steps
+//   LabCertify         certify: the runs, the judge, one file per check
+//   LabReplay          replay: a field trace back into a scenario
+//   LabReports         HTML, JUnit and certify reports
+//   LabKit             the lab as one import (re-exports the Lab* modules) and `doctor`
 //   HotspotBench       the `hotspot-lab bench` measurements (a library the CLI calls)
 //   PortalKinds        one file per captive portal kind, as data and request handling (the `portals/` folder)
 //   Portals            the portal server around them: HTTP (FlyingFox) and TLS (`portals/Server/`)
-//   StepRegistryScanner, step-registry-tool, StepRegistryPlugin  the build-tool plugin that lists LabKit's step kinds
+//   StepRegistryScanner, step-registry-tool, StepRegistryPlugin  the build-tool plugin that lists LabScenarios' step kinds and LabCertify's checks
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -117,16 +125,73 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // MARK: the lab
+        // MARK: the lab (docs/ARCHITECTURE.md, "The lab's modules"; lowest first)
+        // A topology file and everything read from it: the model, the YAML parser and its errors, address ranges.
         .target(
-            name: "LabKit",
+            name: "LabTopology",
             dependencies: [
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "PortalKinds",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+        // The VM runner: qemu under TCG, its kernel and initramfs, the hwsim self-test, what runs inside.
+        .target(name: "LabVM", dependencies: ["Netlink", "HotspotSystem"], swiftSettings: strict),
+        // A sealed lab: its namespaces, links, radios and processes, its state on disk, the cleanup of dead runs.
+        .target(name: "LabSandbox", dependencies: ["Netlink", "HotspotSystem"], swiftSettings: strict),
+        // What runs in a lab: a hotspot's services (AP, DHCP/DNS, gate, portals, uplink, NAT64) and a station's.
+        .target(
+            name: "LabServices",
+            dependencies: [
+                "LabTopology", "LabVM", "LabSandbox",
                 "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "PortalKinds",
+            ],
+            swiftSettings: strict
+        ),
+        // Scenarios and their steps; generates `StepRegistry.declaredKinds` from Sources/LabScenarios/Steps.
+        .target(
+            name: "LabScenarios",
+            dependencies: [
+                "LabServices", "LabTopology", "LabVM", "LabSandbox",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "PortalKinds",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict,
-            // Generates `StepRegistry.declaredKinds` from Sources/LabKit/Scenario/Steps: a step kind is its file.
             plugins: ["StepRegistryPlugin"]
+        ),
+        // certify: the runs, the judge and its checks; generates `CertifyChecks.declared` from Sources/LabCertify/Checks.
+        .target(
+            name: "LabCertify",
+            dependencies: [
+                "LabScenarios", "LabServices", "LabTopology", "LabSandbox",
+                "HotspotSystem", "HotspotProtocol", "HotspotCore", "PortalKinds",
+            ],
+            swiftSettings: strict,
+            plugins: ["StepRegistryPlugin"]
+        ),
+        // replay: a field failure's trace back into a scenario.
+        .target(
+            name: "LabReplay",
+            dependencies: [
+                "LabScenarios", "LabServices", "LabTopology", "HotspotProtocol", "HotspotCore",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+        // The reports: HTML, JUnit, and certify's text and JSON.
+        .target(
+            name: "LabReports",
+            dependencies: ["LabCertify", "LabScenarios", "HotspotProtocol", "HotspotCore", "PortalKinds"],
+            swiftSettings: strict
+        ),
+        // The lab as one import (re-exports the modules above) and `doctor`, which asks all of them.
+        .target(
+            name: "LabKit",
+            dependencies: [
+                "LabTopology", "LabVM", "LabSandbox", "LabServices", "LabScenarios", "LabCertify", "LabReplay", "LabReports",
+                "Netlink", "HotspotSystem",
+            ],
+            swiftSettings: strict
         ),
         // MARK: build tools (run at build time, linked into nothing)
         // The generator's reading of the step files (standard library only), the program the plugin runs, the plugin.

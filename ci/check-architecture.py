@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Lowest first. A target may depend only on targets of a lower layer (peers in one layer may not depend on
 # each other). Packages from outside the repository (ArgumentParser, Yams, FlyingFox) count as layer 0.
 LAYERS = [
-    # StepRegistryScanner: build-time code (the step kind registry generator's reading of LabKit's step files, for
+    # StepRegistryScanner: build-time code (the generator's reading of LabScenarios' step files and LabCertify's check files, for
     # step-registry-tool and the StepRegistryPlugin); it imports nothing (PURE_IMPORTS) and is in BUILD_TOOLS.
     ("system libraries, build-time code", ["CLibNL", "CLibNLGenl", "CLibMNL", "COpenSSL", "StepRegistryScanner"]),
     ("C shims", ["CSystemShims", "CNetlinkShim", "CTLSShim"]),
@@ -46,11 +46,20 @@ LAYERS = [
     # ReferenceHelperSupport: what the reference helpers and providers share (form parser, command line, probe...);
     # it uses the SDK only.
     ("daemon, compat", ["HotspotDaemon", "NEHotspotHelperCompat", "ReferenceHelperSupport"]),
-    # PortalKinds: the captive portal kinds as data and request handling (no HTTP server), read by LabKit and Portals.
+    # PortalKinds: the captive portal kinds as data and request handling (no HTTP server), read by the Lab modules and Portals.
     # PortalHelper, VoucherHelper, CaptiveAPIHelper: the reference helpers' logic, shared by each helper's
     # main.swift and its provider pair (Sources/providers); they use the SDK and ReferenceHelperSupport only.
     ("station, portal kinds", ["HotspotStation", "PortalKinds", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper"]),
-    ("lab", ["LabKit", "Portals"]),
+    # The lab's modules (docs/ARCHITECTURE.md, "The lab's modules"), lowest first: each may use only those below it.
+    # LabTopology: a topology file read and checked; LabVM: the VM runner; LabSandbox: a sealed lab's kernel objects,
+    # processes and state; Portals: the portal server around PortalKinds.
+    ("lab: topology, VM, sandbox, portal server", ["LabTopology", "LabVM", "LabSandbox", "Portals"]),
+    ("lab services", ["LabServices"]),
+    ("lab scenarios", ["LabScenarios"]),
+    ("certify, replay", ["LabCertify", "LabReplay"]),
+    ("lab reports", ["LabReports"]),
+    # LabKit: the lab as one import (re-exports every Lab module) and `doctor`.
+    ("lab", ["LabKit"]),
     ("benchmarks", ["HotspotBench"]),
     ("test support", ["TestSupport"]),
 ]
@@ -339,7 +348,7 @@ SYSTEM_CALLS_PENDING: dict[str, str] = {}
 # (file, module): why it is still needed.
 INTERNAL_MODULES = {"CYaml": "Yams", "CFlyingSocks": "FlyingFox", "CNIOLinux": "swift-nio", "_NIOBase64": "swift-nio"}
 INTERNAL_IMPORTS_ALLOWED = {
-    ("Sources/LabKit/Topology/LabYAML.swift", "CYaml"):
+    ("Sources/LabTopology/LabYAML.swift", "CYaml"):
         "LabYAML scans libyaml's events to refuse anchors and aliases before anything is composed (Yams's public "
         "Parser composes, expanding aliases: the exponential blow-up it must refuse); Yams offers no public event API",
 }

@@ -34,8 +34,8 @@ RAW_LINE = re.compile(r'\.written\s*\[|\.written\??\.(objectValue|arrayValue)|\.
 ALLOWED_DIRS = [os.path.join("Sources", "HotspotProtocol") + os.sep]
 # Reads of something else that happens to use one of the names: (file suffix, a text on the line).
 EXEMPT_LINES = [
-    ("Sources/LabKit/Scenario/Steps/PortalStep.swift", 'keys.required("kind")'),
-    ("Sources/LabKit/Topology/TopologyParser.swift", '"kind"'),
+    ("Sources/LabScenarios/Steps/PortalStep.swift", 'keys.required("kind")'),
+    ("Sources/LabTopology/TopologyParser.swift", '"kind"'),
 ]
 
 

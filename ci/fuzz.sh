@@ -17,12 +17,12 @@
 # with `.build-fuzz/bin/fuzz-<target> FILE`. New inputs libFuzzer finds go to .build-fuzz/corpus/<target>/,
 # never into Tests/.
 #
-# How it builds (Swift 6.3.1 on Linux): SwiftPM compiles LabKit and its dependencies (Yams, libyaml included) in
+# How it builds (Swift 6.3.1 on Linux): SwiftPM compiles LabScenarios and its dependencies (LabTopology among them) (Yams, libyaml included) in
 # release mode into the separate scratch path .build-fuzz with `-Xswiftc -sanitize=fuzzer` (coverage
 # instrumentation of the Swift code) and `-Xcc -fsanitize=fuzzer-no-link` (of the C code, libyaml's too); only the
 # library target is built, so nothing is linked there. Then each harness is compiled and linked by swiftc with
 # `-sanitize=fuzzer -parse-as-library` (libFuzzer supplies main) against those object files. The protocol targets
-# link only HotspotCore and HotspotProtocol, the parser targets LabKit's whole dependency closure (both from the build plan's
+# link only HotspotCore and HotspotProtocol, the topology target LabTopology's dependency closure and the scenario target LabScenarios's (both from the build plan's
 # targetDependencyMap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,10 +47,10 @@ if [[ ! -d $scratch/checkouts && -d .build/checkouts ]]; then
     cp -r .build/checkouts .build/repositories "$scratch"/ 2>/dev/null || true
     [[ -f .build/workspace-state.json ]] && cp .build/workspace-state.json "$scratch"/
 fi
-echo "fuzz: building LabKit and its dependencies with -sanitize=fuzzer into $scratch"
-# -use-ld=lld: SwiftPM applies -Xswiftc to the build-time program LabKit's plugin runs (step-registry-tool) too, and
+echo "fuzz: building LabScenarios and its dependencies with -sanitize=fuzzer into $scratch"
+# -use-ld=lld: SwiftPM applies -Xswiftc to the build-time program LabScenarios' plugin runs (step-registry-tool) too, and
 # linking that program with -sanitize=fuzzer makes gold fail (an internal error); lld links it and it runs as usual.
-swift build -c release --scratch-path "$scratch" --target LabKit \
+swift build -c release --scratch-path "$scratch" --target LabScenarios \
     -Xswiftc -sanitize=fuzzer -Xcc -fsanitize=fuzzer-no-link -Xswiftc -use-ld=lld
 out=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
 mkdir -p "$scratch/bin"
@@ -72,7 +72,6 @@ print("\n".join(names))' "$out/description.json" "$@"); do
     done
 }
 protocol_modules=(HotspotProtocol)
-labkit_modules=(LabKit)
 
 harness() { # target -> harness folder
     case $1 in
@@ -86,10 +85,10 @@ for t in "${targets[@]}"; do
     h=$(harness "$t")
     case $t in
         frame-decoder|json-parser) mapfile -t objs < <(objects "${protocol_modules[@]}"); flags=() ;;
-        *)
-            mapfile -t objs < <(objects "${labkit_modules[@]}")
-            # The C modules LabKit's interface imports: the module maps SwiftPM generated or found, their headers (a new
-            # C module under LabKit shows as "missing required module" here: add its map and headers).
+        topology|scenario)
+            if [[ $t == topology ]]; then mapfile -t objs < <(objects LabTopology); else mapfile -t objs < <(objects LabScenarios); fi
+            # The C modules the Lab modules' interfaces import: the module maps SwiftPM generated or found, their headers (a new
+            # C module under a Lab module shows as "missing required module" here: add its map and headers).
             flags=()
             for m in "$out/CSystemShims.build/module.modulemap" "$out/CNetlinkShim.build/module.modulemap" \
                 "$scratch/checkouts/Yams/Sources/CYaml/include/module.modulemap" \

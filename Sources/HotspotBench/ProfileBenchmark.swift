@@ -114,7 +114,6 @@ public struct ProfileBenchmark: Sendable {
     static func say(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 
     static func tool(_ name: String, package: String) throws -> String {
-        for dir in ["/usr/bin", "/usr/sbin", "/bin", "/sbin"] where access(dir + "/" + name, X_OK) == 0 { return dir + "/" + name }
-        throw SystemError("find", name, reason: "not installed (apt-get install \(package))")
+        try SystemTools.require(name, package: package)
     }
 }

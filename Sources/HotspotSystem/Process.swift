@@ -346,6 +346,31 @@ public enum NSExec {
     }
 }
 
+/// Finds a system command (nft, dnsmasq, modprobe, qemu...): the folders of PATH, then the sbin folders (root's tools,
+/// which a user's PATH may lack). The one lookup the lab, doctor and the benchmarks share.
+public enum SystemTools {
+    public static let sbinDirectories = ["/usr/sbin", "/sbin", "/usr/local/sbin"]
+
+    /// The first executable `name` found; nil when none is.
+    public static func find(_ name: String) -> String? {
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        let directories = path.split(separator: ":").map(String.init) + sbinDirectories
+        for directory in directories where !directory.isEmpty {
+            let candidate = directory + "/" + name
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// `find`, or an error naming the command and the Debian package that provides it.
+    public static func require(_ name: String, package: String? = nil) throws -> String {
+        guard let path = find(name) else {
+            throw SystemError("find", name, reason: "not installed (apt-get install -y \(package ?? name))")
+        }
+        return path
+    }
+}
+
 /// Finds this package's built executables (hotspot-nsexec, hotspot-lab, hotspotd...).
 public enum BuildProducts {
     /// `$environmentKey` if set, then next to the running executable and up to four parent folders (test

@@ -4,6 +4,8 @@ import Glibc
 #endif
 import HotspotSystem
 import Netlink
+import LabSandbox
+import LabVM
 
 /// One line of the `doctor` report.
 public struct DoctorCheck: Sendable, Equatable {
@@ -219,14 +221,6 @@ public enum Doctor {
                            fix: nil)
     }
 
-    /// Looks a command up in PATH plus the sbin directories.
-    public static func findExecutable(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin", "/usr/local/sbin"]
-        for directory in directories {
-            let candidate = directory + "/" + name
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
+    /// Looks a command up in PATH plus the sbin directories (`SystemTools.find`).
+    public static func findExecutable(_ name: String) -> String? { SystemTools.find(name) }
 }

@@ -3,6 +3,14 @@ import HotspotSystem
 import Testing
 import TestSupport
 @testable import LabKit
+@testable import LabCertify
+@testable import LabReplay
+@testable import LabReports
+@testable import LabSandbox
+@testable import LabScenarios
+@testable import LabServices
+@testable import LabTopology
+@testable import LabVM
 
 /// `hotspot-lab certify` end to end in the VM, in the radio tier: the reference portal helper and the reference provider
 /// pair pass every check, and a sample of the broken fixtures (Tests/Fixtures/CertifyFixture: the reference helper behind

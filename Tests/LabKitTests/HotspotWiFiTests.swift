@@ -4,6 +4,14 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
+@testable import LabCertify
+@testable import LabReplay
+@testable import LabReports
+@testable import LabSandbox
+@testable import LabScenarios
+@testable import LabServices
+@testable import LabTopology
+@testable import LabVM
 
 /// The Wi-Fi half over mac80211_hwsim: hostapd in the hotspot namespace (waited on over its control
 /// socket), a plain wpa_supplicant + busybox udhcpc in a station namespace with its own radio.

@@ -3,6 +3,14 @@ import HotspotSystem
 import Testing
 import TestSupport
 @testable import LabKit
+@testable import LabCertify
+@testable import LabReplay
+@testable import LabReports
+@testable import LabSandbox
+@testable import LabScenarios
+@testable import LabServices
+@testable import LabTopology
+@testable import LabVM
 
 /// Replays end to end, in the VM: a recorded run of each of the guide's four sequences replays (with the
 /// recorded answers) to the same state path; the captive recording replayed with a helper that has the wrong

@@ -3,6 +3,14 @@ import HotspotProtocol
 import HotspotSystem
 import Testing
 @testable import LabKit
+@testable import LabCertify
+@testable import LabReplay
+@testable import LabReports
+@testable import LabSandbox
+@testable import LabScenarios
+@testable import LabServices
+@testable import LabTopology
+@testable import LabVM
 
 /// The end-to-end harness: ONE VM boot runs this same test bundle inside, filtered to the suites tagged
 /// `.inVM` (`Tag.inVM` in TestSupport, `InVM.suiteTag`), with HOTSPOT_LAB_IN_VM=1. The inner output is

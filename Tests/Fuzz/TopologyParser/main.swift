@@ -1,10 +1,10 @@
 // libFuzzer target: the topology parser (LabYAML's size, anchor and depth checks, Yams, the reader and the
 // validator), as `hotspot-lab up` and `run` call it. Errors are expected; crashes, traps and hangs are not.
-// ci/fuzz.sh builds it against LabKit compiled by SwiftPM with -sanitize=fuzzer.
+// ci/fuzz.sh builds it against LabTopology (and what it depends on) compiled by SwiftPM with -sanitize=fuzzer.
 // The bytes go through LabYAML.text as a file's do (issue 27): checked beyond "no crash", an input that is not UTF-8
 // is never accepted (it used to become U+FFFD), and one starting with a byte-order mark is accepted exactly when
 // the same input without the mark is.
-import LabKit
+import LabTopology
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTopologyParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

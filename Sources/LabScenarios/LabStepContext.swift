@@ -1,0 +1,203 @@
+import HotspotCore
+import Foundation
+import PortalKinds
+import HotspotProtocol
+import HotspotSystem
+import Netlink
+import LabSandbox
+import LabServices
+import LabTopology
+import LabVM
+
+/// The steps' context in a real lab: the acting station's hotspotd (control socket, trace), its helpers'
+/// processes and wpa_supplicant, the hotspots' hostapd, gate, portal, DNS, uplink and radios.
+final class LabStepContext: StepContext {
+    let lab: HotspotLab
+    let station: RunningStation
+    var stateCheckpoint = 0
+    var waitCursor = 0
+
+    init(lab: HotspotLab, station: RunningStation) {
+        self.lab = lab
+        self.station = station
+    }
+
+    var topology: Topology { lab.topology }
+    var stationName: String { station.station.name }
+
+    func running(_ hotspot: String) throws -> RunningHotspot {
+        guard let h = lab.hotspots.first(where: { $0.hotspot.name == hotspot }) else { throw StepFailure("no hotspot \(hotspot) in \(lab.topology.file)") }
+        return h
+    }
+
+    func runningHelper(_ name: String) throws -> RunningHelper {
+        guard let helper = station.helper(name) else { throw noHelper(name) }
+        return helper
+    }
+
+    // MARK: hotspotd
+    func status() throws -> JSON { try station.status() }
+    func readTrace(from line: Int) -> [TraceEntry] { station.readTrace(from: line) }
+    func traceLineCount() -> Int { station.traceLineCount() }
+    func states(from line: Int) -> [String] { station.states(from: line) }
+    func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
+        try station.waitForState(state, after: cursor, timeout: timeout)
+    }
+    func showScanList() throws -> [TraceScanListEntry] { try station.showScanList() }
+    func join(_ ssid: SSID, password: String?) throws { try station.join(ssid, password: password) }
+    func autoJoin() throws { try station.autoJoin() }
+    func leave() throws { try station.leave() }
+    func foreground(_ identifier: String?) throws { try station.foreground(identifier) }
+    func logoff(helper identifier: String) throws -> Bool { try station.logoff(helper: identifier) }
+    func restartHotspotd(helperDelay: Duration) throws -> Int { try station.restartHotspotd(helperDelay: helperDelay) }
+    func recordStep(_ text: String, line: Int, index: Int) {
+        _ = try? station.request(.record(["step": .string(text), "line": .number(Double(line)), "index": .number(Double(index))]))
+    }
+
+    // MARK: helpers
+    // A provider app (by bundle identifier) stands for its running provider (the authentication provider's first).
+    func helperPID(_ name: String) -> Int32? {
+        if let helper = station.helper(name) { return helper.process.pid }
+        return station.app(name)?.hasProviders == true ? station.providerPID(app: name) : nil
+    }
+    func helperIdentifier(_ name: String) -> String? {
+        station.helper(name)?.identifier ?? (station.app(name)?.hasProviders == true ? name : nil)
+    }
+    func type(_ text: String, intoHelper name: String) throws {
+        if station.helper(name) == nil, station.app(name)?.hasProviders == true { return try station.type(text, intoApp: name) }
+        try station.type(text, into: try runningHelper(name))
+    }
+    func killHelper(_ name: String) throws {
+        if station.helper(name) == nil, station.app(name)?.hasProviders == true {
+            guard let pid = station.providerPID(app: name) else { throw StepFailure("app \(name) has no provider running on station \(stationName)") }
+            guard Glibc.kill(pid, SIGKILL) == 0 else { throw StepFailure("kill the provider of \(name) (pid \(pid)): errno \(errno)") }
+            return
+        }
+        try station.kill(helper: try runningHelper(name))
+    }
+    func signalHelper(_ name: String, _ signal: Int32) throws {
+        if station.helper(name) == nil, station.app(name)?.hasProviders == true {
+            guard let pid = station.providerPID(app: name) else { throw StepFailure("app \(name) has no provider running on station \(stationName)") }
+            guard Glibc.kill(pid, signal) == 0 else { throw StepFailure("signal \(signal) to the provider of \(name) (pid \(pid)): errno \(errno)") }
+            return
+        }
+        try runningHelper(name).process.signal(signal)
+    }
+
+    // MARK: the station
+    func macAddress() throws -> String { try station.macAddress() }
+    func application(_ url: String) throws -> (status: Int?, error: String) { try station.application(url) }
+    func probe(_ urls: [String]) throws -> [ProbeObservation] { try station.probe(urls) }
+    func wpaRequest(_ command: String) throws -> String { try station.wpaControl().request(command) }
+    func wpaWaitForEvent(_ prefixes: [String], timeout: Duration) throws -> String {
+        try station.wpaControl().waitForEvent(prefixes, timeout: timeout)
+    }
+    var wpaLog: String { station.wpaLog }
+
+    // MARK: the lab
+    func hostapdCount(hotspot: String) throws -> Int { try running(hotspot).accessPoints.compactMap(\.hostapd).count }
+
+    func hostapdRequest(hotspot: String, index: Int, _ command: String) throws -> String {
+        let controls = try running(hotspot).accessPoints.compactMap(\.hostapd)
+        guard controls.indices.contains(index) else { throw StepFailure("hotspot \(hotspot) has no hostapd #\(index + 1)") }
+        return try controls[index].request(command)
+    }
+
+    func setUplink(hotspot: String, up: Bool) throws -> String { try lab.setUplink(try running(hotspot), up: up) }
+
+    func setLinkQuality(hotspot: String, side: LinkSide, latencyMS: Int, jitterMS: Int, lossPercent: Double, rateKbit: Int) throws -> String {
+        try lab.setLinkQuality(try running(hotspot), side: side, latencyMS: latencyMS, jitterMS: jitterMS, lossPercent: lossPercent, rateKbit: rateKbit)
+    }
+
+    func setDNS(hotspot: String, mode: String) throws -> String { try lab.setDNS(hotspot: hotspot, mode: mode) }
+
+    func switchPortal(hotspot: String, kind: String, settings: [String: String]) throws {
+        try lab.switchPortal(hotspot: hotspot, kind: kind, settings: settings)
+    }
+
+    func gateAuthenticated(hotspot: String) throws -> [String] { try GateInspector.authenticated(in: try running(hotspot)) }
+
+    func setSignal(hotspot: String, bssid: String?, dbm: Int?) throws -> String { try lab.setSignal(try running(hotspot), bssid: bssid, dbm: dbm) }
+
+    func expirePortalSessions(hotspot: String) throws { try lab.expirePortalSessions(try running(hotspot)) }
+
+    func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+}
+
+/// tcpdump on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's frames. Only inside the
+/// hotspot-lab VM (there hwsim0 belongs to the VM; on a host with hwsim it is the host's and is left alone).
+final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; the capture process locks its own state
+    let process: ChildProcess
+    let path: String
+
+    private init(process: ChildProcess, path: String) {
+        self.process = process
+        self.path = path
+    }
+
+    static func start(into path: String) -> AirCapture? {
+        guard InVM.isActive, FileManager.default.fileExists(atPath: "/sys/class/net/hwsim0"),
+              let tcpdump = try? HotspotLab.findTool("tcpdump") else { return nil }
+        do {
+            try RouteNetlink.current().setUp("hwsim0")
+            let log = path + ".log"
+            let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "--immediate-mode", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
+            // The steps wait for the capture: with two labs at a time under TCG tcpdump once took more than the 5 s
+            // this used to allow, and a short scenario was over before its first frame (air.pcap: the header only).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !(readSmallFile(log)?.contains("listening on") ?? false), ContinuousClock.now < deadline, (try? child.poll()) == nil {
+                usleep(20_000)
+            }
+            if !(readSmallFile(log)?.contains("listening on") ?? false) {
+                FileHandle.standardError.write(Data("hotspot-lab: tcpdump on hwsim0 did not say it was listening within 30 s; the capture may miss the start (\(log))\n".utf8))
+            }
+            return AirCapture(process: child, path: path)
+        } catch {
+            FileHandle.standardError.write(Data("hotspot-lab: no capture of the air: \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    /// Stops tcpdump once the file holds a frame past its 24-byte header (the access points beacon every 100 ms,
+    /// so one comes soon; up to 5 s): a scenario of a few seconds once ended before tcpdump had handed libpcap's
+    /// first buffer to the file (air.pcap: the header only), hence also `--immediate-mode`.
+    func stop() {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, (try? process.poll()) == nil,
+              ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) <= 24 {
+            usleep(20_000)
+        }
+        _ = try? process.terminate(grace: .seconds(2))
+    }
+}
+
+/// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
+public enum GateInspector {
+    /// The members of the gate's authenticated sets: `MAC . IPv4` of `authenticated`, and, on a LAN with IPv6, the
+    /// MAC alone of `authenticated6` (the gate releases a MAC there on both families: docs/TOPOLOGY.md).
+    public static func authenticated(in running: RunningHotspot) throws -> [String] {
+        var members = try elements(of: GateRuleset.set, in: running).compactMap { words -> String? in
+            guard words.count >= 3, words[1] == "." else { return nil }
+            return "\(words[0]) . \(words[2])"
+        }
+        if running.hotspot.gateway.ip.hasIPv6 {
+            members += try elements(of: GateRuleset.set6, in: running).compactMap { $0.first.map(String.init) }
+        }
+        return members
+    }
+
+    /// The elements of one set of the gate, each split into words (`02:00:00:00:0a:00 . 198.51.100.14 timeout 1h ...`).
+    static func elements(of set: String, in running: RunningHotspot) throws -> [[Substring]] {
+        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"),
+                                                                ["list", "set", GateRuleset.family, GateRuleset.table, set])
+            .inNetworkNamespace(running.namespace.name))
+        guard result.status.succeeded else {
+            throw SystemError("list the gate set \(set) of", running.hotspot.name, reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        // elements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m58s, ... }
+        guard let open = result.stdout.range(of: "elements = {") else { return [] }
+        let body = result.stdout[open.upperBound...].prefix { $0 != "}" }
+        return body.split(separator: ",").map { item in item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }) }
+    }
+}
+

@@ -1,0 +1,59 @@
+import Foundation
+import LabSandbox
+import LabServices
+import LabTopology
+import LabVM
+
+/// `roam: BSSID` / `roam: {bssid: B, timeout: 30}`: the station's wpa_supplicant moves to the access point `bssid`
+/// of the same SSID (a scan of its channel first: ROAM needs the BSS in its table); passes when hotspotd records
+/// the association with `bssid` as a roam.
+public struct RoamStep: ScenarioStepAction {
+    public var bssid: String
+    public var timeout: Double
+
+    static let kind = StepKind("roam", example: "roam: \"02:00:00:00:01:00\"", replay: .asWritten) { args in
+        if args.isScalar { return RoamStep(bssid: try args.accessPoint(args.value), timeout: 30) }
+        let keys = try args.keys(allowed: ["bssid", "timeout"], required: ["bssid"])
+        return RoamStep(bssid: try args.accessPoint(keys.required("bssid")),
+                        timeout: try keys["timeout"].map { try ScenarioParser.number($0, in: 1...600) } ?? 30)
+    }
+
+    public func perform(in context: any StepContext) throws -> String {
+        let cursor = context.traceLineCount()
+        let from = try context.status()["association"]?["bssid"]?.stringValue
+        // A scan of the target's channel only (a full scan takes seconds under TCG).
+        guard let target = context.topology.hotspots.flatMap(\.accessPoints).first(where: { $0.bssid.text.lowercased() == bssid }) else {
+            throw StepFailure("no access point \(bssid) in \(context.topology.file)")
+        }
+        let scanStart = ContinuousClock.now
+        let scan = try context.wpaRequest("SCAN freq=\(target.frequency)")
+        guard scan.hasPrefix("OK") || scan.hasPrefix("FAIL-BUSY") else { throw StepFailure("wpa_supplicant answered SCAN freq=\(target.frequency) with \(scan)") }
+        _ = try context.wpaWaitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: .seconds(15))
+        let scanned = RunningStation.parseScanResults(try context.wpaRequest("SCAN_RESULTS"))
+        guard scanned.contains(where: { $0.bssid.lowercased() == bssid }) else {
+            throw StepFailure("\(bssid) is not in the station's scan results (\(scanned.map { "\($0.ssid) \($0.bssid)" }.joined(separator: ", ")))")
+        }
+        let scanSeconds = ScenarioRunner.seconds(since: scanStart)
+        let start = ContinuousClock.now
+        let reply = try context.wpaRequest("ROAM \(bssid)")
+        guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
+        while ContinuousClock.now - start < .milliseconds(Int64(timeout * 1000)) {
+            let records = context.readTrace(from: cursor)
+            let station = records.compactMap(\.record.station)
+            if station.contains(where: { $0.action == "associated" && $0.bssid?.lowercased() == bssid }) {
+                // hotspotd must have seen a roam (CONNECTED to the new BSSID without a disconnection) and traced both BSSIDs.
+                guard let roamed = station.first(where: { $0.action == "roamed" }),
+                      roamed.to?.lowercased() == bssid, from == nil || roamed.from?.lowercased() == from?.lowercased() else {
+                    let disconnected = station.first { $0.action == "disassociated" }
+                    throw StepFailure("the station associated with \(bssid), but hotspotd's trace has no `roamed` record from \(from ?? "?") to it"
+                                      + (disconnected.map { " (it saw a disconnection: \($0.event ?? "?"))" } ?? ""))
+                }
+                return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
+                              roamed.from ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
+            }
+            context.pause(0.05)
+        }
+        throw StepFailure("the station did not associate with \(bssid) within \(timeout) s (associated with \(try context.status()["association"]?["bssid"]?.stringValue ?? "nothing")); "
+                          + "wpa_supplicant log \(context.wpaLog)")
+    }
+}
