@@ -81,3 +81,42 @@ public final class Condition: @unchecked Sendable {  // @unchecked: a pthread co
         pthread_cond_timedwait(condition, mutex.mutex, &ts)
     }
 }
+
+/// A one-time signal between threads: `open()` once, and every `wait` returns (true) from then on. Waits are
+/// measured on CLOCK_MONOTONIC (`Condition`). What a semaphore used as a done-signal did, without the semaphore.
+public final class Latch: @unchecked Sendable {  // @unchecked: `isOpen` is touched only with `mutex` held
+    private let mutex = Mutex()
+    private let condition = Condition()
+    private var isOpen = false
+
+    public init() {}
+
+    /// Opens the latch and wakes every waiter; later calls do nothing.
+    public func open() {
+        mutex.withLock {
+            isOpen = true
+            condition.broadcast()
+        }
+    }
+
+    /// Waits until the latch is open or `timeout` passes; true when it is open.
+    @discardableResult
+    public func wait(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        return mutex.withLock {
+            while !isOpen {
+                let left = deadline - ContinuousClock.now
+                if left <= .zero { return false }
+                condition.wait(mutex, timeout: left)
+            }
+            return true
+        }
+    }
+
+    /// Waits until the latch is open.
+    public func wait() {
+        mutex.withLock {
+            while !isOpen { condition.wait(mutex, timeout: .seconds(3600)) }
+        }
+    }
+}

@@ -341,11 +341,11 @@ enum LabKernelModules {
         // WPA2/WPA3 keys in mac80211 (CCMP, GCMP, BIP) use these crypto templates, also loaded on demand.
         "ccm", "gcm", "ctr", "cmac", "seqiv", "michael_mic", "libarc4",
     ]
-    private static let once = Mutex(recursive: true)
-    nonisolated(unsafe) private static var done = false
+    /// True once a preload ran (or was skipped for good): once per process.
+    private static let done = Locked(false)
 
     static func preload() {
-        once.withLock {
+        done.withLock { done in
             if done { return }
             done = true
             guard getuid() == 0, access("/proc/modules", F_OK) == 0 else { return }

@@ -9,31 +9,35 @@ import HotspotSystem
 /// each lab down as `Lab.teardown` does and sweeps what a bring-up racing with it may have added (the
 /// run's namespaces and root links, as `clean` would), and refuses to register labs started after it.
 public enum LiveLabs {
-    private final class Weak: @unchecked Sendable {  // @unchecked: read and written only with `LiveLabs.lock` held
+    private final class Weak: @unchecked Sendable {  // @unchecked: read and written only inside `LiveLabs.state`'s lock
         weak var lab: Lab?
         init(_ lab: Lab) { self.lab = lab }
     }
 
-    private static let lock = Mutex()
-    nonisolated(unsafe) private static var labs: [String: Weak] = [:]
-    nonisolated(unsafe) private static var closed = false
+    private struct State {
+        var labs: [String: Weak] = [:]
+        /// Set by `stopAll`: no lab may register afterwards.
+        var closed = false
+    }
+
+    private static let state = Locked(State())
 
     /// A lab started (`Lab.start`); throws once `stopAll` ran: the process is stopping.
     static func register(_ lab: Lab) throws {
-        try lock.withLock {
-            if closed { throw SystemError("start lab", lab.prefix, reason: "this command is stopping (signal received)") }
-            labs[lab.prefix] = Weak(lab)
+        try state.withLock { state in
+            if state.closed { throw SystemError("start lab", lab.prefix, reason: "this command is stopping (signal received)") }
+            state.labs[lab.prefix] = Weak(lab)
         }
     }
 
     /// A lab torn down.
     static func unregister(_ prefix: String) {
-        lock.withLock { _ = labs.removeValue(forKey: prefix) }
+        state.withLock { _ = $0.labs.removeValue(forKey: prefix) }
     }
 
     /// The prefixes of the labs up now.
     public static var prefixes: [String] {
-        lock.withLock { labs.filter { $0.value.lab != nil }.keys.sorted() }
+        state.withLock { $0.labs.filter { $0.value.lab != nil }.keys.sorted() }
     }
 
     /// Tears down every lab this process has up (in parallel), then removes whatever of their runs is left
@@ -41,20 +45,19 @@ public enum LiveLabs {
     /// afterwards. Returns the prefixes torn down and the errors met.
     @discardableResult
     public static func stopAll() -> (prefixes: [String], errors: [String]) {
-        let live: [(String, Lab?)] = lock.withLock {
-            closed = true
-            return labs.map { ($0.key, $0.value.lab) }.sorted { $0.0 < $1.0 }
+        let live: [(String, Lab?)] = state.withLock { state in
+            state.closed = true
+            return state.labs.map { ($0.key, $0.value.lab) }.sorted { $0.0 < $1.0 }
         }
-        let errors = Mutex()
-        var collected: [String] = []
+        let collected = Locked([String]())
         var threads: [SystemThread] = []
-        final class Job: @unchecked Sendable {  // @unchecked: `done` appends under `errors`, the one lock it shares
+        final class Job: @unchecked Sendable {  // @unchecked: `done` appends to `collected`, which owns its lock
             let lab: Lab
             let done: ([any Error]) -> Void
             init(_ lab: Lab, _ done: @escaping ([any Error]) -> Void) { self.lab = lab; self.done = done }
         }
         for case (_, let lab?) in live {
-            let job = Job(lab) { found in errors.withLock { collected += found.map { "\($0)" } } }
+            let job = Job(lab) { found in collected.withLock { $0 += found.map { "\($0)" } } }
             do {
                 threads.append(try SystemThread.start("tear down lab \(lab.prefix)") { job.done(job.lab.teardown()) })
             } catch {
@@ -67,7 +70,7 @@ public enum LiveLabs {
         for (prefix, _) in live {
             LabCleanup.clean(run: prefix, directory: LabState.root + "/" + prefix, into: &report)
         }
-        lock.withLock { labs = [:] }
-        return (live.map(\.0), errors.withLock { collected } + report.errors)
+        state.withLock { $0.labs = [:] }
+        return (live.map(\.0), collected.withLock { $0 } + report.errors)
     }
 }

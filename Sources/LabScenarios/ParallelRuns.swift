@@ -6,40 +6,43 @@ import LabTopology
 import LabVM
 
 /// Runs `body` over `items` with up to `jobs` at a time on their own threads (labs block); results in order.
-final class ParallelBox<T, R>: @unchecked Sendable {  // @unchecked: `results` and `next` are touched only with `lock` held; `items` and `body` are set once
-    let items: [T]
-    let body: (T) -> R
-    var results: [R?]
-    var next = 0
-    let lock = HotspotSystem.Mutex()
-    init(_ items: [T], _ body: @escaping (T) -> R) {
-        self.items = items
-        self.body = body
-        results = Array(repeating: nil, count: items.count)
-    }
-}
-
 public enum ParallelRuns {
+    private struct Work<R> {
+        var next = 0
+        var results: [R?]
+    }
+
+    /// The worker closure, handed to the worker threads: `body` and `items` are the caller's, run while it joins.
+    private struct Worker: @unchecked Sendable {  // @unchecked: its closure's shared state is `Locked`; the caller waits in join
+        let value: () -> Void
+    }
+
     public static func map<T, R>(_ items: [T], jobs: Int, _ body: @escaping (T) -> R) -> [R] {
-        let box = ParallelBox(items, body)
-        let group = DispatchGroup()
-        for _ in 0..<max(1, min(jobs, items.count)) {
-            group.enter()
-            Thread.detachNewThread {
-                while true {
-                    let index: Int? = box.lock.withLock {
-                        guard box.next < box.items.count else { return nil }
-                        box.next += 1
-                        return box.next - 1
-                    }
-                    guard let index else { break }
-                    let result = box.body(box.items[index])
-                    box.lock.withLock { box.results[index] = result }
+        let work = Locked(Work<R>(results: Array(repeating: nil, count: items.count)))
+        // One worker: take the next index, run it, store its result; until none is left.
+        let worker = Worker {
+            while true {
+                let index: Int? = work.withLock { work in
+                    guard work.next < items.count else { return nil }
+                    work.next += 1
+                    return work.next - 1
                 }
-                group.leave()
+                guard let index else { return }
+                let result = body(items[index])
+                work.withLock { $0.results[index] = result }
             }
         }
-        group.wait()
-        return box.results.map { $0! }
+        var threads: [SystemThread] = []
+        for n in 0..<max(1, min(jobs, items.count)) {
+            do {
+                threads.append(try SystemThread.start("parallel run \(n + 1)") { worker.value() })
+            } catch {
+                // No thread to be had: this thread works too (with no thread at all, it does all of it).
+                if threads.isEmpty { worker.value() }
+                break
+            }
+        }
+        for thread in threads { thread.join() }
+        return work.withLock { $0.results.map { $0! } }
     }
 }

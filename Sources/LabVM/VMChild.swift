@@ -84,17 +84,23 @@ struct VMChild {
 }
 
 /// Reads a descriptor on its own thread until EOF and hands each chunk to `sink`.
-final class VMPipeReader: @unchecked Sendable {  // @unchecked: lets only; the descriptor is read and closed by its one thread
+final class VMPipeReader: Sendable {
     private let fd: Int32
     private let sink: @Sendable (Data) -> Void
-    private let done = DispatchSemaphore(value: 0)
+    /// Opened once the reader met EOF and closed the descriptor.
+    private let done = Latch()
 
     init(fd: Int32, sink: @escaping @Sendable (Data) -> Void) {
         self.fd = fd
         self.sink = sink
-        let thread = Thread { [self] in self.loop() }
-        thread.name = "hotspot-lab vm reader fd \(fd)"
-        thread.start()
+        do {
+            try SystemThread.detach("hotspot-lab vm reader fd \(fd)") { [self] in self.loop() }
+        } catch {
+            // No thread to be had: the output is lost, but the run is not (qemu's pipe is closed, so it gets EPIPE).
+            FileHandle.standardError.write(Data("hotspot-lab: vm: \(error)\n".utf8))
+            close(fd)
+            done.open()
+        }
     }
 
     private func loop() {
@@ -106,11 +112,11 @@ final class VMPipeReader: @unchecked Sendable {  // @unchecked: lets only; the d
             sink(Data(buffer[0..<n]))
         }
         close(fd)
-        done.signal()
+        done.open()
     }
 
-    /// Waits for EOF (all writers closed), at most `timeout` seconds.
+    /// Waits for EOF (all writers closed), at most `timeout` seconds (on the monotonic clock).
     func finish(timeout: Double = 5) {
-        _ = done.wait(timeout: .now() + timeout)
+        done.wait(timeout: .milliseconds(Int(timeout * 1000)))
     }
 }

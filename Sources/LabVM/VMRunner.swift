@@ -262,11 +262,7 @@ public final class VMRunner: @unchecked Sendable {  // @unchecked: lets only (it
 
     /// `run` on a dedicated thread, for async callers (keeps the cooperative pool free).
     public func run(_ job: VMJob, output: @escaping @Sendable (VMOutputStream, Data) -> Void) async throws -> VMRunResult {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { [self] in
-                do { continuation.resume(returning: try self.run(job, output: output)) } catch { continuation.resume(throwing: error) }
-            }.start()
-        }
+        try await SystemThread.runAsync("hotspot-lab vm") { try self.run(job, output: output) }
     }
 
     /// The qemu command line (no network device at all: `-nic none`).
