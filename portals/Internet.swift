@@ -81,7 +81,7 @@ public struct InternetResponder: Sendable {
 
     /// Apple's exact success page.
     public static let appleSuccess = "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
-    public static let generalPage = "<!DOCTYPE html>\n<html><head><title>HotspotLab internet</title></head><body>You reached the lab internet.</body></html>\n"
+    public static let generalPage = "<!DOCTYPE html>\n<html><head><title>RunningTopology internet</title></head><body>You reached the lab internet.</body></html>\n"
     public static let firefoxCanonical = "<meta http-equiv=\"refresh\" content=\"0;url=https://support.mozilla.org/kb/captive-portal\"/>"
 
     /// The probe endpoints (docs/TOPOLOGY.md, "The internet's probe endpoints").

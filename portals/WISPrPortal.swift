@@ -37,8 +37,8 @@ public struct WISPrPortal: PortalKind {
         let redirectXML = """
             <Redirect>
             <AccessProcedure>1.0</AccessProcedure>
-            <AccessLocation>HotspotLab</AccessLocation>
-            <LocationName>HotspotLab WISPr</LocationName>
+            <AccessLocation>RunningTopology</AccessLocation>
+            <LocationName>RunningTopology WISPr</LocationName>
             <LoginURL>\(base)/wispr/login</LoginURL>
             <AbortLoginURL>\(base)/wispr/abort</AbortLoginURL>
             <MessageType>100</MessageType>

@@ -202,7 +202,7 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     func perform(_ run: CertificationRun) -> CertificationRunRecord {
         let start = ContinuousClock.now
         var record = CertificationRunRecord(run: run, records: [TraceEntry](), notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
-        let lab: HotspotLab
+        let lab: RunningTopology
         do {
             var topology = try TopologyParser.load(path: topologyPath)
             if run == .ipv6Only { topology = try IPv6OnlyCheck.ipv6Only(topology, home: home) }
@@ -211,7 +211,7 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
                 topology.stations[0].helpers = []
                 topology.stations[0].apps = [app]
             }
-            lab = try HotspotLab.up(topology, options: HotspotLabOptions(
+            lab = try RunningTopology.up(topology, options: RunningTopologyOptions(
                 linkMode: linkMode, logRoot: logRoot,
                 stations: StationLabOptions(timeScale: timeScale, maintainInterval: maintainInterval,
                                             commandDeadline: commandDeadline / timeScale, helperOverride: app == nil ? helpers : nil)))
@@ -253,14 +253,14 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
 
 /// Drives one run's lab, tolerating any helper behaviour (the judge decides afterwards).
 final class RunDriver {
-    let lab: HotspotLab
+    let lab: RunningTopology
     let station: RunningStation
     let certifier: Certifier
     var notes: [String] = []
     var gate: [String: Bool] = [:]
     var cursor = 0
 
-    init(lab: HotspotLab, station: RunningStation, certifier: Certifier) {
+    init(lab: RunningTopology, station: RunningStation, certifier: Certifier) {
         self.lab = lab
         self.station = station
         self.certifier = certifier

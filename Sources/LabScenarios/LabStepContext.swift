@@ -12,12 +12,12 @@ import LabVM
 /// The steps' context in a real lab: the acting station's hotspotd (control socket, trace), its helpers'
 /// processes and wpa_supplicant, the hotspots' hostapd, gate, portal, DNS, uplink and radios.
 final class LabStepContext: StepContext {
-    let lab: HotspotLab
+    let lab: RunningTopology
     let station: RunningStation
     var stateCheckpoint = 0
     var waitCursor = 0
 
-    init(lab: HotspotLab, station: RunningStation) {
+    init(lab: RunningTopology, station: RunningStation) {
         self.lab = lab
         self.station = station
     }
@@ -137,7 +137,7 @@ final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; the cap
 
     static func start(into path: String) -> AirCapture? {
         guard InVM.isActive, FileManager.default.fileExists(atPath: "/sys/class/net/hwsim0"),
-              let tcpdump = try? HotspotLab.findTool("tcpdump") else { return nil }
+              let tcpdump = try? RunningTopology.findTool("tcpdump") else { return nil }
         do {
             try RouteNetlink.current().setUp("hwsim0")
             let log = path + ".log"
@@ -188,7 +188,7 @@ public enum GateInspector {
 
     /// The elements of one set of the gate, each split into words (`02:00:00:00:0a:00 . 198.51.100.14 timeout 1h ...`).
     static func elements(of set: String, in running: RunningHotspot) throws -> [[Substring]] {
-        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"),
+        let result = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"),
                                                                 ["list", "set", GateRuleset.family, GateRuleset.table, set])
             .inNetworkNamespace(running.namespace.name))
         guard result.status.succeeded else {

@@ -38,7 +38,7 @@ public struct ScenarioResult: Sendable {
     public var path: [String]
     public var duration: Double
     public var labUpSeconds: Double
-    /// What bringing the lab up spent, part by part (`HotspotLab.timings`: lab CA, each hotspot's services, stations).
+    /// What bringing the lab up spent, part by part (`RunningTopology.timings`: lab CA, each hotspot's services, stations).
     public var labUpParts: [(String, Double)] = []
     public var logDirectory: String
     public var traceFile: String?
@@ -83,7 +83,7 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
                                     logDirectory: "", traceFile: nil)
         result.tier = linkMode.tier
         let topology: Topology
-        let lab: HotspotLab
+        let lab: RunningTopology
         do {
             topology = try TopologyParser.load(path: scenario.topologyPath)
             // Every station, hotspot, helper and access point the scenario names, before anything is built.
@@ -100,7 +100,7 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
             return result
         }
         do {
-            lab = try HotspotLab.up(topology, options: HotspotLabOptions(
+            lab = try RunningTopology.up(topology, options: RunningTopologyOptions(
                 linkMode: linkMode, logRoot: logRoot,
                 stations: StationLabOptions(timeScale: scenario.timeScale, maintainInterval: scenario.maintainInterval,
                                           helperOverride: helperOverride ?? scenario.helpers)))

@@ -68,7 +68,7 @@ package enum PortalFields {
 
     /// The scenario `portal:` step's `settings:` for `kind` (or `down`, which takes none): each a setting of the kind
     /// (or `https-only`) with a valid value. Required settings may come from the topology's portal, so they are
-    /// checked when the portal switches (`HotspotLab.switchPortal`), before the old portal stops.
+    /// checked when the portal switches (`RunningTopology.switchPortal`), before the old portal stops.
     package static func stepSettings(_ field: Field, kind: String) throws -> [String: String] {
         guard let definition = PortalCatalog.definition(kind) else {
             throw field.error("the portal `\(kind)` takes no settings")

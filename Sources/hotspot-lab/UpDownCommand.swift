@@ -58,7 +58,7 @@ struct UpCommand: AsyncParsableCommand {
         defer { shutdown.cancel() }
         let mode: HotspotLinkMode = link == "radio" ? .radio : .veth
         let start = ContinuousClock.now
-        var lab: HotspotLab?
+        var lab: RunningTopology?
         var marker: String?
         defer { if let marker { unlink(marker) } }
         let stationOptions = stations && mode == .radio && !parsed.stations.isEmpty ? StationLabOptions(maintainInterval: maintainInterval) : nil
@@ -68,7 +68,7 @@ struct UpCommand: AsyncParsableCommand {
             if let marker { unlink(marker) }
             marker = UpMarker.write(prefix: Lab.namePrefix + id, topology: topology)
             do {
-                lab = try HotspotLab.up(parsed, options: HotspotLabOptions(linkMode: mode, logRoot: logs, runID: id, stations: stationOptions))
+                lab = try RunningTopology.up(parsed, options: RunningTopologyOptions(linkMode: mode, logRoot: logs, runID: id, stations: stationOptions))
             } catch let error as SystemError where error.errno == EEXIST && runID == nil && attempt < 3 && SignalService.requested == nil {
                 continue  // another lab took this run id meanwhile
             } catch {

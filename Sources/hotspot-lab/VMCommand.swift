@@ -130,7 +130,7 @@ struct Placement: ParsableArguments {
 
 /// Logs of labs that run in the VM: the VM's results share is a host folder under the logs root
 /// (`$HOTSPOT_LAB_LOGS` or /tmp/hotspot-lab, `vm-<time>-<pid>`). Inside, labs log to a local folder at that
-/// same path (sockets cannot live on a 9p share) and `HotspotLab.down()` copies the files to the share
+/// same path (sockets cannot live on a 9p share) and `RunningTopology.down()` copies the files to the share
 /// (`VMLogMirror`), so every log path printed inside is valid on the host afterwards.
 enum VMLogs {
     static let environmentKey = VMLogMirror.environmentKey
@@ -151,7 +151,7 @@ enum VMLogs {
         }
     }
 
-    /// Inside the VM: labs log under the host folder's path (copied to the share by `HotspotLab.down()`).
+    /// Inside the VM: labs log under the host folder's path (copied to the share by `RunningTopology.down()`).
     static func adoptInsideVM() {
         guard InVM.isActive, let folder = ProcessInfo.processInfo.environment[environmentKey], InVM.resultsDirectory != nil else { return }
         setenv("HOTSPOT_LAB_LOGS", folder, 1)

@@ -15,7 +15,7 @@ import TestSupport
 /// the built reference helpers run beside it with the helper environment. Associate + ipUp go over hotspotd's
 /// control socket, as the station's Wi-Fi side would send them.
 final class HelperStation: @unchecked Sendable {
-    let lab: HotspotLab
+    let lab: RunningTopology
     let running: RunningHotspot
     let directory: String
     let control: ControlClient
@@ -34,7 +34,7 @@ final class HelperStation: @unchecked Sendable {
 
     /// Lab up, lease, suppression on, hotspotd started in the station namespace.
     init(_ topology: Topology, maintainInterval: Double = 300) throws {
-        lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .veth))
+        lab = try RunningTopology.up(topology, options: RunningTopologyOptions(linkMode: .veth))
         do {
             running = lab.hotspots[0]
             directory = lab.logDirectory + "/station"
@@ -79,7 +79,7 @@ final class HelperStation: @unchecked Sendable {
 
     /// busybox udhcpc in the station namespace; the script configures the interface and writes the lease
     /// (key=value) and resolv.conf files the helpers read (each by rename, never half-written).
-    static func dhcp(lab: HotspotLab, running: RunningHotspot, directory: String) throws {
+    static func dhcp(lab: RunningTopology, running: RunningHotspot, directory: String) throws {
         let script = directory + "/udhcpc.sh"
         try """
             #!/bin/sh

@@ -25,7 +25,7 @@ struct IPv6TrafficRootTests {
                   ip: v6-only
 
             """, file: "v6only.yaml")
-        let lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .veth))
+        let lab = try RunningTopology.up(topology, options: RunningTopologyOptions(linkMode: .veth))
         defer { _ = lab.down() }
         let running = lab.hotspots[0]
         let station = try #require(running.stationNamespace)

@@ -18,7 +18,7 @@ import TestSupport
 /// joined by a veth standing in for the radio link. A real DHCP client (busybox udhcpc), a real DNS
 /// lookup and curl, as a person would.
 struct LabClient {
-    let lab: HotspotLab
+    let lab: RunningTopology
     let running: RunningHotspot
     var sta: String { running.stationNamespace!.name }
     var gateway: String { running.hotspot.gateway.address.description }
@@ -157,7 +157,7 @@ func labTopology(kind: String?, settings: [String: String] = [:], session: Int =
 }
 
 func withLab(_ topology: Topology, _ body: (LabClient) throws -> Void) throws {
-    let lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .veth))
+    let lab = try RunningTopology.up(topology, options: RunningTopologyOptions(linkMode: .veth))
     var pids: [Int32] = []
     defer {
         let errors = lab.down()
@@ -320,9 +320,9 @@ struct HotspotFaultRootTests {
         var topology = try labTopology(kind: nil)
         topology.hotspots[0].faults.latencyMS = 150
         let runID = String(format: "%04x", UInt16.random(in: 0...UInt16.max))
-        let lab: HotspotLab
+        let lab: RunningTopology
         do {
-            lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .veth, runID: runID))
+            lab = try RunningTopology.up(topology, options: RunningTopologyOptions(linkMode: .veth, runID: runID))
         } catch let error as SystemError {
             print("without netem: \(error)")
             #expect(error.description.contains("apply faults latency-ms/loss-percent of hotspot cafe"), "\(error)")

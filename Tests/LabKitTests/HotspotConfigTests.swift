@@ -125,7 +125,7 @@ import Testing
         #expect(args(.privateAddresses).filter { $0.hasPrefix("--address=") } == ["--address=/captive.apple.com/10.0.0.1", "--address=/example.com/10.0.0.1"])
         #expect(args(.hijack).filter { $0.hasPrefix("--address=") } == ["--address=/#/198.51.100.1"])
         #expect(!args(.refused).contains { $0.hasPrefix("--address=") || $0 == "--port=0" })
-        #expect(HotspotLab.dnsModes == ["no-answer", "normal", "refused", "hijack", "servfail", "private"])
+        #expect(RunningTopology.dnsModes == ["no-answer", "normal", "refused", "hijack", "servfail", "private"])
     }
 
     @Test func portalNameResolvesToTheGateway() {
@@ -156,7 +156,7 @@ import Testing
     @Test func labCertificatesVerify() throws {
         let dir = NSTemporaryDirectory() + "hotspot-portal-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let openssl = try HotspotLab.findTool("openssl")
+        let openssl = try RunningTopology.findTool("openssl")
         let ca = try PortalTLS.makeCA(labLogDirectory: dir, openssl: openssl)
         let (cert, key) = try PortalTLS.makeServerCertificate(labLogDirectory: dir, hotspot: "cafe", gatewayAddress: "198.51.100.1", openssl: openssl)
         #expect(cert == dir + "/cafe/portal-tls.pem" && key == dir + "/cafe/portal-tls.key")

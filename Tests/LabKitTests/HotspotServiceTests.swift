@@ -229,6 +229,6 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
         #expect(UplinkService.netemArguments(verb: "add", device: "hsl0001h0u", netem: netem)
                 == ["qdisc", "add", "dev", "hsl0001h0u", "root", "netem", "delay", "100ms", "10ms", "loss", "5%", "rate", "512kbit"])
         #expect(UplinkService.netem(latencyMS: 0, jitterMS: 0, lossPercent: 0, rateKbit: 0).isEmpty)
-        #expect(HotspotLab.netem(latencyMS: 20, jitterMS: 0, lossPercent: 0.5, rateKbit: 0) == ["delay", "20ms", "loss", "0.5%"])
+        #expect(RunningTopology.netem(latencyMS: 20, jitterMS: 0, lossPercent: 0.5, rateKbit: 0) == ["delay", "20ms", "loss", "0.5%"])
     }
 }

@@ -31,14 +31,14 @@ struct InVMHotspotWiFiTests {
     }
 
     struct Station {
-        let lab: HotspotLab
+        let lab: RunningTopology
         let namespace: NetworkNamespace
         let interface: String
         let dir: String
     }
 
     /// A station namespace with its own radio, created by the same lab (same netgroup as the hotspots).
-    static func station(_ lab: HotspotLab) throws -> Station {
+    static func station(_ lab: RunningTopology) throws -> Station {
         let ns = try lab.lab.createNamespace("sta")
         let (_, interfaces) = try lab.lab.createRadio("str", in: ns)
         let dir = lab.logDirectory + "/station"
@@ -127,11 +127,11 @@ struct InVMHotspotWiFiTests {
             """, file: "wifi-test.yaml")
     }
 
-    func run(_ topology: Topology, network: (HotspotLab) -> [String], body: (Station, RunningHotspot, [String: String]) throws -> Void = { _, _, _ in }) throws {
+    func run(_ topology: Topology, network: (RunningTopology) -> [String], body: (Station, RunningHotspot, [String: String]) throws -> Void = { _, _, _ in }) throws {
         try #require(TestHost.isRoot, "needs root")
         try Self.loadHwsim()
         let upStart = ContinuousClock.now
-        let lab = try HotspotLab.up(topology, options: HotspotLabOptions(linkMode: .radio))
+        let lab = try RunningTopology.up(topology, options: RunningTopologyOptions(linkMode: .radio))
         let upSeconds = Self.seconds(since: upStart)
         var line = String(format: "bench topology: up %.2f s (%@)", upSeconds,
                           lab.timings.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: ", "))
@@ -176,7 +176,7 @@ struct InVMHotspotWiFiTests {
     @Test("root: WPA2-Enterprise hotspot (hostapd internal EAP server, PEAP/MSCHAPv2): associate and lease")
     func enterpriseHotspot() throws {
         let topology = try Self.topology("    security:\n      kind: wpa2-enterprise\n      eap-method: peap\n      users:\n        - identity: alice\n          password: wonderland")
-        // The station trusts the lab's throwaway server certificate (written by HotspotLab for PEAP).
+        // The station trusts the lab's throwaway server certificate (written by RunningTopology for PEAP).
         try run(topology, network: { lab in
             ["key_mgmt=WPA-EAP", "eap=PEAP", "identity=\"alice\"", "password=\"wonderland\"",
              "phase2=\"auth=MSCHAPV2\"", "ca_cert=\"\(lab.logDirectory)/cafe/server.pem\""]

@@ -81,7 +81,7 @@ struct InternetRootTests {
             let link = try station.route.link(interface)
             let mac = try #require(link.mac).description
             let ip = try #require(lease["ip"])
-            let nft = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
+            let nft = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
                 .inNetworkNamespace(client.running.namespace.name), timeout: .seconds(10))
             try #require(nft.status.succeeded, "nft: \(nft.stderr) (mac `\(mac)`, ip \(ip))")
             let after = try Self.verdicts(client, extra: [vendor])

@@ -90,7 +90,7 @@ struct StationDNSRootTests {
             let mac = try #require(link.mac).description
             let lease = readSmallFile(options.leaseFile) ?? ""
             let ip = try #require(lease.split(separator: "\n").first { $0.hasPrefix("ip=") }.map { String($0.dropFirst(3)) })
-            let nft = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
+            let nft = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
                 .inNetworkNamespace(client.running.namespace.name), timeout: .seconds(10))
             try #require(nft.status.succeeded, "nft: \(nft.stderr)")
             let allowed = try StationResolver.application(vendor, namespace: client.sta, resolvConf: resolvConf, caBundle: bundle, maxTime: 10)

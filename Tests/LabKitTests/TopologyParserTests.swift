@@ -118,10 +118,10 @@ import Testing
         #expect(unknown.field == "hotspots[0].faults.dns")
         #expect(unknown.message == "unknown DNS mode `flaky`; expected one of: no-answer, normal, refused, hijack, servfail, private")
         let link = try TopologyParser.parse(Self.base + "\n    faults: {latency-ms: 80, jitter-ms: 20, loss-percent: 2, rate-kbit: 512}", file: "t.yaml")
-        #expect(HotspotLab.netem(latencyMS: link.hotspots[0].faults.latencyMS, jitterMS: link.hotspots[0].faults.jitterMS,
+        #expect(RunningTopology.netem(latencyMS: link.hotspots[0].faults.latencyMS, jitterMS: link.hotspots[0].faults.jitterMS,
                                  lossPercent: Double(link.hotspots[0].faults.lossPercent), rateKbit: link.hotspots[0].faults.rateKbit)
                 == ["delay", "80ms", "20ms", "loss", "2%", "rate", "512kbit"])
-        #expect(HotspotLab.netem(latencyMS: 0, jitterMS: 0, lossPercent: 0.5, rateKbit: 0) == ["loss", "0.5%"])
+        #expect(RunningTopology.netem(latencyMS: 0, jitterMS: 0, lossPercent: 0.5, rateKbit: 0) == ["loss", "0.5%"])
         let rate = try #require(failure(Self.base + "\n    faults: {rate-kbit: fast}"))
         #expect(rate.field == "hotspots[0].faults.rate-kbit")
         let both = try #require(failure(Self.base + "\n    faults: {dns-down: true, dns: hijack}"))

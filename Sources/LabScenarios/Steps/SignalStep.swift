@@ -17,7 +17,7 @@ public struct SignalStep: ScenarioStepAction {
     static let kind = StepKind("signal", example: "signal: {dbm: -40}", replay: .asWritten) { args in
         let keys = try args.keys(allowed: ["hotspot", "bssid", "dbm"], required: ["dbm"])
         let field = try keys.required("dbm")
-        let range = HotspotLab.signalRange
+        let range = RunningTopology.signalRange
         var dbm: Int?
         if case .scalar(let s) = field.node, s.string == "normal" {
             dbm = nil
@@ -39,7 +39,7 @@ public struct SignalStep: ScenarioStepAction {
         guard let current = try context.status()["association"]?["bssid"]?.stringValue?.lowercased(), affected.contains(current) else {
             return did + " (the station is not associated with it)"
         }
-        let rssi = Double(dbm ?? HotspotLab.signalRange.upperBound)
+        let rssi = Double(dbm ?? RunningTopology.signalRange.upperBound)
         let expected = WPAText.strength(rssi: rssi)
         let start = ContinuousClock.now
         var seen: Double?

@@ -5,7 +5,7 @@ import LabTopology
 import LabVM
 
 /// `uplink: down|up` / `{state: ..., hotspot: H}`: the hotspot's uplink to the internet goes down (a total
-/// outage) or comes back (`HotspotLab.setUplink`).
+/// outage) or comes back (`RunningTopology.setUplink`).
 public struct UplinkStep: ScenarioStepAction {
     public var up: Bool
     public var hotspot: String?

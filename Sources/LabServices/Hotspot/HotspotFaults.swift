@@ -9,7 +9,7 @@ import LabVM
 /// Faults switched during a run (docs/REPLAY.md, docs/SCENARIOS.md): DNS modes, link quality, the uplink,
 /// the portal server (another kind, or down), portal sessions expiring, the access points' signal. Each goes
 /// through the hotspot's services.
-extension HotspotLab {
+extension RunningTopology {
     /// DNS faults during a run (docs/REPLAY.md): `no-answer` drops every query at the hotspot (an nftables
     /// table of the fault's own); `refused`, `hijack`, `private` and `normal` restart dnsmasq answering that way
     /// (its leases are kept in the lease file; the previous log is kept as dnsmasq.log.N); `servfail` restarts

@@ -50,7 +50,7 @@ public final class LabProcessLauncher: ProcessLauncher, @unchecked Sendable {  /
 
     public init(lab: Lab) { self.lab = lab }
 
-    public func tool(_ name: String) throws -> String { try HotspotLab.findTool(name) }
+    public func tool(_ name: String) throws -> String { try RunningTopology.findTool(name) }
 
     public func product(_ name: String, environmentKey: String) throws -> String {
         try BuildProducts.locate(name, environmentKey: environmentKey)

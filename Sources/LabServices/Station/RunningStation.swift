@@ -64,7 +64,7 @@ public enum StationResolver {
     public static func application(_ url: String, namespace: String, resolvConf: String, caBundle: String?,
                                    maxTime: Int = 4) throws -> (status: Int?, error: String) {
         let trust = caBundle.map { ["--cacert", $0] } ?? []
-        let result = try ProcessRunner.run(ProcessConfiguration(try HotspotLab.findTool("curl"), [
+        let result = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("curl"), [
             "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*",
         ] + trust + [url]).inNetworkNamespace(namespace, resolvConf: resolvConf), timeout: .seconds(Int64(maxTime + 5)))
         let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
@@ -148,7 +148,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
         try WPASupplicantConfig.render(station, topology: topology, controlDirectory: dir + "/wpa-ctrl", labLogDirectory: logDirectory)
             .write(toFile: conf, atomically: true, encoding: .utf8)
         let wpaLog = dir + "/wpa_supplicant.log"
-        let wpaChild = try lab.spawn(ProcessConfiguration(try HotspotLab.findTool("wpa_supplicant"),
+        let wpaChild = try lab.spawn(ProcessConfiguration(try RunningTopology.findTool("wpa_supplicant"),
                                                           ["-i", interface, "-c", conf, "-D", "nl80211", "-t"],
                                                           stdout: .file(wpaLog), stderr: .file(wpaLog)), in: ns, resolvConf: resolvConf)
         let wpaPath = dir + "/wpa-ctrl/" + interface

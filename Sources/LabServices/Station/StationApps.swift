@@ -36,7 +36,7 @@ extension RunningStation {
             throw SystemError("declare a provider of", "app \(app) on station \(station)", reason: "empty command")
         }
         let executable = first.contains("/") ? first : ((try? BuildProducts.locate(first)) ?? first)
-        let env = try HotspotLab.findTool("env")
+        let env = try RunningTopology.findTool("env")
         return [env, "HOTSPOT_HELPER_UI=" + ui] + assignments.map { "\($0.0)=\($0.1)" } + [executable] + words.dropFirst()
     }
 

@@ -27,7 +27,7 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     let station: Station
     let topology: Topology
     private let air: NetworkNamespace
-    private unowned let lab: HotspotLab
+    private unowned let lab: RunningTopology
     private let listener: UnixSocket
     private let lock = Mutex(recursive: true)
     private var connection: UnixSocket?
@@ -39,7 +39,7 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     private var thread: SystemThread?
     private var stopFlag = false
 
-    init(station: Station, topology: Topology, lab: HotspotLab, air: NetworkNamespace, interface: String, peer: String,
+    init(station: Station, topology: Topology, lab: RunningTopology, air: NetworkNamespace, interface: String, peer: String,
          socketPath: String) throws {
         self.station = station
         self.topology = topology
@@ -261,7 +261,7 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
 extension RunningStation {
     /// Builds one station of the native tier inside `lab`: its namespace, the veth whose far end is the lab's to
     /// move (`StationLink`), hotspotd with `--link-control`, and the helpers. No radio, no wpa_supplicant.
-    static func buildLinked(_ station: Station, index: Int, lab hotspotLab: HotspotLab, topology: Topology, logDirectory: String,
+    static func buildLinked(_ station: Station, index: Int, lab hotspotLab: RunningTopology, topology: Topology, logDirectory: String,
                             options: StationLabOptions) throws -> RunningStation {
         let lab = hotspotLab.lab
         let dir = logDirectory + "/stations/" + station.name

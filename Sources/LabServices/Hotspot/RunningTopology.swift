@@ -19,7 +19,7 @@ public enum HotspotLinkMode: Sendable, Equatable {
     public var tier: String { self == .radio ? "radio" : "native" }
 }
 
-public struct HotspotLabOptions: Sendable {
+public struct RunningTopologyOptions: Sendable {
     public var linkMode: HotspotLinkMode
     /// Where per-daemon logs go; default `$HOTSPOT_LAB_LOGS/<prefix>` or `/tmp/hotspot-lab/<prefix>`.
     public var logRoot: String?
@@ -104,14 +104,15 @@ public struct RunningHotspot: Sendable {
     }
 }
 
-/// Brings a topology up inside a `Lab`: the internet namespace (probe + web server), and per hotspot a
+/// A topology as it runs (as `RunningHotspot` is one hotspot and `RunningStation` one station). Brings a topology up
+/// inside a `Lab`: the internet namespace (probe + web server), and per hotspot a
 /// namespace with hostapd (or a veth), dnsmasq, the nftables gate and the portal server, linked to the
 /// internet by a veth. Everything is created through the lab, so `down()` (the lab's teardown) stops
 /// every daemon by pid and deletes every namespace.
-public final class HotspotLab: @unchecked Sendable {  // @unchecked: `hotspots` is Locked (a StationLink thread reads it); internet, internetServer, stations and timings change only on the one thread that builds and drives the lab
+public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotspots` is Locked (a StationLink thread reads it); internet, internetServer, stations and timings change only on the one thread that builds and drives the lab
     public let lab: Lab
     public let topology: Topology
-    public let options: HotspotLabOptions
+    public let options: RunningTopologyOptions
     public let logDirectory: String
     /// How the hotspots' services start processes (the lab's: journaled, stopped at teardown).
     public let launcher: any ProcessLauncher
@@ -130,7 +131,7 @@ public final class HotspotLab: @unchecked Sendable {  // @unchecked: `hotspots` 
     /// Seconds each phase took (for the bench).
     public private(set) var timings: [(String, Double)] = []
 
-    init(lab: Lab, topology: Topology, options: HotspotLabOptions) {
+    init(lab: Lab, topology: Topology, options: RunningTopologyOptions) {
         self.lab = lab
         self.topology = topology
         self.options = options
@@ -139,13 +140,13 @@ public final class HotspotLab: @unchecked Sendable {  // @unchecked: `hotspots` 
     }
 
     /// Where labs keep their logs (each in `<root>/<prefix>`, kept after the lab ends).
-    static func logRoot(_ options: HotspotLabOptions) -> String {
+    static func logRoot(_ options: RunningTopologyOptions) -> String {
         options.logRoot ?? ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
     }
 
     /// Validates tools, then builds everything. On any failure what was built is torn down and the error
     /// is rethrown (nothing left half-built).
-    public static func up(_ topology: Topology, options: HotspotLabOptions = HotspotLabOptions()) throws -> HotspotLab {
+    public static func up(_ topology: Topology, options: RunningTopologyOptions = RunningTopologyOptions()) throws -> RunningTopology {
         let portal = try BuildProducts.locate("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
         var tools = ["dnsmasq", "nft"]
         if options.linkMode == .radio { tools.append("hostapd") }
@@ -165,7 +166,7 @@ public final class HotspotLab: @unchecked Sendable {  // @unchecked: `hotspots` 
         // its name; the earlier folder is moved aside (`<prefix>.<time>`), not deleted.
         let logRoot = Self.logRoot(options)
         let lab = try Lab.start(runID: options.runID) { FileManager.default.fileExists(atPath: logRoot + "/" + $0) }
-        let hotspotLab = HotspotLab(lab: lab, topology: topology, options: options)
+        let hotspotLab = RunningTopology(lab: lab, topology: topology, options: options)
         if options.runID != nil, FileManager.default.fileExists(atPath: hotspotLab.logDirectory) {
             let aside = hotspotLab.logDirectory + "." + String(Int(Date().timeIntervalSince1970))
             if rename(hotspotLab.logDirectory, aside) != 0 {
