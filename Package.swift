@@ -198,7 +198,7 @@ let package = Package(
         .target(name: "StepRegistryScanner", swiftSettings: strict),
         .executableTarget(name: "step-registry-tool", dependencies: ["StepRegistryScanner"], swiftSettings: strict),
         .plugin(name: "StepRegistryPlugin", capability: .buildTool(), dependencies: ["step-registry-tool"]),
-        // The portal kinds as data and their request handling, one file per kind; no HTTP server (LabKit reads it).
+        // The portal kinds as data and their request handling, one file per kind; no HTTP server (LabTopology reads it).
         .target(name: "PortalKinds", path: "portals", exclude: ["Server"], swiftSettings: strict),
         // The portal server (FlyingFox, OpenSSL) around the kinds; re-exports PortalKinds.
         .target(
