@@ -21,6 +21,8 @@
 // - URLs read as the helper wrote them (the binding is not in the URL: URLRequestBinding.swift):
 //   `response.url == request.url` unless redirected.
 @_spi(Compat) import HotspotHelper
+// Only this one of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
+import class HotspotSystem.SystemThread
 import Synchronization
 
 /// Serves bound requests over the SDK's marked sockets (see above and URLRequestBinding.swift).
@@ -44,7 +46,13 @@ public final class HotspotCommandURLProtocol: URLProtocol {
         // Called on the session's work queue: the task's session and its per-task delegate are read here.
         let context = TaskContext(task: task, request: request)
         let me = UncheckedBox(self)
-        Thread.detachNewThread { BoundLoader(protocol: me.value, context: context).run() }
+        do {
+            try SystemThread.detach("serve a bound request") { BoundLoader(protocol: me.value, context: context).run() }
+        } catch {
+            // No thread to serve it on: the task fails with the reason, as it fails for any other.
+            BoundLoader(protocol: self, context: context)
+                .fail(NSURLErrorUnknown, request.url, "cannot start the thread that serves the request: \(error)")
+        }
     }
 
     public override func stopLoading() { stopped.withLock { $0 = true } }
