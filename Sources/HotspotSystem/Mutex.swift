@@ -81,3 +81,37 @@ public final class Condition: @unchecked Sendable {  // @unchecked: a pthread co
         pthread_cond_timedwait(condition, mutex.mutex, &ts)
     }
 }
+
+/// A value handed over once from one thread to another (a completion handler's answer to a thread that waits for
+/// it): the first `set` is kept, later ones are ignored; `wait` blocks until there is one. Built on `Mutex` and
+/// `Condition` (whose waits are measured on CLOCK_MONOTONIC).
+public final class OneShot<Value> {
+    private let mutex = Mutex()
+    private let condition = Condition()
+    private var value: Value?
+
+    public init() {}
+
+    /// Gives the value: true when it is the first (and so the one `wait` returns).
+    @discardableResult
+    public func set(_ newValue: Value) -> Bool {
+        mutex.withLock {
+            guard value == nil else { return false }
+            value = newValue
+            condition.broadcast()
+            return true
+        }
+    }
+
+    /// Waits, however long it takes, for the first value given.
+    public func wait() -> Value {
+        mutex.withLock {
+            while true {
+                if let value { return value }
+                condition.wait(mutex, timeout: .seconds(60))
+            }
+        }
+    }
+}
+
+extension OneShot: @unchecked Sendable where Value: Sendable {}  // @unchecked: `value` is touched only with `mutex` held
