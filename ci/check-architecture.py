@@ -12,7 +12,8 @@ Reads the target dependency graph from `swift package dump-package` (JSON) and c
      compile by accident when X happens to be built already), and the pure targets import nothing else
      (PURE_IMPORTS);
   5. no Swift source outside HotspotSystem and Netlink spawns or reaps a process, starts a raw thread or takes an
-     NSLock (SYSTEM_CALLS), and no source imports another package's internal module (INTERNAL_MODULES);
+     NSLock (SYSTEM_CALLS), starts a Foundation Thread or declares nonisolated(unsafe) state (THREAD_CALLS, less
+     THREAD_CALLS_ALLOWED), and no source imports another package's internal module (INTERNAL_MODULES);
   6. the import table between `<!-- imports:begin -->` and `<!-- imports:end -->` in docs/ARCHITECTURE.md
      is the one this script generates from the package.
 
@@ -344,6 +345,20 @@ SYSTEM_CALLS = re.compile(r"(?<![.\w])(posix_spawnp?|posix_spawn_file_actions_\w
 # list only shrinks; it is empty now (issue 24): keep it so.
 SYSTEM_CALLS_PENDING: dict[str, str] = {}
 
+# One concurrency layer (issue 24): outside HotspotSystem and Netlink no Swift source starts a Foundation thread
+# (`Thread { }`, `Thread(block:)`, `Thread.detachNewThread`) or declares `nonisolated(unsafe)` state. Use SystemThread
+# (start, detach, runAsync), state owned by a lock (HotspotSystem's Locked, Synchronization's Mutex or Atomic), a
+# `let` for what never changes after start, and OneShot to wait for a value another thread gives.
+THREAD_CALLS = re.compile(r"(?<![.\w])(?:Foundation\.)?(Thread)(?:\.detachNewThread\b|\s*[({])|(nonisolated\s*\(\s*unsafe\s*\))")
+# Path prefixes (a file, or the start of paths) the rule does not hold for yet, each with why. Their lines are
+# reported as warnings. Remove an entry when its last use is gone; add none without a reason.
+THREAD_CALLS_ALLOWED: dict[str, str] = {
+    # The portal's TLS server (an accept loop, a thread per connection) stands for a café's web server: Portals may
+    # not reach HotspotSystem (FORBIDDEN, "a captive portal ... knows nothing of the subsystem"), so SystemThread is not
+    # available to it and Foundation's Thread is its thread.
+    "portals/Server/TLSServer.swift": "Portals may not reach HotspotSystem (FORBIDDEN), so it has no SystemThread",
+}
+
 # Modules internal to another package (not products it offers): importing one couples us to its private layout.
 # (file, module): why it is still needed.
 INTERNAL_MODULES = {"CYaml": "Yams", "CFlyingSocks": "FlyingFox", "CNIOLinux": "swift-nio", "_NIOBase64": "swift-nio"}
@@ -379,6 +394,26 @@ def check_system_calls():
                            "SystemThread (threads), Locked/Mutex or Synchronization.Mutex (locks)")
                 if rel in SYSTEM_CALLS_PENDING:
                     warnings.append(message + f"  [pending: {SYSTEM_CALLS_PENDING[rel]}]")
+                else:
+                    problems.append(message)
+    for rel, path in swift_sources("Sources", "portals"):
+        if rel.startswith(SYSTEM_HOMES):
+            continue
+        allowed = next((why for prefix, why in THREAD_CALLS_ALLOWED.items() if rel.startswith(prefix)), None)
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                code = line.split("//", 1)[0]
+                m = THREAD_CALLS.search(code)
+                if not m:
+                    continue
+                if m.group(1):
+                    message = (f"{rel}:{number}: a Foundation Thread outside HotspotSystem/Netlink; use SystemThread "
+                               "(start, detach, runAsync)")
+                else:
+                    message = (f"{rel}:{number}: nonisolated(unsafe) outside HotspotSystem/Netlink; give the state to a "
+                               "lock (Locked, Synchronization.Mutex or Atomic), make it a let, or wait with OneShot")
+                if allowed is not None:
+                    warnings.append(message + f"  [allowed for now: {allowed}]")
                 else:
                     problems.append(message)
     for rel, path in swift_sources("Sources", "portals", "Tests"):

@@ -65,13 +65,16 @@ public struct ProtocolBenchmark: Sendable {
         // Deadlines stay at 45 s (nothing should time out); the maintain timer fires after 1 ms so maintain
         // round trips follow each other.
         options.timing = Timing(maintainInterval: .milliseconds(1))
+        // One trace file for the whole run (the timings are read from it): 100 helpers' scan rounds pass the 8 MiB at
+        // which it would rotate, and the maintain round trips would be in a rotated file.
+        options.traceMaximumBytes = 1 << 30
         let daemon = try Daemon.runningOnThread(options: options)
         defer { daemon.stop() }
 
         let peers = try RawHelpers(path: options.helperSocket, count: n)
         let control = try ControlClient.connect(path: options.controlSocket, timeout: .seconds(5))
         try control.waitForStatus(timeout: .seconds(30), "\(n) helpers") { ($0["helpers"]?.arrayValue?.count ?? 0) == n }
-        peers.startAnswering()
+        try peers.startAnswering()
 
         // 1. Maintain round trips: join a network, the first high answer wins, then maintain every 1 ms.
         peers.evaluateConfidence = 2
@@ -166,7 +169,7 @@ final class RawHelpers: @unchecked Sendable {  // @unchecked: `decoders` is used
     }
     /// Cleared by `stop()` (the caller's thread), read by the answering thread.
     private let running = Locked(true)
-    private var thread: Thread?
+    private var thread: SystemThread?
 
     init(path: String, count: Int) throws {
         var s: [UnixSocket] = []
@@ -179,11 +182,8 @@ final class RawHelpers: @unchecked Sendable {  // @unchecked: `decoders` is used
         decoders = Array(repeating: FrameDecoder(), count: count)
     }
 
-    func startAnswering() {
-        let t = Thread { [self] in loop() }
-        t.stackSize = 1 << 22
-        thread = t
-        t.start()
+    func startAnswering() throws {
+        thread = try SystemThread.start("bench helpers' answers", stackSize: 1 << 22) { [self] in loop() }
     }
 
     func stop() {
@@ -240,9 +240,7 @@ extension Daemon {
     static func runningOnThread(options: DaemonOptions) throws -> Daemon {
         let daemon = try Daemon(options: options)
         try daemon.start()
-        let thread = Thread { daemon.run() }
-        thread.stackSize = 1 << 22
-        thread.start()
+        try SystemThread.detach("in-process hotspotd", stackSize: 1 << 22) { daemon.run() }
         return daemon
     }
 }

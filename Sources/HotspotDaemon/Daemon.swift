@@ -80,7 +80,7 @@ public final class Daemon: StationEventSink, @unchecked Sendable {  // @unchecke
         self.options = options
         try UnixSocket.makeDirectory(options.runDirectory, mode: 0o700)
         loop = try EventLoop(clock: clock)
-        trace = try TraceWriter(path: options.traceFile)
+        trace = try TraceWriter(path: options.traceFile, maximumBytes: options.traceMaximumBytes)
         trace.echo = options.echoTrace
         core = DaemonCore(options: options, clock: clock, wallClock: wallClock,
                           store: store ?? FileStateStorage(path: options.stateFile), pid: getpid(), hasStation: station != nil)

@@ -10,6 +10,8 @@ public struct DaemonOptions: Sendable {
     public var stateFile: String
     /// nil: no trace file (subscribers still get every record).
     public var traceFile: String?
+    /// The size at which the trace file rotates (`TraceWriter`; docs/RELIABILITY.md).
+    public var traceMaximumBytes: Int = TraceWriter.defaultMaximumBytes
     /// The one Wi-Fi interface this daemon manages.
     public var interface: String
     public var timing: Timing

@@ -92,8 +92,8 @@ struct TrafficDeadline {
 
 /// Applying SO_MARK, and the one report when it cannot be applied (not root: EPERM).
 enum CommandTrafficMark {
-    private static let lock = Mutex()
-    nonisolated(unsafe) private static var reported = false
+    /// Whether the failure was reported (the lock's state).
+    private static let reported = Locked(false)
 
     /// Sets SO_MARK on `fd`. On failure the socket stays unmarked (its traffic then only passes while IP is not
     /// suppressed) and the failure is reported once per process, through the SDK's report (stderr and
@@ -103,7 +103,7 @@ enum CommandTrafficMark {
         var value = mark
         if setsockopt(fd, SOL_SOCKET, SO_MARK, &value, socklen_t(MemoryLayout<UInt32>.size)) == 0 { return true }
         let code = Errno.current
-        let first = lock.withLock { () -> Bool in
+        let first = reported.withLock { reported -> Bool in
             defer { reported = true }
             return !reported
         }

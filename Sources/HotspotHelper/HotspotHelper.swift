@@ -64,7 +64,7 @@ public enum HotspotHelper {
     }
 
     /// The last error the SDK saw (a refused registration, an error from the daemon, a second deliver()).
-    public static var lastError: String? { HelperClient.lastErrorBox.withLock { HelperClient.lastErrorValue } }
+    public static var lastError: String? { HelperClient.lastError.withLock { $0 } }
 
     /// Whether this process is registered and connected.
     public static var isConnected: Bool { HelperClient.shared?.isConnected ?? false }
@@ -72,11 +72,16 @@ public enum HotspotHelper {
 
 /// The connection to hotspotd: a blocking socket, a reader thread, requests matched by id.
 public final class HelperClient: @unchecked Sendable {  // @unchecked: replies, nextRequest and connected are touched only with condMutex held; decoder, buffer and the hooks are set before the reader thread starts, then used by it alone
-    nonisolated(unsafe) static var shared: HelperClient?
-    nonisolated(unsafe) static var registered = false
-    nonisolated(unsafe) static var lastErrorValue: String?
-    static let lastErrorBox = Mutex()
-    static let registerLock = Mutex()
+    /// The registered connection (set by `register`, or by a provider's runtime), nil before.
+    static var shared: HelperClient? {
+        get { sharedClient.withLock { $0 } }
+        set { sharedClient.withLock { $0 = newValue } }
+    }
+    private static let sharedClient = Locked<HelperClient?>(nil)
+    /// Whether `register` succeeded in this process; registering is done with this lock held.
+    private static let registered = Locked(false)
+    /// The last error the SDK saw (`HotspotHelper.lastError`).
+    static let lastError = Locked<String?>(nil)
 
     let socket: UnixSocket
     let queue: DispatchQueue
@@ -107,7 +112,7 @@ public final class HelperClient: @unchecked Sendable {  // @unchecked: replies, 
         self.handler = handler
     }
 
-    static func setError(_ s: String) { lastErrorBox.withLock { lastErrorValue = s } }
+    static func setError(_ s: String) { lastError.withLock { $0 = s } }
 
     func report(_ e: HotspotHelperError) {
         HelperClient.setError(e.description)
@@ -115,7 +120,7 @@ public final class HelperClient: @unchecked Sendable {  // @unchecked: replies, 
     }
 
     static func register(options: HotspotHelperOptions, queue: DispatchQueue, handler: @escaping HotspotHelper.Handler) -> Bool {
-        registerLock.withLock { () -> Bool in
+        registered.withLock { registered -> Bool in
             guard !registered else {
                 setError("register called a second time in this process")
                 return false

@@ -82,41 +82,49 @@ public final class Condition: @unchecked Sendable {  // @unchecked: a pthread co
     }
 }
 
-/// A one-time signal between threads: `open()` once, and every `wait` returns (true) from then on. Waits are
-/// measured on CLOCK_MONOTONIC (`Condition`). What a semaphore used as a done-signal did, without the semaphore.
-public final class Latch: @unchecked Sendable {  // @unchecked: `isOpen` is touched only with `mutex` held
+/// A value handed over once from one thread to another (a completion handler's answer to a thread that waits for
+/// it): the first `set` is kept, later ones are ignored; `wait` blocks until there is one. Built on `Mutex` and
+/// `Condition` (whose waits are measured on CLOCK_MONOTONIC).
+public final class OneShot<Value> {
     private let mutex = Mutex()
     private let condition = Condition()
-    private var isOpen = false
+    private var value: Value?
 
     public init() {}
 
-    /// Opens the latch and wakes every waiter; later calls do nothing.
-    public func open() {
-        mutex.withLock {
-            isOpen = true
-            condition.broadcast()
-        }
-    }
-
-    /// Waits until the latch is open or `timeout` passes; true when it is open.
+    /// Gives the value: true when it is the first (and so the one `wait` returns).
     @discardableResult
-    public func wait(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        return mutex.withLock {
-            while !isOpen {
-                let left = deadline - ContinuousClock.now
-                if left <= .zero { return false }
-                condition.wait(mutex, timeout: left)
-            }
+    public func set(_ newValue: Value) -> Bool {
+        mutex.withLock {
+            guard value == nil else { return false }
+            value = newValue
+            condition.broadcast()
             return true
         }
     }
 
-    /// Waits until the latch is open.
-    public func wait() {
+    /// Waits for the first value given, at most `timeout`; nil when none came in time.
+    public func wait(timeout: Duration) -> Value? {
+        let deadline = ContinuousClock.now + timeout
+        return mutex.withLock {
+            while true {
+                if let value { return value }
+                let left = deadline - ContinuousClock.now
+                if left <= .zero { return nil }
+                condition.wait(mutex, timeout: left)
+            }
+        }
+    }
+
+    /// Waits, however long it takes, for the first value given.
+    public func wait() -> Value {
         mutex.withLock {
-            while !isOpen { condition.wait(mutex, timeout: .seconds(3600)) }
+            while true {
+                if let value { return value }
+                condition.wait(mutex, timeout: .seconds(60))
+            }
         }
     }
 }
+
+extension OneShot: @unchecked Sendable where Value: Sendable {}  // @unchecked: `value` is touched only with `mutex` held

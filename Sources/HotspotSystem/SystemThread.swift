@@ -19,14 +19,15 @@ public final class SystemThread: @unchecked Sendable {  // @unchecked: `thread` 
     private init(name: String) { self.name = name }
 
     /// Starts `body` on a new thread that nobody joins.
-    public static func detach(_ name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
-        let thread = try create(name, detached: true, body)
+    public static func detach(_ name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        let thread = try create(name, detached: true, stackSize: stackSize, body)
         _ = thread
     }
 
     /// Starts `body` on a new thread; call `join()` to wait for it.
-    public static func start(_ name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> SystemThread {
-        try create(name, detached: false, body)
+    /// `stackSize`: bytes of stack (nil: the system's default, 8 MiB on Linux).
+    public static func start(_ name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> SystemThread {
+        try create(name, detached: false, stackSize: stackSize, body)
     }
 
     /// Runs `body` on a new thread and waits for it (for work that must not run on a pool thread).
@@ -56,12 +57,16 @@ public final class SystemThread: @unchecked Sendable {  // @unchecked: `thread` 
         pthread_join(thread, nil)
     }
 
-    private static func create(_ name: String, detached: Bool, _ body: @escaping () -> Void) throws(SystemError) -> SystemThread {
+    private static func create(_ name: String, detached: Bool, stackSize: Int? = nil, _ body: @escaping () -> Void) throws(SystemError) -> SystemThread {
         let handle = SystemThread(name: name)
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         if detached { pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED)) }
+        if let stackSize {
+            let result = pthread_attr_setstacksize(&attributes, stackSize)
+            if result != 0 { throw SystemError("set the stack size (\(stackSize) bytes) of thread", name, errno: result) }
+        }
         let box = Unmanaged.passRetained(Body(body)).toOpaque()
         let result = pthread_create(&handle.thread, &attributes, { raw in
             Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()

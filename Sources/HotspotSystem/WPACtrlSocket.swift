@@ -11,8 +11,8 @@ public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both soc
     private let lock = Mutex()
     private var requestSocket: (fd: Int32, local: String)?
     private var eventSocket: (fd: Int32, local: String)?
-    nonisolated(unsafe) private static var counter = 0
-    private static let counterLock = Mutex()
+    /// Numbers the local socket paths of this process (the count so far is the lock's state).
+    private static let counter = Locked(0)
 
     public init(serverPath: String) throws {
         self.serverPath = serverPath
@@ -115,7 +115,7 @@ public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both soc
     private static func open(_ serverPath: String) throws -> (fd: Int32, local: String) {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError.current("open a control socket for", serverPath) }
-        let number = counterLock.withLock { counter += 1; return counter }
+        let number = counter.withLock { count in count += 1; return count }
         let local = "/tmp/hsl-ctrl-\(getpid())-\(number)"
         unlink(local)
         do {

@@ -88,7 +88,7 @@ final class VMPipeReader: Sendable {
     private let fd: Int32
     private let sink: @Sendable (Data) -> Void
     /// Opened once the reader met EOF and closed the descriptor.
-    private let done = Latch()
+    private let done = OneShot<Void>()
 
     init(fd: Int32, sink: @escaping @Sendable (Data) -> Void) {
         self.fd = fd
@@ -99,7 +99,7 @@ final class VMPipeReader: Sendable {
             // No thread to be had: the output is lost, but the run is not (qemu's pipe is closed, so it gets EPIPE).
             FileHandle.standardError.write(Data("hotspot-lab: vm: \(error)\n".utf8))
             close(fd)
-            done.open()
+            done.set(())
         }
     }
 
@@ -112,11 +112,11 @@ final class VMPipeReader: Sendable {
             sink(Data(buffer[0..<n]))
         }
         close(fd)
-        done.open()
+        done.set(())
     }
 
     /// Waits for EOF (all writers closed), at most `timeout` seconds (on the monotonic clock).
     func finish(timeout: Double = 5) {
-        done.wait(timeout: .milliseconds(Int(timeout * 1000)))
+        _ = done.wait(timeout: .milliseconds(Int(timeout * 1000)))
     }
 }

@@ -21,6 +21,9 @@
 // - URLs read as the helper wrote them (the binding is not in the URL: URLRequestBinding.swift):
 //   `response.url == request.url` unless redirected.
 @_spi(Compat) import HotspotHelper
+// Only these two of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
+import class HotspotSystem.OneShot
+import class HotspotSystem.SystemThread
 import Synchronization
 
 /// Serves bound requests over the SDK's marked sockets (see above and URLRequestBinding.swift).
@@ -44,7 +47,13 @@ public final class HotspotCommandURLProtocol: URLProtocol {
         // Called on the session's work queue: the task's session and its per-task delegate are read here.
         let context = TaskContext(task: task, request: request)
         let me = UncheckedBox(self)
-        Thread.detachNewThread { BoundLoader(protocol: me.value, context: context).run() }
+        do {
+            try SystemThread.detach("serve a bound request") { BoundLoader(protocol: me.value, context: context).run() }
+        } catch {
+            // No thread to serve it on: the task fails with the reason, as it fails for any other.
+            BoundLoader(protocol: self, context: context)
+                .fail(NSURLErrorUnknown, request.url, "cannot start the thread that serves the request: \(error)")
+        }
     }
 
     public override func stopLoading() { stopped.withLock { $0 = true } }
@@ -362,14 +371,9 @@ struct BoundLoader: @unchecked Sendable {  // @unchecked: `let`s only; the URLPr
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData, .reloadRevalidatingCacheData: return nil
         default: break
         }
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var found: CachedURLResponse?
-        cache.getCachedResponse(for: dataTask) {
-            found = $0
-            done.signal()
-        }
-        done.wait()
-        guard let found else { return nil }
+        let answer = OneShot<CachedURLResponse?>()
+        cache.getCachedResponse(for: dataTask) { answer.set($0) }
+        guard let found = answer.wait() else { return nil }
         if policy == .returnCacheDataElseLoad || policy == .returnCacheDataDontLoad { return (found.response, found.data) }
         guard let http = found.response as? HTTPURLResponse, Self.fresh(http) else { return nil }
         return (found.response, found.data)
@@ -408,16 +412,11 @@ struct BoundLoader: @unchecked Sendable {  // @unchecked: `let`s only; the URLPr
             || response.value(forHTTPHeaderField: "Last-Modified") != nil else { return }
         let cached = CachedURLResponse(response: response, data: data, storagePolicy: .allowed)
         if let dataDelegate = context.delegate as? any FoundationNetworking.URLSessionDataDelegate, let session = context.session {
-            let done = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var chosen: CachedURLResponse?
+            let answer = OneShot<CachedURLResponse?>()
             session.delegateQueue.addOperation {
-                dataDelegate.urlSession(session, dataTask: dataTask, willCacheResponse: cached) {
-                    chosen = $0
-                    done.signal()
-                }
+                dataDelegate.urlSession(session, dataTask: dataTask, willCacheResponse: cached) { answer.set($0) }
             }
-            done.wait()
-            if let chosen { cache.storeCachedResponse(chosen, for: dataTask) }
+            if let chosen = answer.wait() { cache.storeCachedResponse(chosen, for: dataTask) }
         } else {
             cache.storeCachedResponse(cached, for: dataTask)
         }
@@ -486,15 +485,11 @@ struct BoundLoader: @unchecked Sendable {  // @unchecked: `let`s only; the URLPr
         }
     }
 
+    /// The first answer a delegate gives (a second call of its completion handler is ignored), waited for.
     static func wait<T: Sendable>(_ ask: (@escaping @Sendable (T) -> Void) -> Void) -> T {
-        let done = DispatchSemaphore(value: 0)
-        let box = AnswerBox<T>()
-        ask { value in
-            box.set(value)
-            done.signal()
-        }
-        done.wait()
-        return box.value!
+        let answer = OneShot<T>()
+        ask { answer.set($0) }
+        return answer.wait()
     }
 
     // MARK: Answers
@@ -562,13 +557,6 @@ struct BoundLoader: @unchecked Sendable {  // @unchecked: `let`s only; the URLPr
         }
         return out
     }
-}
-
-/// The first answer a delegate gives (a second call of its completion handler is ignored).
-final class AnswerBox<T: Sendable>: Sendable {
-    private let stored = Mutex<T?>(nil)
-    func set(_ value: T) { stored.withLock { if $0 == nil { $0 = value } } }
-    var value: T? { stored.withLock { $0 } }
 }
 
 /// The sender of the challenges the bound path makes (answers go through the delegate's completion handler).

@@ -8,6 +8,9 @@
 // neither, so such code does not compile. Here reads and writes wait for the connection instead; `state`,
 // `error` and `isViable` can be read at any time, and `stateUpdateHandler` (not Apple's) is called on every change.
 @_spi(Compat) import HotspotHelper
+// Only these two of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
+import struct HotspotSystem.SystemError
+import class HotspotSystem.SystemThread
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -391,22 +394,33 @@ open class NWUDPSession: NSObject, @unchecked Sendable {  // @unchecked: an open
         }
         guard first else { return }
         let box = UncheckedBox(handler)
-        Thread.detachNewThread { [self] in
-            switch ready("receive from") {
-            case .failure(let e): box.value(nil, e)
-            case .success(let s):
-                while state == .ready {
-                    do {
-                        guard let datagram = try s.receive(timeout: .seconds(3600)) else { break }
-                        box.value([Data(datagram)], nil)
-                    } catch {
-                        if state == .ready {
-                            let e = trafficNSError(error)
-                            fail(e)
-                            box.value(nil, e)
-                        }
-                        break
+        do {
+            try SystemThread.detach("read a UDP session's datagrams") { [self] in readDatagrams(box) }
+        } catch {
+            // No thread to read on: the session fails, and the handler hears why (once, as for any failure).
+            let e = trafficNSError("receive from", endpoint.description, error.errno,
+                                   "cannot start the thread that reads the session: \(error)")
+            fail(e)
+            DispatchQueue.global().async { box.value(nil, e) }
+        }
+    }
+
+    /// The read handler's loop, on a thread of its own.
+    private func readDatagrams(_ box: UncheckedBox<([Data]?, (any Error)?) -> Void>) {
+        switch ready("receive from") {
+        case .failure(let e): box.value(nil, e)
+        case .success(let s):
+            while state == .ready {
+                do {
+                    guard let datagram = try s.receive(timeout: .seconds(3600)) else { break }
+                    box.value([Data(datagram)], nil)
+                } catch {
+                    if state == .ready {
+                        let e = trafficNSError(error)
+                        fail(e)
+                        box.value(nil, e)
                     }
+                    break
                 }
             }
         }

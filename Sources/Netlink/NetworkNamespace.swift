@@ -214,14 +214,14 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
         }
     }
 
-    private static let directoryReady = Mutex()
-    nonisolated(unsafe) private static var directoryPrepared = false
+    /// Whether /run/netns is prepared (the lock's state: preparing is done with it held, once per process).
+    private static let directoryPrepared = Locked(false)
 
     /// Like iproute2: /run/netns exists and is a shared mount, so the bind mounts propagate to other mount
     /// namespaces.
     static func prepareDirectory() throws {
-        try directoryReady.withLock {
-            if directoryPrepared { return }
+        try directoryPrepared.withLock { prepared in
+            if prepared { return }
             if mkdir("/run", 0o755) != 0 && Errno.current != EEXIST { throw SystemError.current("create directory", "/run") }
             if mkdir(directory, 0o755) != 0 && Errno.current != EEXIST { throw SystemError.current("create directory", directory) }
             var madeMount = false
@@ -231,7 +231,7 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
                 if hsl_make_self_bind(directory) != 0 { throw SystemError.current("bind mount", directory) }
                 madeMount = true
             }
-            directoryPrepared = true
+            prepared = true
         }
     }
 

@@ -20,15 +20,19 @@ func logLine(_ s: String) {
     b.withUnsafeBytes { p in _ = write(2, p.baseAddress, p.count) }
 }
 
-nonisolated(unsafe) var settings: [String: String] = [:]
-var iterator = CommandLine.arguments.dropFirst().makeIterator()
-while let a = iterator.next() {
-    guard a.hasPrefix("--"), let v = iterator.next() else {
-        logLine("expected --option VALUE pairs, got \"\(a)\"")
-        exit(64)
+/// The `--option VALUE` pairs, read once at start and never changed (so shared without a lock).
+let settings: [String: String] = {
+    var settings: [String: String] = [:]
+    var iterator = CommandLine.arguments.dropFirst().makeIterator()
+    while let a = iterator.next() {
+        guard a.hasPrefix("--"), let v = iterator.next() else {
+            logLine("expected --option VALUE pairs, got \"\(a)\"")
+            exit(64)
+        }
+        settings[String(a.dropFirst(2))] = v
     }
-    settings[String(a.dropFirst(2))] = v
-}
+    return settings
+}()
 
 func setting(_ name: String, _ fallback: String) -> String { settings[name] ?? fallback }
 
