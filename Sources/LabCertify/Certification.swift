@@ -439,7 +439,7 @@ final class RunDriver {
         observeGate("beforeLogoff")
         guard let helperID else { return }
         try station.foreground(helperID)
-        let accepted = try station.logoff(helper: helperID)
+        let accepted = try logoffWhenAllowed(helperID)
         note("logoff(network) \(accepted ? "accepted" : "refused")")
         if accepted {
             try waitAny(["Inactive"])
@@ -450,6 +450,26 @@ final class RunDriver {
         try station.autoJoin()
         try waitAny(["Maintaining"])
         try waitAny(["Authenticated", "Inactive"])
+    }
+
+    /// The user's logoff(network), asked as iOS allows it: only in Authenticated, by the foreground helper that
+    /// authenticated the network (HotspotMachine's `logoffRequested`). A refusal is explained in the run's notes (the
+    /// state it met); when the state was a maintain in flight (the lab's maintain timer fired between the return to
+    /// Authenticated and the request, which a loaded machine makes likelier), the run waits for Authenticated again and
+    /// asks again, at most twice: what the helper did decides the logoff check, never when the lab's request landed.
+    func logoffWhenAllowed(_ helperID: String) throws -> Bool {
+        var accepted = try station.logoff(helper: helperID)
+        var asked = 1
+        while !accepted {
+            let state = (try? station.status())?["state"]?.stringValue ?? "unknown"
+            note("logoff(network) refused in state \(state) (ask \(asked) of 3)")
+            guard asked < 3, state == HotspotState.maintaining.rawValue,
+                  try waitAny([HotspotState.authenticated.rawValue, HotspotState.inactive.rawValue]) == HotspotState.authenticated.rawValue
+            else { return false }
+            accepted = try station.logoff(helper: helperID)
+            asked += 1
+        }
+        return true
     }
 
     /// The label of the trace record marking the start of the hijack (the `dns-hijack` check reads it).

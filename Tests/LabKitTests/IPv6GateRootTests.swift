@@ -109,12 +109,22 @@ extension LabClient {
             _ = try? child.terminate()
             kill(-child.pid, SIGKILL)  // the proxies left in its group
             unlink("/var/lib/dhcpcd/\(interface).lease6")
-            // Nothing of dhcpcd's group may be left running.
-            let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init).filter { pid in
-                // Running ones (a killed proxy whose parent is gone waits to be reaped by pid 1: state Z).
-                getpgid(pid) == child.pid && !(readSmallFile("/proc/\(pid)/stat")?.contains(") Z ") ?? true)
-            } ?? []
-            #expect(leftovers.isEmpty, "dhcpcd processes left running: \(leftovers)")
+            // Nothing of dhcpcd's group may be left running. SIGKILL is delivered asynchronously: a member may still
+            // show as running for a moment after kill(2) returns (longer on a loaded machine), so wait for the group
+            // to be gone (bounded), never for a fixed time.
+            func running() -> [Int32] {
+                (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init).filter { pid in
+                    // Running ones (a killed proxy whose parent is gone waits to be reaped by pid 1: state Z).
+                    getpgid(pid) == child.pid && !(readSmallFile("/proc/\(pid)/stat")?.contains(") Z ") ?? true)
+                } ?? []
+            }
+            var leftovers = running()
+            let gone = ContinuousClock.now + .seconds(10)
+            while !leftovers.isEmpty, ContinuousClock.now < gone {
+                usleep(20_000)
+                leftovers = running()
+            }
+            #expect(leftovers.isEmpty, "dhcpcd processes left running 10 s after SIGKILL to their group: \(leftovers)")
         }
         let deadline = ContinuousClock.now + timeout
         func environment(_ reason: String) -> [String: String]? {
