@@ -383,39 +383,31 @@ def check_system_calls():
     for rel, path in swift_sources("Sources", "portals"):
         if rel.startswith(SYSTEM_HOMES):
             continue
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                code = line.split("//", 1)[0]
-                m = SYSTEM_CALLS.search(code)
-                if not m:
-                    continue
-                what = m.group(1) or m.group(2)
-                message = (f"{rel}:{number}: {what} outside HotspotSystem/Netlink; use ChildProcess (spawn, reap), "
-                           "SystemThread (threads), Locked/Mutex or Synchronization.Mutex (locks)")
-                if rel in SYSTEM_CALLS_PENDING:
-                    warnings.append(message + f"  [pending: {SYSTEM_CALLS_PENDING[rel]}]")
-                else:
-                    problems.append(message)
-    for rel, path in swift_sources("Sources", "portals"):
-        if rel.startswith(SYSTEM_HOMES):
-            continue
         allowed = next((why for prefix, why in THREAD_CALLS_ALLOWED.items() if rel.startswith(prefix)), None)
         with open(path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):
                 code = line.split("//", 1)[0]
+                m = SYSTEM_CALLS.search(code)
+                if m:
+                    what = m.group(1) or m.group(2)
+                    message = (f"{rel}:{number}: {what} outside HotspotSystem/Netlink; use ChildProcess (spawn, reap), "
+                               "SystemThread (threads), Locked/Mutex or Synchronization.Mutex (locks)")
+                    if rel in SYSTEM_CALLS_PENDING:
+                        warnings.append(message + f"  [pending: {SYSTEM_CALLS_PENDING[rel]}]")
+                    else:
+                        problems.append(message)
                 m = THREAD_CALLS.search(code)
-                if not m:
-                    continue
-                if m.group(1):
-                    message = (f"{rel}:{number}: a Foundation Thread outside HotspotSystem/Netlink; use SystemThread "
-                               "(start, detach, runAsync)")
-                else:
-                    message = (f"{rel}:{number}: nonisolated(unsafe) outside HotspotSystem/Netlink; give the state to a "
-                               "lock (Locked, Synchronization.Mutex or Atomic), make it a let, or wait with OneShot")
-                if allowed is not None:
-                    warnings.append(message + f"  [allowed for now: {allowed}]")
-                else:
-                    problems.append(message)
+                if m:
+                    if m.group(1):
+                        message = (f"{rel}:{number}: a Foundation Thread outside HotspotSystem/Netlink; use SystemThread "
+                                   "(start, detach, runAsync)")
+                    else:
+                        message = (f"{rel}:{number}: nonisolated(unsafe) outside HotspotSystem/Netlink; give the state to a "
+                                   "lock (Locked, Synchronization.Mutex or Atomic), make it a let, or wait with OneShot")
+                    if allowed is not None:
+                        warnings.append(message + f"  [allowed for now: {allowed}]")
+                    else:
+                        problems.append(message)
     for rel, path in swift_sources("Sources", "portals", "Tests"):
         with open(path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):

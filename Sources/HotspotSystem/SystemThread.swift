@@ -33,7 +33,7 @@ public final class SystemThread: @unchecked Sendable {  // @unchecked: `thread` 
     /// Runs `body` on a new thread and waits for it (for work that must not run on a pool thread).
     public static func run<T>(_ name: String, _ body: @escaping () throws -> T) throws -> T {
         let slot = Slot<T>()
-        let work = Unchecked { slot.result = Result { try body() } }
+        let work = UncheckedBox { slot.result = Result { try body() } }  // runs on the new thread while this one waits in join
         let thread = try create(name, detached: false) { work.value() }
         thread.join()
         return try slot.result!.get()
@@ -83,9 +83,12 @@ public final class SystemThread: @unchecked Sendable {  // @unchecked: `thread` 
     private final class Slot<T>: @unchecked Sendable {  // @unchecked: written by the thread, read after join
         var result: Result<T, any Error>?
     }
+}
 
-    private struct Unchecked: @unchecked Sendable {  // @unchecked: the closure runs on one thread while the caller waits in join
-        let value: () -> Void
-        init(_ value: @escaping () -> Void) { self.value = value }
-    }
+/// Carries a value that is not `Sendable` across a `@Sendable` boundary: to the one thread or queue that uses it, or
+/// to threads that share it while its owner waits for them (`join`). What makes that safe is the user's to say, at the
+/// place it boxes the value.
+public struct UncheckedBox<T>: @unchecked Sendable {  // @unchecked: its purpose; each use says why the handover is safe
+    public let value: T
+    public init(_ value: T) { self.value = value }
 }

@@ -103,7 +103,7 @@ public enum Doctor {
         let kvm = kvmCheck(probe: probeKVM)
         checks.append(kvm)
         for tool in tools {
-            if let path = findExecutable(tool.command) {
+            if let path = SystemTools.find(tool.command) {
                 checks.append(DoctorCheck(name: tool.command, ok: true, detail: path, fix: nil))
             } else {
                 checks.append(DoctorCheck(name: tool.command, ok: false, detail: "not found in PATH",
@@ -129,7 +129,7 @@ public enum Doctor {
         if hwsim.usable {
             mode = .host
             reason = hwsim.reason
-        } else if kernelOK && busybox && findExecutable("qemu-system-x86_64") != nil {
+        } else if kernelOK && busybox && SystemTools.find("qemu-system-x86_64") != nil {
             mode = .vm
             reason = "host kernel has no usable mac80211_hwsim; qemu (\(kvm.ok ? (probeKVM ? "KVM" : "KVM if the boot probe passes, else TCG") : "TCG")) boots \(kernelImage) which has it"
         } else {
@@ -182,7 +182,7 @@ public enum Doctor {
         } catch {
             checks.append(DoctorCheck(name: "policy routing", ok: false, detail: "\(error)", fix: "a kernel with CONFIG_IP_MULTIPLE_TABLES=y"))
         }
-        if findExecutable("nft") == nil {
+        if SystemTools.find("nft") == nil {
             checks.append(DoctorCheck(name: "nftables", ok: false, detail: "nft not found", fix: "apt-get install -y nftables"))
         } else {
             do {
@@ -220,7 +220,4 @@ public enum Doctor {
                            detail: works ? "qemu boots with -accel kvm" : "/dev/kvm exists but a KVM boot fails or hangs within 6 s (e.g. failed to set MSR 0x10a); the VM runs under TCG",
                            fix: nil)
     }
-
-    /// Looks a command up in PATH plus the sbin directories (`SystemTools.find`).
-    public static func findExecutable(_ name: String) -> String? { SystemTools.find(name) }
 }

@@ -12,15 +12,11 @@ public enum ParallelRuns {
         var results: [R?]
     }
 
-    /// The worker closure, handed to the worker threads: `body` and `items` are the caller's, run while it joins.
-    private struct Worker: @unchecked Sendable {  // @unchecked: its closure's shared state is `Locked`; the caller waits in join
-        let value: () -> Void
-    }
-
     public static func map<T, R>(_ items: [T], jobs: Int, _ body: @escaping (T) -> R) -> [R] {
         let work = Locked(Work<R>(results: Array(repeating: nil, count: items.count)))
         // One worker: take the next index, run it, store its result; until none is left.
-        let worker = Worker {
+        // Shared by the worker threads: its own state is `Locked`, and `body` and `items` are the caller's, used while it joins.
+        let worker = UncheckedBox {
             while true {
                 let index: Int? = work.withLock { work in
                     guard work.next < items.count else { return nil }

@@ -21,9 +21,10 @@
 // - URLs read as the helper wrote them (the binding is not in the URL: URLRequestBinding.swift):
 //   `response.url == request.url` unless redirected.
 @_spi(Compat) import HotspotHelper
-// Only these two of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
+// Only these of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
 import class HotspotSystem.OneShot
 import class HotspotSystem.SystemThread
+import struct HotspotSystem.UncheckedBox
 import Synchronization
 
 /// Serves bound requests over the SDK's marked sockets (see above and URLRequestBinding.swift).

@@ -8,9 +8,10 @@
 // neither, so such code does not compile. Here reads and writes wait for the connection instead; `state`,
 // `error` and `isViable` can be read at any time, and `stateUpdateHandler` (not Apple's) is called on every change.
 @_spi(Compat) import HotspotHelper
-// Only these two of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
+// Only these of HotspotSystem (which HotspotHelper depends on): its `Mutex` would shadow Synchronization's here.
 import struct HotspotSystem.SystemError
 import class HotspotSystem.SystemThread
+import struct HotspotSystem.UncheckedBox
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -453,12 +454,6 @@ open class NWUDPSession: NSObject, @unchecked Sendable {  // @unchecked: an open
         }
         s?.shutdown()
     }
-}
-
-/// Carries a non-Sendable value (a completion handler, a command) to the queue that uses it, as Apple's API does.
-struct UncheckedBox<T>: @unchecked Sendable {  // @unchecked: its purpose; each box is handed to the one queue or thread that uses its value
-    let value: T
-    init(_ value: T) { self.value = value }
 }
 
 extension HotspotHelperCommand {

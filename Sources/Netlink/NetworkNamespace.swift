@@ -42,12 +42,6 @@ public enum DedicatedThread {
     }
 }
 
-/// Carries a value across a `@Sendable` boundary (namespaces are `@unchecked Sendable` themselves).
-struct UncheckedBox<T>: @unchecked Sendable {  // @unchecked: carries a namespace (itself @unchecked) across a thread
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
 final class ResultSlot<T>: @unchecked Sendable {  // @unchecked: written by its thread, read after the join
     var result: Result<T, any Error>?
 }
@@ -124,7 +118,7 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
     /// `createMany` for async callers: the work runs on dedicated threads, the task's thread is not blocked.
     public static func createManyAsync(_ names: [String]) async throws -> [NetworkNamespace] {
         let list = names
-        let created = try await DedicatedThread.runAsync { () throws -> UncheckedBox<[NetworkNamespace]> in
+        let created = try await DedicatedThread.runAsync { () throws -> UncheckedBox<[NetworkNamespace]> in  // namespaces are @unchecked Sendable themselves
             UncheckedBox(try createMany(list) as [NetworkNamespace])
         }
         return created.value

@@ -114,7 +114,7 @@ import Testing
 
     @Test func dnsmasqFaultModes() {
         let internet = Internet(address: IPv4Address("198.18.0.1")!, uplinks: IPv4Subnet("203.0.113.0/24")!, names: ["captive.apple.com", "example.com"])
-        func args(_ mode: DnsmasqConfig.Mode) -> [String] {
+        func args(_ mode: DNSAnswerMode) -> [String] {
             DnsmasqConfig.arguments(hotspot(.open), internet: internet, interface: "wlan0", leaseFile: "/l", logFile: "/g", mode: mode)
         }
         // SERVFAIL: dnsmasq serves DHCP only; hotspot-dns-fault takes port 53.
@@ -125,7 +125,7 @@ import Testing
         #expect(args(.privateAddresses).filter { $0.hasPrefix("--address=") } == ["--address=/captive.apple.com/10.0.0.1", "--address=/example.com/10.0.0.1"])
         #expect(args(.hijack).filter { $0.hasPrefix("--address=") } == ["--address=/#/198.51.100.1"])
         #expect(!args(.refused).contains { $0.hasPrefix("--address=") || $0 == "--port=0" })
-        #expect(RunningTopology.dnsModes == ["no-answer", "normal", "refused", "hijack", "servfail", "private"])
+        #expect(DNSAnswerMode.names == ["no-answer", "normal", "refused", "hijack", "servfail", "private"])
     }
 
     @Test func portalNameResolvesToTheGateway() {

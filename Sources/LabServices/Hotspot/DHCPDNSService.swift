@@ -5,7 +5,7 @@ import LabTopology
 import LabVM
 
 /// A hotspot's DHCP and DNS: dnsmasq on the LAN interface (ready once it logged "started, version"), and
-/// the DNS faults (docs/REPLAY.md): the DNS answering another way (`DnsmasqConfig.Mode`), queries dropped by an
+/// the DNS faults (docs/REPLAY.md): the DNS answering another way (`DNSAnswerMode`), queries dropped by an
 /// nftables table of the fault's own (`no-answer`), `hotspot-dns-fault` answering SERVFAIL.
 ///
 /// `refused`, `hijack` and `private` are switched atomically on an IPv4 or dual-stack LAN: a DNS-only dnsmasq
@@ -23,13 +23,13 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     let launcher: any ProcessLauncher
     /// dnsmasq and how its DNS answers now.
     public private(set) var process: (any ServiceProcess)?
-    public private(set) var mode: DnsmasqConfig.Mode
+    public private(set) var mode: DNSAnswerMode
     /// Queries are dropped (the `no-answer` DNS fault).
     public private(set) var dropped = false
     /// `hotspot-dns-fault`, answering every query SERVFAIL (the `servfail` DNS fault).
     public private(set) var faultServer: (any ServiceProcess)?
     /// How the hotspot's own dnsmasq answers (`mode` differs while a side server answers).
-    public private(set) var mainMode: DnsmasqConfig.Mode
+    public private(set) var mainMode: DNSAnswerMode
     /// The DNS-only dnsmasq answering a switched fault, its port (the gateway's port 53 redirected there) and log.
     public private(set) var sideServer: (any ServiceProcess)?
     public private(set) var sidePort: Int?
@@ -57,12 +57,12 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     }
 
     /// Whether `mode` is switched by a side server and one nft transaction (see the type's notes).
-    public func switchesAtomically(_ mode: DnsmasqConfig.Mode) -> Bool {
+    public func switchesAtomically(_ mode: DNSAnswerMode) -> Bool {
         [.refused, .hijack, .privateAddresses].contains(mode) && hotspot.gateway.ip != .v6Only
     }
 
     /// dnsmasq's arguments in `mode` (nil: the topology's).
-    public func arguments(mode: DnsmasqConfig.Mode? = nil) -> [String] {
+    public func arguments(mode: DNSAnswerMode? = nil) -> [String] {
         DnsmasqConfig.arguments(hotspot, internet: internet, interface: interface, leaseFile: leaseFile, logFile: log, mode: mode)
     }
 
@@ -72,7 +72,7 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
         try spawnDnsmasq(mode: nil)
     }
 
-    func spawnDnsmasq(mode requested: DnsmasqConfig.Mode?) throws {
+    func spawnDnsmasq(mode requested: DNSAnswerMode?) throws {
         process = try launcher.spawn(ProcessConfiguration(try launcher.tool("dnsmasq"), arguments(mode: requested),
                                                           stdout: .file(log), stderr: .file(log)), inNamespace: namespace)
     }
@@ -105,7 +105,7 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     /// DNS answers as `newMode`: queries no longer dropped, dnsmasq restarted in that mode if it changed (its
     /// leases stay in the lease file; the previous log is kept as dnsmasq.log.N), the SERVFAIL server started
     /// (servfail) or stopped (any other mode).
-    public func setMode(_ newMode: DnsmasqConfig.Mode) throws {
+    public func setMode(_ newMode: DNSAnswerMode) throws {
         if dropped {
             _ = try launcher.run(ProcessConfiguration(try launcher.tool("nft"), ["delete", "table", "inet", "hsldnsfault"]),
                                  inNamespace: namespace, timeout: .seconds(60))
@@ -163,7 +163,7 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
     }
 
     /// A DNS-only dnsmasq answering as `mode` on `port`, waited for (its own log, started empty).
-    func startSideServer(mode: DnsmasqConfig.Mode, port: Int) throws -> any ServiceProcess {
+    func startSideServer(mode: DNSAnswerMode, port: Int) throws -> any ServiceProcess {
         let sideLog = directory + "/dnsmasq-dns-\(sideLogs.count + 1)-\(mode.rawValue).log"
         try? FileManager.default.removeItem(atPath: sideLog)
         let arguments = DnsmasqConfig.dnsOnlyArguments(hotspot, internet: internet, interface: interface, logFile: sideLog, mode: mode, port: port)

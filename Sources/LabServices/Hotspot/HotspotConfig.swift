@@ -83,8 +83,6 @@ public enum HostapdConfig {
 
 /// dnsmasq's command line for a hotspot's DHCP and DNS.
 public enum DnsmasqConfig {
-    /// How the hotspot's DNS answers (LabTopology's `DNSAnswerMode`).
-    public typealias Mode = DNSAnswerMode
 
     /// The ports a DNS-only dnsmasq answers a DNS fault on (`DHCPDNSService.setMode`): two, so the next fault's
     /// server is up on the other before the gateway's port 53 is pointed at it.
@@ -93,7 +91,7 @@ public enum DnsmasqConfig {
     /// A DNS-only dnsmasq answering as `mode` on `port` of the gateway's addresses (no DHCP, no lease file): the
     /// hotspot's own dnsmasq keeps DHCP and its DNS while this one answers a switched fault.
     public static func dnsOnlyArguments(_ hotspot: Hotspot, internet: Internet, interface: String, logFile: String,
-                                        mode: Mode, port: Int) -> [String] {
+                                        mode: DNSAnswerMode, port: Int) -> [String] {
         arguments(hotspot, internet: internet, interface: interface, leaseFile: "", logFile: logFile, mode: mode)
             .filter { !$0.hasPrefix("--dhcp-") && $0 != "--log-dhcp" && $0 != "--no-ping" && !$0.hasPrefix("--port=") }
             + ["--port=\(port)"]
@@ -133,7 +131,7 @@ public enum DnsmasqConfig {
     public static let privateAddress = "10.0.0.1"
 
     public static func arguments(
-        _ hotspot: Hotspot, internet: Internet, interface: String, leaseFile: String, logFile: String, mode: Mode? = nil
+        _ hotspot: Hotspot, internet: Internet, interface: String, leaseFile: String, logFile: String, mode: DNSAnswerMode? = nil
     ) -> [String] {
         let gateway = hotspot.gateway
         var args = [

@@ -10,12 +10,10 @@ import LabVM
 /// the portal server (another kind, or down), portal sessions expiring, the access points' signal. Each goes
 /// through the hotspot's services.
 extension RunningTopology {
-    /// DNS faults during a run (docs/REPLAY.md): `no-answer` drops every query at the hotspot (an nftables
-    /// table of the fault's own); `refused`, `hijack`, `private` and `normal` restart dnsmasq answering that way
-    /// (its leases are kept in the lease file; the previous log is kept as dnsmasq.log.N); `servfail` restarts
-    /// dnsmasq for DHCP only and starts `hotspot-dns-fault` on the gateway's port 53 (log: dns-fault.log).
-    public static let dnsModes = DNSAnswerMode.names
-
+    /// DNS faults during a run (docs/REPLAY.md; the modes: `DNSAnswerMode.names`): `no-answer` drops every query at
+    /// the hotspot (an nftables table of the fault's own); the others switch the DNS to answer that way
+    /// (`DHCPDNSService.setMode`: at once through a DNS-only dnsmasq on a side port where it can, else by restarting
+    /// dnsmasq, its leases kept); `servfail` answers from `hotspot-dns-fault` on the gateway's port 53.
     @discardableResult
     public func setDNS(hotspot name: String, mode: String) throws -> String {
         guard let running = hotspots.first(where: { $0.hotspot.name == name }) else {
@@ -25,8 +23,8 @@ extension RunningTopology {
             try running.dhcpDNS.dropQueries()
             return "DNS of \(name): no answer (queries dropped)"
         }
-        guard let newMode = DnsmasqConfig.Mode(rawValue: mode) else {
-            throw SystemError("set the DNS of", name, reason: "unknown mode `\(mode)`; expected one of \(Self.dnsModes.joined(separator: ", "))")
+        guard let newMode = DNSAnswerMode(rawValue: mode) else {
+            throw SystemError("set the DNS of", name, reason: "unknown mode `\(mode)`; expected one of \(DNSAnswerMode.names.joined(separator: ", "))")
         }
         try running.dhcpDNS.setMode(newMode)
         return "DNS of \(name): \(newMode.rawValue)"

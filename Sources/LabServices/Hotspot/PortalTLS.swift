@@ -1,6 +1,5 @@
 import Foundation
 import HotspotSystem
-
 import LabTopology
 import LabVM
 import LabSandbox

@@ -92,7 +92,7 @@ public struct RunningHotspot: Sendable {
     public var portalKind: String? { portalService?.kind }
     /// dnsmasq (DHCP and DNS) and how its DNS answers now.
     public var dnsmasq: (any ServiceProcess)? { dhcpDNS.process }
-    public var dnsMode: DnsmasqConfig.Mode { dhcpDNS.mode }
+    public var dnsMode: DNSAnswerMode { dhcpDNS.mode }
     /// Queries are dropped (the `no-answer` DNS fault).
     public var dnsDropped: Bool { dhcpDNS.dropped }
     /// `hotspot-dns-fault`, answering every query SERVFAIL (the `servfail` DNS fault).
