@@ -1,10 +1,6 @@
 import HotspotCore
 import Foundation
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// One answer (or one observation of the world) that deviated from what the lab's ground truth expected at that
 /// moment: the cause of a failure, reported on the check that owns it (docs/CERTIFY.md, "Cause first").

@@ -2,7 +2,6 @@ import Foundation
 import HotspotCore
 import HotspotProtocol
 import HotspotSystem
-import LabSandbox
 import LabScenarios
 import LabServices
 import LabTopology

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// One certify check (docs/CERTIFY.md): what it judges, on its own rule, from the runs' traces, and what it owns
 /// as a cause: the answers that deviate from the lab's ground truth in its domain. Each check is one file under

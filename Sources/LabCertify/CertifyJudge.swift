@@ -1,9 +1,5 @@
 import Foundation
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// Judges the checks from the runs' traces.
 struct Judge {

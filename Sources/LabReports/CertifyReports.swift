@@ -1,7 +1,6 @@
 import Foundation
 import HotspotProtocol
 import LabCertify
-import LabScenarios
 
 /// `hotspot-lab certify`'s reports: text, JSON, JUnit and one self-contained HTML page (docs/CERTIFY.md,
 /// "Reports"). Every one puts the cause first; a check that was not reached says so, and counts as a failure.

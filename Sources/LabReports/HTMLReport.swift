@@ -1,7 +1,6 @@
 import Foundation
 import PortalKinds
 import HotspotCore
-import LabCertify
 import LabScenarios
 
 /// One self-contained HTML page for a set of scenario runs (`hotspot-lab run --html FILE`): a summary

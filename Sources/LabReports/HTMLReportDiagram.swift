@@ -1,7 +1,5 @@
 import Foundation
 import HotspotCore
-import LabCertify
-import LabScenarios
 
 /// The report's state diagram: `TransitionTable` as an inline SVG, states at fixed positions, the path a
 /// scenario took drawn over it (split from HTMLReport.swift).

@@ -1,6 +1,5 @@
 import Foundation
 import PortalKinds
-import LabCertify
 import LabScenarios
 
 /// JUnit XML, written once for every report that has it (`run`, `demo` and `replay` through

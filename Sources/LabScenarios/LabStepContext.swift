@@ -4,7 +4,6 @@ import PortalKinds
 import HotspotProtocol
 import HotspotSystem
 import Netlink
-import LabSandbox
 import LabServices
 import LabTopology
 import LabVM

@@ -1,9 +1,5 @@
 import Foundation
 import HotspotSystem
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// Runs `body` over `items` with up to `jobs` at a time on their own threads (labs block); results in order.
 public enum ParallelRuns {

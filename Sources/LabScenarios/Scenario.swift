@@ -1,10 +1,8 @@
 import Foundation
 import HotspotCore
 import Yams
-import LabSandbox
 import LabServices
 import LabTopology
-import LabVM
 
 /// A scenario file (`topologies/scenarios/*.yaml`, docs/SCENARIOS.md): a topology and the steps a person
 /// (or the device) takes, with what must be seen after each.

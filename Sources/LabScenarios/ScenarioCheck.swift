@@ -1,8 +1,6 @@
 import Foundation
-import LabSandbox
 import LabServices
 import LabTopology
-import LabVM
 
 /// A scenario checked against its topology before anything is built or booted: the station it acts as, every
 /// hotspot, helper and access point its steps name. The first unknown one is a `TopologyError` at its

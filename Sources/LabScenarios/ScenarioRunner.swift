@@ -1,10 +1,8 @@
 import Foundation
 import HotspotProtocol
 import HotspotSystem
-import LabSandbox
 import LabServices
 import LabTopology
-import LabVM
 
 /// What one step did.
 public struct StepResult: Sendable {

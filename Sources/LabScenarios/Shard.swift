@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `--shard K/N`.
 public struct Shard: Sendable, Equatable {

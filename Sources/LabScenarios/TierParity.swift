@@ -1,9 +1,5 @@
 import Foundation
 import HotspotProtocol
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// What must be the same when a scenario runs in the radio tier and in the native tier (docs/SCENARIOS.md, "Tiers"):
 /// the states entered, the commands hotspotd sent (in order, to which helper), the helpers' results, and every

@@ -1,10 +1,6 @@
 import Foundation
 import HotspotCore
 import HotspotProtocol
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// The readable timeline of a run, from hotspotd's trace.
 public enum Timeline {

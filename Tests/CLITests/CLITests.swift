@@ -3,13 +3,8 @@ import HotspotSystem
 import Testing
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// The hotspot-lab binary's own front door (no root, no VM: everything here is refused or printed before a
 /// lab or a VM is started): bad input gets an error naming the file, line, field or message.

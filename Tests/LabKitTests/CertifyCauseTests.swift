@@ -3,13 +3,6 @@ import HotspotProtocol
 import Testing
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// Certify never fails without a cause (docs/CERTIFY.md, "Cause first"): every failed check names one, on synthetic
 /// traces of each failing path; and the `session-cookies` check's run.

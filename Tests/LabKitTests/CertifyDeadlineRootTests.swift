@@ -4,13 +4,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// Certify's deadlines are iOS's (docs/CERTIFY.md, "The certification lab"; docs/SPEC.md, "Commands and their
 /// deadlines": 45 s), never scaled: a deadline is a verdict, so it must be the platform's. A helper that answers

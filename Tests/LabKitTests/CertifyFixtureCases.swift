@@ -2,13 +2,8 @@ import Foundation
 import Testing
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// The broken helpers and provider pairs certify must reject, what each must fail, and the assertions every tier
 /// makes of their reports: shared by `NativeCertifyRootTests` (every case in the native tier, on the host), the

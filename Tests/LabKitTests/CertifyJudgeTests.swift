@@ -3,13 +3,7 @@ import HotspotProtocol
 import Testing
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
 @testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// The certify judge on synthetic traces (no lab): cause first, "not reached" downstream, the SDK's reports
 /// (docs/CERTIFY.md). The same judge runs on real traces in `NativeCertifyRootTests` and `InVMCertifyTests`.

@@ -3,13 +3,6 @@ import HotspotProtocol
 import Testing
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// certify's provider checks on synthetic traces (no lab): a well-behaved pair passes all four and the twelve's
 /// captive checks; each defect fails exactly its check, at its cause (docs/CERTIFY.md "Provider pairs").

@@ -1,13 +1,7 @@
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Issue 17: the DHCP range a gateway hands out never holds the network, broadcast or gateway address.
 @Suite struct DHCPRangeTests {

@@ -3,14 +3,7 @@ import HotspotSystem
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// DNS faults switch with no window (issue 25: "checks are not judged against a lab action that had not yet taken
 /// effect"). A station asks the hotspot's DNS for captive.apple.com over and over while the lab switches its DNS

@@ -2,14 +2,7 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// `expect-provider` against a fake lab: each event read from hotspotd's provider records, the filters (role,
 /// reason, exit status), `count`, `absent`, and the wait for an event not traced yet (polled with the context's pause).

@@ -4,14 +4,9 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
 @testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Root tests on the host kernel (netns, veth, nftables; no wifi): a hotspot namespace with dnsmasq, the
 /// nft gate and the portal server, the internet namespace with the probe server, and a station namespace

@@ -1,14 +1,6 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 import Portals
 
 /// HAR captures: clear errors naming the entry and field; the import finds the probe, the portal, the sign-in and

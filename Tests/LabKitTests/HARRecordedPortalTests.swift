@@ -1,14 +1,8 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 import Portals
 
 /// A portal context that remembers who signed in, with a neighbour table of two stations.

@@ -4,13 +4,8 @@ import HotspotSystem
 import Testing
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
 @testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// `hotspot-lab run --html`: the report of hand-built results (no lab runs): the summary and verdicts, the
 /// failing step escaped, exactly the transitions taken highlighted on the state diagram, links to the logs;

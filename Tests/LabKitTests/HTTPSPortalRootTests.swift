@@ -4,14 +4,7 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// The https-only portal on the host kernel (root: netns, veth, nftables; no wifi): the station's plain HTTP is only
 /// redirected to https://portal.cafe.example/, which the hotspot's dnsmasq resolves to the gateway; TLS on port 443

@@ -2,14 +2,8 @@ import Foundation
 import HotspotSystem
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Golden configuration for hostapd, dnsmasq and the nftables gate.
 @Suite struct HotspotConfigTests {

@@ -2,14 +2,8 @@ import Foundation
 import HotspotSystem
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// A daemon that never ran: the recording launcher's answer to `spawn`.
 final class RecordedProcess: ServiceProcess, @unchecked Sendable {

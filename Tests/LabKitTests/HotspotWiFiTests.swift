@@ -4,11 +4,6 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
 @testable import LabVM

@@ -4,14 +4,7 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// A hotspot with IPv6 (`ip: dual`, `ip: v6-only`) on the host kernel, veth for the radio: the gate of both families
 /// in one `inet` table, the portal on the gateway's IPv6 address, the internet on both families, Router

@@ -3,13 +3,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// certify's `ipv6-only` check end to end in the native tier (host kernel, root, no VM): the run `ipv6-only` makes
 /// the certification café IPv6-only (NAT64, DNS64); the reference portal helper and the reference provider pair

@@ -1,14 +1,8 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// `ip:` and `ipv6-prefix:` of a gateway (docs/TOPOLOGY.md "IPv6"), and what the hotspot's daemons get from them.
 @Suite struct IPv6TopologyTests {

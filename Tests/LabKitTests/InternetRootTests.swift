@@ -5,14 +5,9 @@ import Portals
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Root test on the host kernel (veth for the radio): the lab's internet end to end from a station namespace.
 /// Every name resolves to the internet; before login every client's probe rules say captive, after it open;

@@ -2,14 +2,9 @@ import Foundation
 import HotspotSystem
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 import Portals
 
 /// The lab's internet as data (no root): the clients' probe rules and verdicts, the probe endpoints' answers,

@@ -3,14 +3,9 @@ import Glibc
 import HotspotSystem
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
 @testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Issue 27 item 5: lab files are read exactly. Bytes that are not UTF-8, tags outside the core schema and unclosed
 /// quotes in command lines are refused with file:line:column and the field; a byte-order mark is accepted; a FIFO

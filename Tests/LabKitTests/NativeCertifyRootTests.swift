@@ -4,13 +4,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// `hotspot-lab certify` in the native tier (docs/SCENARIOS.md, "Tiers"), on the host kernel as root, no VM: every
 /// broken fixture (`CertifyCases`: the CertifyFixture modes, the broken provider pairs, `drop-cookies`) fails exactly

@@ -4,14 +4,8 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// The native tier (docs/SCENARIOS.md, "Tiers"), on the host kernel as root, no VM: every shipped scenario that does
 /// not declare `needs: air` runs end to end with the stations' Wi-Fi as links the lab moves into the hotspots'

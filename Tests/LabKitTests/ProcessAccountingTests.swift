@@ -3,13 +3,6 @@ import HotspotSystem
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// `bench profile`'s process accounting: the acct_v3 decoder against bytes laid out by hand, and the real kernel's

@@ -2,14 +2,8 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
 @testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// Traces read for a replay (no root): truncated, reordered and newer-format traces get errors naming the
 /// line and what can be replayed is; a recorded run becomes a scenario of its actions with the recorded

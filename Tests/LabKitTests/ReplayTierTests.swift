@@ -3,13 +3,9 @@ import HotspotSystem
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
 @testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// The replay cases, run in one tier (`linkMode`): each recording made once per process, each set of replays once

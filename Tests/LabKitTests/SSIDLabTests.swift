@@ -6,11 +6,9 @@ import Testing
 @testable import LabCertify
 @testable import LabReplay
 @testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Issue 17: a topology declares an SSID that is not UTF-8 (`ssid_hex:`), hostapd and wpa_supplicant get its
 /// bytes, and every line the lab prints (summary, timeline, scan list, certify report) shows a hostile SSID escaped.

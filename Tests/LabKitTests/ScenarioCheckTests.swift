@@ -1,14 +1,8 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Issue 17: a scenario naming an unknown station, hotspot, helper or access point is refused with
 /// `file:line:column` before any lab is built (and so before a VM boots, and without a retry). No root.

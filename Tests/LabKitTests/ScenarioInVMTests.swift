@@ -4,13 +4,7 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// The sequences end to end, inside the hotspot-lab VM (one boot for every InVM suite, VMSuiteTests):

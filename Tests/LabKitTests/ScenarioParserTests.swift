@@ -2,14 +2,9 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Scenario files: every shipped one parses (and its topology); errors name file:line:column, the field and
 /// what was expected; --shard splits a suite into disjoint parts whose union is the suite.

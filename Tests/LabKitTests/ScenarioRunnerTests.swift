@@ -3,14 +3,9 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 import PortalKinds
 
 /// A fake lab for the runner: hotspotd's trace is a list the test scripts (what each user action makes

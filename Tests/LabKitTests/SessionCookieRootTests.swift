@@ -3,14 +3,7 @@ import HotspotSystem
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// A real portal that requires its session cookie, on the host kernel (root: netns, veth, nftables; no wifi):
 /// https-only form-login with `session-cookie` and `csrf-token`, served by hotspot-portal; curl in the station

@@ -4,14 +4,7 @@ import Netlink
 import TestSupport
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
 @testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// Issue 17: `hotspot-lab up` killed by SIGINT, SIGTERM, SIGHUP or SIGPIPE at any moment of bring-up (or
 /// after it) leaves nothing; killed by SIGKILL, its daemons still die (the lab's guardian, the parent-death

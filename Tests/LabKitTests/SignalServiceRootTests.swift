@@ -5,14 +5,7 @@ import Netlink
 import TestSupport
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
 @testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// Issue 27 item 4: signals exact for `hotspot-lab up` (the signal service, `SignalService` in HotspotSystem).
 /// On the host with `--link veth --no-stations` (no VM): captive.yaml, 3 namespaces. Every wait is for a line,

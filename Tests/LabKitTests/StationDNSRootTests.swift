@@ -5,14 +5,8 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// Root test on the host kernel (veth for the radio): the station's own tools resolve names through the DNS its
 /// DHCP lease named, as a station's processes are started by the lab (`hotspot-nsexec --resolv-conf` with the

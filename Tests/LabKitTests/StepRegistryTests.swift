@@ -2,14 +2,8 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
 @testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// The step kinds are one registry (no root): the parser, the runner and the replay read it; each kind is one
 /// file in Sources/LabScenarios/Steps, documented in docs/SCENARIOS.md, and says how it replays. The registry

@@ -2,14 +2,9 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// `stations[].apps` (docs/TOPOLOGY.md "Apps"): provider pairs and legacy helper apps with their manager
 /// configuration; every bad input fails with file:line:column and the field.

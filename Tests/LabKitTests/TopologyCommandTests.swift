@@ -4,14 +4,6 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// `hotspot-lab up` refuses a bad topology before creating anything, naming file:line:column.
 @Suite struct TopologyCommandTests {

@@ -1,14 +1,9 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
-@testable import LabVM
 
 /// The shipped topologies parse, and each bad input fails with file:line:column, the field and what was expected.
 @Suite struct TopologyParserTests {

@@ -2,14 +2,7 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
 @testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// The incremental trace reader the scenario steps poll.
 @Suite("trace tail")

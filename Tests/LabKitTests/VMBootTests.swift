@@ -1,13 +1,6 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// Root tests that boot the real VM (qemu, TCG here). One suite, serialized, so two VMs never compete

@@ -2,13 +2,6 @@ import Foundation
 import Testing
 import TestSupport
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// Runs inside the VM (VMSuiteTests boots it once and runs every `InVM*` suite), or on a host whose

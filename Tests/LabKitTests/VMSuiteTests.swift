@@ -3,13 +3,6 @@ import HotspotProtocol
 import HotspotSystem
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// The end-to-end harness: ONE VM boot runs this same test bundle inside, filtered to the suites tagged

@@ -1,13 +1,6 @@
 import Foundation
 import Testing
 @testable import LabKit
-@testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
-@testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
 @testable import LabVM
 
 /// The VM runner's pure parts: no qemu, no root.

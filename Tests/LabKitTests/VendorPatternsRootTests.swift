@@ -5,13 +5,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
-@testable import LabReplay
-@testable import LabReports
-@testable import LabSandbox
 @testable import LabScenarios
-@testable import LabServices
-@testable import LabTopology
-@testable import LabVM
 
 /// Issue 23, "done when": each vendor pattern of `hotspot-vendor-fixture` (Tests/Fixtures/VendorPatterns: a legacy
 /// helper in Apple's spellings, only the import changed) certified on topologies/certify.yaml in the native tier (the

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `dns-hijack`: under a DNS hijack (every name answers with the gateway), maintain is not answered success: a
 /// name that resolves is not the internet. Owns a maintain on the café answered success during the hijack.

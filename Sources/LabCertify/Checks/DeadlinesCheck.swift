@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `deadlines`: every command is answered before its deadline (hotspotd's `irregular noAnswer` says one was not).
 /// Owns each `noAnswer`, except the commands of a provider that answered start() false (start-stop's).

@@ -1,9 +1,5 @@
 import HotspotCore
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `decoys`: the helper claims none of the networks it cannot know (the decoys and the not-captive network), in
 /// filterScanList or evaluate. A secure claim without a password is ignored by hotspotd (scan-list-passwords

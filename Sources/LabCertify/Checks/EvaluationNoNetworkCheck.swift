@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `evaluation-no-network` (a provider pair): the evaluation provider uses no network, as its sandbox has none
 /// (the SDK reports an attempt: `helperReport networkFromEvaluationProvider`). Owns each such report.

@@ -1,9 +1,6 @@
 import Foundation
 import HotspotProtocol
 import HotspotSystem
-import LabSandbox
-import LabScenarios
-import LabServices
 import LabTopology
 
 /// `ipv6-only` (docs/CERTIFY.md): the run `ipv6-only` makes the café IPv6-only (`ip: v6-only`: SLAAC and DHCPv6, no

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `logoff`: the helper answers logoff success, and its portal session is up until then and ended after (the
 /// gate's observations). Owns a logoff not answered success, a session that ended with no logoff and no action

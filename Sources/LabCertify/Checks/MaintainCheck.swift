@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `maintain`: maintain is answered success or authenticationRequired, both without didJustJoin (the timer) and
 /// with it (the cached re-join). Owns a maintain answer on the café that contradicts the portal session's state

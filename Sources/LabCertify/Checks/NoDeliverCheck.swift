@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `no-deliver` (a provider pair): no provider calls deliver(); the framework delivers what handleCommand returns
 /// (the SDK refuses and reports it: `helperReport deliverCalledByProvider`). Owns each such report.

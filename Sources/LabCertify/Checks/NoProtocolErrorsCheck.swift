@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `no-protocol-errors` (advisory): the helper sent hotspotd no frame it refused as malformed or not allowed
 /// (`protocolError` records on the helper socket). An SDK-built helper cannot send one; a helper speaking the

@@ -1,9 +1,5 @@
 import HotspotCore
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `not-high-for-everything`: evaluate of a network with the internet behind it is not answered high. Owns that
 /// answer, and a decoy's high answer after it (high for every network).

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `nothing-after-stop` (a provider pair): no command is answered by a provider after hotspotd stopped it (until
 /// it is launched or registers again).

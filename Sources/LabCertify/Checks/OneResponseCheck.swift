@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `one-response`: exactly one response per command. hotspotd's rejections of a raw second or stray response, and
 /// what the SDK refused on the helper's side and reported (`helperReport`: a second deliver(), an invalid field).

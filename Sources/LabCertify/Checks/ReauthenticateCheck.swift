@@ -1,9 +1,5 @@
 import HotspotCore
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `reauthenticate`: after maintain answered authenticationRequired (the portal session expired), the helper logs
 /// in again. Owns an authenticate on the café's normal portal not answered success, and an evaluate of the café

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `scan-list-passwords`: every secure network claimed in filterScanList carries a password (hotspotd ignores a
 /// claim without one). Its cause comes before decoys' at the same answer.

@@ -1,9 +1,6 @@
 import Foundation
 import HotspotProtocol
 import PortalKinds
-import LabSandbox
-import LabScenarios
-import LabServices
 import LabTopology
 
 /// `session-cookies` (docs/CERTIFY.md): the run `cookie-portal` signs in at the café, then the café's portal becomes

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `start-stop` (a provider pair): each provider launched answers start (true), and answers stop and exits 0
 /// (`Judge.lifecycle`). Owns a start() answered false (the provider's commands then count as not answered).

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `temporary-failure`: while the portal's sign-in answers 503, authenticate is answered temporaryFailure, not
 /// failure (which disables auto-join). Owns an authenticate on the erring portal answered otherwise.

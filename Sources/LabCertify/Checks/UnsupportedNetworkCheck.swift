@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `unsupported-network`: on a portal it cannot handle (the café's became a voucher portal), the helper answers
 /// unsupportedNetwork instead of failing. Owns an authenticate on the changed portal answered otherwise.

@@ -1,8 +1,4 @@
 import HotspotProtocol
-import LabSandbox
-import LabScenarios
-import LabServices
-import LabTopology
 
 /// `valid-results`: every answer uses a result valid for its command (hotspotd's `irregular invalidResult` says
 /// one did not). Owns each invalidResult.

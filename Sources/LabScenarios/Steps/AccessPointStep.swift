@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `ap: down|up` / `{state: ..., hotspot: H}`: the access points of the hotspot disappear (hostapd disabled) or come back.
 public struct AccessPointStep: ScenarioStepAction {

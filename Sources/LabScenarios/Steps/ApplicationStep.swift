@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// `application: allowed|blocked` / `{expect: ..., url: U}`: a general application in the station gets HTTP 200
 /// from U (default the internet's web server), or does not.

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `auto-join`: the device joins known networks on its own (didAutoJoin true).
 public struct AutoJoinStep: ScenarioStepAction {

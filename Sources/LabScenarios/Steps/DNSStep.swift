@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// `dns: MODE` / `{mode, hotspot}`: the hotspot's DNS: no-answer, refused, servfail, hijack (every name answers
 /// with the gateway), private (public names answer with an RFC 1918 address) or normal (`DNSAnswerMode.names`).

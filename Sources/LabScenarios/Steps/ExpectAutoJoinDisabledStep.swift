@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `expect-auto-join-disabled: SSID` / `{ssid: S, disabled: false}`: hotspotd's auto-join-disabled list holds S (or not).
 public struct ExpectAutoJoinDisabledStep: ScenarioStepAction {

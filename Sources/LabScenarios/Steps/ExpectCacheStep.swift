@@ -1,10 +1,7 @@
 import Foundation
 import HotspotCore
 import HotspotProtocol
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// `expect-cache: {ssid: S, helper: H | not-captive: true | none: true}`: hotspotd's cache entry for S
 /// (`ssid_hex: 436166e9` instead of `ssid:` for an SSID that is not UTF-8: entries compare by bytes).

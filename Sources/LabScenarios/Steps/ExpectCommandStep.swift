@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `expect-command: {command: C, result: R, helper: H, did-just-join: B, absent: B, min-signal-strength: X,
 /// max-signal-strength: Y, count: N}`: a command sent since the start (optionally to H, answered with R, with

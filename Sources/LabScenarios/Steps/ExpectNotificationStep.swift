@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `expect-notification` / `expect-notification: H`: a helper (H) posted a user notification.
 public struct ExpectNotificationStep: ScenarioStepAction {

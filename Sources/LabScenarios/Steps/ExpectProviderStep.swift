@@ -1,9 +1,5 @@
 import Foundation
 import HotspotProtocol
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `expect-provider: {app: A, event: E, role: evaluation|authentication, reason: R, exit-status: N, count: N, absent: B}`:
 /// hotspotd traced a provider lifecycle event of app A (a provider app's bundle identifier) since the start:

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `expect-states: [S1, S2, ...]`: exactly these states were entered since the previous `expect-states` (or the start).
 public struct ExpectStatesStep: ScenarioStepAction {

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `expire-session` / `expire-session: HOTSPOT`: the portal session ends, the gate forgets the station.
 public struct ExpireSessionStep: ScenarioStepAction {

@@ -1,9 +1,5 @@
 import Foundation
 import HotspotCore
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `flap: {count, min-seconds, max-seconds, seed}`: the station drops and re-joins `count` times at seeded
 /// random intervals, as devices do when they sleep.

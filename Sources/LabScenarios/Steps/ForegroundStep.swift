@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `foreground: HELPER` / `foreground: null`: the user taps the helper's notification.
 public struct ForegroundStep: ScenarioStepAction {

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `gate: authenticated|unauthenticated` / `{expect: ..., hotspot: NAME}`: the hotspot's captive gate holds (or
 /// does not hold) the station in its authenticated set.

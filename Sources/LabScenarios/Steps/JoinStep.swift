@@ -1,9 +1,6 @@
 import Foundation
 import HotspotCore
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// `join: SSID` / `join: {ssid: S, password: P}` / `join: {ssid_hex: 436166e9}` (an SSID that is not UTF-8,
 /// as its bytes): the user joins by hand (didAutoJoin false).

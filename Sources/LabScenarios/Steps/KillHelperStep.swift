@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `kill-helper: H`: SIGKILL to the helper process.
 public struct KillHelperStep: ScenarioStepAction {

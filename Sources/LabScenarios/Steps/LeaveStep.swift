@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `leave`: the user leaves the network.
 public struct LeaveStep: ScenarioStepAction {

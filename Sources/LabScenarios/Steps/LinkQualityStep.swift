@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
 import LabServices
-import LabTopology
-import LabVM
 
 /// `link: {hotspot, side, latency-ms, jitter-ms, loss-percent, rate-kbit}`: latency, jitter, loss and a rate limit
 /// on the hotspot's uplink or radio side (netem); all zero: none.

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `logoff: H` / `logoff: {helper: H, expect: accepted|refused}`: `logoff(network)` on behalf of the helper.
 public struct LogoffStep: ScenarioStepAction {

@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// `portal: {kind: K, hotspot: H, settings: {...}}` / `portal: down`: the portal changes on the server side (the
 /// hotspot's portal server replaced by another kind), or dies.

@@ -1,9 +1,5 @@
 import Foundation
 import PortalKinds
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `probe: {client: C, expect: V}`: runs client C's real connectivity probe rules (`ClientProbeRules`: apple,
 /// android, chromeos, windows, networkmanager, firefox; `all`: each of them) from the station and expects the

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `restart-hotspotd` / `restart-hotspotd: {helper-delay: S}`: SIGKILL hotspotd and start it again; the helpers
 /// come back S seconds later.

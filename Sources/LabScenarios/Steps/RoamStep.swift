@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
 import LabServices
-import LabTopology
-import LabVM
 
 /// `roam: BSSID` / `roam: {bssid: B, timeout: 30}`: the station's wpa_supplicant moves to the access point `bssid`
 /// of the same SSID (a scan of its channel first: ROAM needs the BSS in its table); passes when hotspotd records

@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
 import LabServices
-import LabTopology
-import LabVM
 
 /// `show-scan-list` / `show-scan-list: {expect: {SSID: Display Name, SSID2: null}}`: wpa_supplicant scans, the list
 /// goes to hotspotd (filterScanList to every helper); optionally the annotations expected (nil: none).

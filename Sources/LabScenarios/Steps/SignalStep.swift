@@ -1,9 +1,6 @@
 import Foundation
 import HotspotProtocol
-import LabSandbox
 import LabServices
-import LabTopology
-import LabVM
 
 /// `signal: {hotspot: H, bssid: B, dbm: -50}` / `{..., dbm: normal}`: what stations receive from the hotspot's
 /// access points (or the one with `bssid`), in dBm; nil: normal. When the acting station is associated with one of

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `sleep: SECONDS`: wait. Not replayed: the replay waits the recorded pauses itself.
 public struct SleepStep: ScenarioStepAction {

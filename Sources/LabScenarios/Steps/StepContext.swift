@@ -2,10 +2,8 @@ import Foundation
 import HotspotCore
 import PortalKinds
 import HotspotProtocol
-import LabSandbox
 import LabServices
 import LabTopology
-import LabVM
 
 /// What steps act on: the acting station's hotspotd, its helpers and wpa_supplicant, and the lab around it
 /// (hotspots named as in the topology). `LabStepContext` is the real lab; tests of the runner use a fake.

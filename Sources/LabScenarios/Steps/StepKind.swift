@@ -1,8 +1,5 @@
 import Foundation
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// A parsed step: what it does to the lab (through a `StepContext`) and what it checks. Each kind is one
 /// file in this folder; `StepRegistry.kinds` lists them all (generated from the files).

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `stop-helper: H` / `continue-helper: H`: SIGSTOP (a hung helper) or SIGCONT.
 public struct StopHelperStep: ScenarioStepAction {

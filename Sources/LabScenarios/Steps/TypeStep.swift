@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `type: {helper: H, text: T}`: the user types into the helper's UI.
 public struct TypeStep: ScenarioStepAction {

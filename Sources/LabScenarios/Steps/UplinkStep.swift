@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `uplink: down|up` / `{state: ..., hotspot: H}`: the hotspot's uplink to the internet goes down (a total
 /// outage) or comes back (`RunningTopology.setUplink`).

@@ -1,9 +1,6 @@
 import Foundation
 import HotspotProtocol
-import LabSandbox
-import LabServices
 import LabTopology
-import LabVM
 
 /// `wait-ipv6` / `wait-ipv6: {timeout: 30}`: hotspotd traces `ipv6Up` for the current association (a `station`
 /// record after the latest `associated`: the station's interface has a usable global IPv6 address, from SLAAC or

@@ -1,8 +1,4 @@
 import Foundation
-import LabSandbox
-import LabServices
-import LabTopology
-import LabVM
 
 /// `wait-state: S` / `wait-state: {state: S, timeout: 30}`: hotspotd enters S (the first transition to S after
 /// the previous wait) within the timeout.

@@ -1,8 +1,6 @@
 import Foundation
 import HotspotSystem
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// One access point of a hotspot (radio mode): hostapd on one radio's interface, ready once its control
 /// socket reports the AP enabled (its `STATUS`, else the `AP-ENABLED` event).

@@ -1,8 +1,6 @@
 import Foundation
 import HotspotSystem
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// A hotspot's DHCP and DNS: dnsmasq on the LAN interface (ready once it logged "started, version"), and
 /// the DNS faults (docs/REPLAY.md): the DNS answering another way (`DNSAnswerMode`), queries dropped by an

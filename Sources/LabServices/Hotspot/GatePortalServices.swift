@@ -1,9 +1,7 @@
 import Foundation
 import HotspotSystem
 import PortalKinds
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// The nftables captive gate of a hotspot (`GateRuleset`), loaded from `gate.nft` in its log folder.
 public final class GateService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets

@@ -1,7 +1,5 @@
 import HotspotCore
-import LabSandbox
 import LabTopology
-import LabVM
 /// Configuration text and arguments for the daemons a hotspot runs. Pure: no I/O, golden-tested.
 
 /// hostapd.conf per security kind, plus the EAP user file for WPA2-Enterprise.

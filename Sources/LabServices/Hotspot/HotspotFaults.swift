@@ -2,9 +2,7 @@ import Foundation
 import HotspotSystem
 import Netlink
 import PortalKinds
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// Faults switched during a run (docs/REPLAY.md, docs/SCENARIOS.md): DNS modes, link quality, the uplink,
 /// the portal server (another kind, or down), portal sessions expiring, the access points' signal. Each goes

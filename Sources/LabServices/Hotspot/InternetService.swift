@@ -1,9 +1,7 @@
 import Foundation
 import HotspotSystem
 import PortalKinds
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// The lab's internet (`hotspot-portal --internet`) in its namespace: the probe endpoints and a web site on any
 /// name, the topology's backend routes (`internet: services:`), over HTTP on `internet.port` and HTTPS on 443

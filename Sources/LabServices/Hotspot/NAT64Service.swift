@@ -1,9 +1,7 @@
 import Foundation
 import HotspotSystem
 import Netlink
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// The fixed numbers of an IPv6-only hotspot's NAT64 and DNS64 (docs/TOPOLOGY.md "IPv6"), and the daemons'
 /// configuration text. Pure: golden-tested.

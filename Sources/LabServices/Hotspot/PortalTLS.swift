@@ -2,7 +2,6 @@ import Foundation
 import HotspotSystem
 import LabTopology
 import LabVM
-import LabSandbox
 
 /// `PortalTLS`'s certificates (LabTopology has its names and settings): the lab CA and the portal's server
 /// certificate, made with the `openssl` command.

@@ -2,8 +2,6 @@ import Foundation
 import HotspotSystem
 import Netlink
 import LabSandbox
-import LabTopology
-import LabVM
 
 /// A daemon a service started: what the services need of a `ChildProcess` (tests substitute their own).
 public protocol ServiceProcess: AnyObject, Sendable {

@@ -3,7 +3,6 @@ import HotspotSystem
 import Netlink
 import LabSandbox
 import LabTopology
-import LabVM
 
 /// A LAN with IPv6 (`ip: dual` or `v6-only`): the gateway's IPv6 address on the LAN and `hotspot-ra` sending the
 /// Router Advertisements (the prefix for SLAAC with the M and O flags for DHCPv6, RDNSS with the gateway, and

@@ -3,7 +3,6 @@ import HotspotSystem
 import Netlink
 import LabSandbox
 import LabTopology
-import LabVM
 
 /// A hotspot's uplink: the veth to the internet namespace (a /30 from the internet's uplinks), the default
 /// route through it (absent with `faults: {uplink: down}`), netem on its egress when the faults ask for

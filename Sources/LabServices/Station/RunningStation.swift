@@ -7,7 +7,6 @@ import HotspotSystem
 import Netlink
 import LabSandbox
 import LabTopology
-import LabVM
 
 /// How the lab runs a topology's stations.
 public struct StationLabOptions: Sendable {

@@ -1,9 +1,7 @@
 import Foundation
 import HotspotProtocol
 import HotspotSystem
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// A station's apps (topology `apps:`, docs/TOPOLOGY.md "Apps"): the providers go to hotspotd's `--apps` file,
 /// each manager configuration is set once hotspotd is up, legacy helper apps run as helpers.

@@ -3,9 +3,7 @@ import HotspotCore
 import HotspotProtocol
 import HotspotSystem
 import Netlink
-import LabSandbox
 import LabTopology
-import LabVM
 
 /// The native tier's air for one station (docs/STATION.md, "The native tier"): the station's Wi-Fi is one end of a
 /// veth pair in the station's namespace; the other end (the "access point side") waits down in the lab's air

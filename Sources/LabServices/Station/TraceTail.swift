@@ -1,9 +1,6 @@
 import Foundation
 import HotspotProtocol
 import HotspotSystem
-import LabSandbox
-import LabTopology
-import LabVM
 
 /// hotspotd's trace file read incrementally: each refresh reads only the bytes appended since the last one and
 /// parses only the new complete lines. The scenario steps poll the trace every 10-20 ms; reading and parsing the

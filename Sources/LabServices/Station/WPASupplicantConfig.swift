@@ -1,8 +1,6 @@
 import HotspotCore
 import HotspotProtocol
-import LabSandbox
 import LabTopology
-import LabVM
 /// wpa_supplicant.conf for a station: its known networks, all `disabled=1` (the lab decides when the
 /// device joins), `id_str "manual"` for those the topology marks `auto-join: false`.
 public enum WPASupplicantConfig {
