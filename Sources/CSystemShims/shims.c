@@ -1,10 +1,16 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <spawn.h>
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include "CSystemShims.h"
 int hsl_setns(int fd, int nstype) { return setns(fd, nstype); }
 int hsl_unshare(int flags) { return unshare(flags); }
@@ -30,3 +36,50 @@ int hsl_make_self_bind(const char *target) {
 }
 int hsl_umount_detach(const char *target) { return umount2(target, MNT_DETACH); }
 int hsl_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int hsl_packet_ipv4_open(int ifindex) {
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_ll addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sll_family = AF_PACKET;
+    addr.sll_protocol = htons(ETH_P_IP);
+    addr.sll_ifindex = ifindex;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int hsl_packet_hwaddr(int fd, unsigned char out[6]) {
+    struct sockaddr_ll addr;
+    socklen_t length = sizeof addr;
+    memset(&addr, 0, sizeof addr);
+    if (getsockname(fd, (struct sockaddr *)&addr, &length) != 0) return -1;
+    if (addr.sll_halen != 6) { errno = EAFNOSUPPORT; return -1; }
+    memcpy(out, addr.sll_addr, 6);
+    return 0;
+}
+
+ssize_t hsl_packet_send_broadcast(int fd, int ifindex, const void *buf, size_t len) {
+    struct sockaddr_ll addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sll_family = AF_PACKET;
+    addr.sll_protocol = htons(ETH_P_IP);
+    addr.sll_ifindex = ifindex;
+    addr.sll_halen = 6;
+    memset(addr.sll_addr, 0xff, 6);
+    return sendto(fd, buf, len, 0, (struct sockaddr *)&addr, sizeof addr);
+}
+
+ssize_t hsl_packet_receive(int fd, void *buf, size_t len, int *outgoing) {
+    struct sockaddr_ll addr;
+    socklen_t length = sizeof addr;
+    memset(&addr, 0, sizeof addr);
+    ssize_t n = recvfrom(fd, buf, len, 0, (struct sockaddr *)&addr, &length);
+    if (n >= 0 && outgoing) *outgoing = addr.sll_pkttype == PACKET_OUTGOING;
+    return n;
+}

@@ -2,8 +2,8 @@ import HotspotProtocol
 import HotspotSystem
 import Netlink
 
-/// The lease udhcpc's script writes (`key=value` lines: ip, subnet, mask, router, dns, lease, serverid, opt114)
-/// read back as what hotspotd configures over netlink: the address with its prefix, and the default router.
+/// The lease file's fields (`DHCPMessage.leaseFields`, named as udhcpc exported them to its script: ip, subnet, mask,
+/// router, dns, lease, serverid, opt114) read back as what hotspotd configures over netlink: the address with its prefix, and the default router.
 public struct DHCPLease: Equatable, Sendable {
     public var address: IPPrefix
     /// The first router of the lease (option 3 may list several), or nil when the server offered none.

@@ -12,7 +12,7 @@ import Netlink
 /// wpa_supplicant. Association, disassociation, roaming and radio loss arrive as typed `LinkEvent`s from the lab's
 /// link controller over a Unix socket, with the topology's SSID, BSSID, security and signal; hotspotd's join, leave,
 /// auto-join and disassociate go to it as `LinkRequest`s. Everything above the radio is the same as `WPAStation`:
-/// busybox udhcpc on the interface (`StationDHCP`), IP suppression by policy routing, the same trace records
+/// our DHCPv4 client on the interface (`StationDHCP`), IP suppression by policy routing, the same trace records
 /// (`via: link` instead of `via: wpa_supplicant`). docs/STATION.md, "The native tier".
 public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendable {  // @unchecked: `socket`, `daemon` and `readerThread` change only in attach/detach, around the reader thread's life; the join state is the daemon's loop thread's; writes go under `writeLock`
     public let options: StationOptions
@@ -42,7 +42,6 @@ public final class LinkStation: StationDriver, NetworkControl, @unchecked Sendab
     public func attach(to daemon: any StationEventSink) throws {
         self.daemon = daemon
         dhcp.daemon = daemon
-        try dhcp.writeScript()
         ip.daemon = daemon
         try ip.install(enabled: options.suppressIP)
         // The lab serves the socket before it starts hotspotd; a short retry covers a lab that is still binding it.

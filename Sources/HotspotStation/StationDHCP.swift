@@ -7,13 +7,15 @@ import HotspotProtocol
 import HotspotSystem
 import Netlink
 
-/// The station's IP: busybox udhcpc, one lease per association, and the lease's address and default route set
-/// over netlink. Shared by both station backends (`WPAStation`: radio; `LinkStation`: the native tier's link), so
+/// The station's IP: our DHCPv4 client (`DHCPClient`, on a packet socket), one lease per association, the lease
+/// and resolver files written for helpers and applications, and the lease's address and default route set over
+/// netlink. Shared by both station backends (`WPAStation`: radio; `LinkStation`: the native tier's link), so
 /// DHCP is the same real path in both tiers. Loop thread only.
 final class StationDHCP {
     let options: StationOptions
     weak var daemon: (any StationEventSink)?
-    private var dhcp: ChildProcess?
+    /// The exchange of the current association, if it has not ended.
+    private var current: StationDHCPRun?
     private var dhcpGeneration = 0
     /// This association's IPv6 side (`StationIPv6Watcher`): what it reported, and whether DHCPv4 gave up.
     private var ipv6Watcher: StationIPv6Watcher?
@@ -33,42 +35,33 @@ final class StationDHCP {
         let started = SystemMonotonicClock.read()
         associationStarted = started
         startIPv6(generation)
-        let child: ChildProcess
+        let run = StationDHCPRun(interface: options.interface, log: options.dhcpLog)
+        current = run
+        daemon?.record(.station(.init(action: "dhcpStart")))
         do {
-            child = try ChildProcess.spawn(ProcessConfiguration(
-                options.busybox, ["udhcpc", "-i", options.interface, "-f", "-q", "-n", "-t", "5", "-T", "1", "-O", "114",
-                                  "-s", options.dhcpScript],
-                stdout: .file(options.dhcpLog), stderr: .file(options.dhcpLog)))
+            try run.start { [weak self] outcome in
+                self?.daemon?.post { [weak self] in self?.finished(generation, outcome, since: started) }
+            }
         } catch {
+            current = nil
             daemon?.record(.error(.init(message: "start the DHCP client on \(options.interface): \(error)")))
-            return
-        }
-        dhcp = child
-        daemon?.record(.station(.init(action: "dhcpStart", pid: Int(child.pid))))
-        let waiter = DHCPWaiter(child: child) { [weak self] status in
-            self?.daemon?.post { [weak self] in self?.finished(generation, status, since: started) }
-        }
-        do {
-            try waiter.start()
-        } catch {
-            daemon?.record(.error(.init(message: "wait for the DHCP client on \(options.interface): \(error)")))
         }
     }
 
-    private func finished(_ generation: Int, _ status: ExitStatus?, since started: Duration) {
+    private func finished(_ generation: Int, _ outcome: Result<[String: String], any Error>, since started: Duration) {
         guard generation == dhcpGeneration, let daemon else { return }
-        dhcp = nil
+        current = nil
         let elapsed = SystemMonotonicClock.read() - started
-        guard status?.succeeded == true, daemon.association != nil else {
-            daemon.record(.station(.init(action: "dhcpFailed", status: status.map { "\($0)" } ?? "unknown", log: options.dhcpLog)))
+        guard case .success(let fields) = outcome, daemon.association != nil else {
+            let status = if case .failure(let error) = outcome { "\(error)" } else { "the station left the network" }
+            daemon.record(.station(.init(action: "dhcpFailed", status: status, log: options.dhcpLog)))
             // No DHCPv4 on this network: IP up is the IPv6 side's (an IPv6-only network), now or when it comes.
             ipv4Failed = true
             if let ipv6Ready, daemon.association != nil { ipv6IPUp(ipv6Ready) }
             return
         }
-        let fields = DHCPLease.fields(readSmallFile(options.leaseFile) ?? "")
         do {
-            try Self.configure(DHCPLease(fields: fields, file: options.leaseFile), interface: options.interface, route: RouteNetlink.current())
+            try Self.apply(fields, options: options, route: RouteNetlink.current())
         } catch {
             daemon.record(.station(.init(action: "dhcpFailed", status: "\(error)", log: options.dhcpLog)))
             return
@@ -91,8 +84,8 @@ final class StationDHCP {
         ipv6Watcher = nil
         ipv6Ready = nil
         ipv4Failed = false
-        if let dhcp, dhcp.exitStatus == nil { _ = try? dhcp.signal(SIGTERM) }
-        dhcp = nil
+        current?.cancel()
+        current = nil
     }
 
     // MARK: IPv6 (docs/STATION.md, "IP up on an IPv6-only network")
@@ -150,6 +143,17 @@ final class StationDHCP {
         daemon.submit(.ipUp, via: "ipv6")
     }
 
+    /// A lease taken: its fields in the lease file for helpers (`HOTSPOT_DHCP_LEASE`), its DNS servers in resolv.conf for
+    /// every process of the station (rewritten in place: the lab bind-mounts this file's inode as their
+    /// /etc/resolv.conf), then its address and default route on the interface.
+    static func apply(_ fields: [String: String], options: StationOptions, route: RouteNetlink) throws {
+        let lease = fields.keys.sorted().map { "\($0)=\(fields[$0]!)\n" }.joined()
+        let resolv = (fields["dns"] ?? "").split(separator: " ").map { "nameserver \($0)\n" }.joined()
+        try AtomicFile.write(Array(lease.utf8), to: options.leaseFile, mode: 0o644)
+        try AtomicFile.overwriteInPlace(Array(resolv.utf8), at: options.resolvConf)
+        try configure(DHCPLease(fields: fields, file: options.leaseFile), interface: options.interface, route: route)
+    }
+
     /// The lease's address on `interface` (its other IPv4 addresses removed) and its default route, through
     /// `route` (the station namespace's rtnetlink).
     static func configure(_ lease: DHCPLease, interface: String, route: RouteNetlink) throws {
@@ -184,48 +188,45 @@ final class StationDHCP {
         }
         unlink(options.leaseFile)
     }
-
-    /// udhcpc's script: writes the lease and resolver files with shell builtins only. It starts no process:
-    /// under TCG each fork and exec costs about 0.1 s, and the `ip`, `mv`, `cmp`, `cat` and `rm` calls the script
-    /// used to make took about 0.5 s of each of its two runs, most of association -> lease (issue 19,
-    /// bench/README.md "bench profile"). hotspotd sets the address and the default route itself over netlink
-    /// once udhcpc has exited (`configure(_:interface:route:)`). resolv.conf is rewritten in place (no rename):
-    /// the lab bind-mounts this file (its inode) as /etc/resolv.conf of every process in the station
-    /// (hotspot-nsexec --resolv-conf). Nobody reads either file before udhcpc has exited (ipUp comes after).
-    func writeScript() throws {
-        try AtomicFile.write(Array(Self.dhcpScript(options).utf8), to: options.dhcpScript, mode: 0o755)
-    }
-
-    /// The text of udhcpc's script for `options` (`options.dhcpScript` holds it; StationDNSRootTests runs it).
-    static func dhcpScript(_ options: StationOptions) -> String {
-        let script = """
-            #!/bin/sh
-            # Written by hotspotd (HotspotStation): udhcpc calls it with deconfig, bound, renew or leasefail.
-            # Builtins only; hotspotd configures the interface from the lease file over netlink.
-            case "$1" in
-              bound|renew)
-                { for server in $dns; do echo "nameserver $server"; done; } > \(options.resolvConf)
-                { echo "ip=$ip"; echo "subnet=$subnet"; echo "mask=$mask"; echo "router=$router"; echo "dns=$dns"
-                  echo "lease=$lease"; echo "serverid=$serverid"; [ -n "$opt114" ] && echo "opt114=$opt114"; } > \(options.leaseFile)
-                ;;
-            esac
-            exit 0
-
-            """
-        return script
-    }
 }
 
-/// Waits for the DHCP client on its own thread (the daemon's loop never blocks on it).
-final class DHCPWaiter: @unchecked Sendable {  // @unchecked: `let`s only; `done` (not @Sendable) is called once, on the waiter's thread
-    let child: ChildProcess
-    let done: (ExitStatus?) -> Void
-    init(child: ChildProcess, done: @escaping (ExitStatus?) -> Void) {
-        self.child = child
-        self.done = done
+/// One association's DHCPv4 exchange on its own thread (`DHCPClient` over an `IPv4PacketSocket` on the station's
+/// interface), its progress lines in the run folder's dhcp.log, as udhcpc's were. The outcome (the lease's fields or
+/// why there is none) goes to `done` once; the socket is closed after that, as closing a packet socket waits for
+/// an RCU grace period that the lease need not.
+final class StationDHCPRun: @unchecked Sendable {  // @unchecked: `let`s, and `cancelled` behind its lock; `done` (not @Sendable) is called once, on the run's thread
+    let interface: String
+    let logPath: String
+    private let cancelled = Locked(false)
+
+    init(interface: String, log: String) {
+        self.interface = interface
+        self.logPath = log
     }
 
-    func start() throws {
-        try SystemThread.detach("wait for the DHCP client") { [self] in done(try? child.wait()) }
+    func cancel() { cancelled.withLock { $0 = true } }
+
+    func start(_ done: @escaping (Result<[String: String], any Error>) -> Void) throws {
+        let box = UncheckedBox(done)  // called once, on the run's thread; it only posts to the daemon's loop
+        try SystemThread.detach("DHCP on \(interface)") { [self] in run(box.value) }
+    }
+
+    private func run(_ done: (Result<[String: String], any Error>) -> Void) {
+        let log = try? AppendFile(path: logPath, mode: 0o644)
+        defer { log?.close() }
+        let write = { (line: String) in _ = try? log?.append(Array("dhcp: \(line)\n".utf8)) }
+        let socket: IPv4PacketSocket
+        do {
+            socket = try IPv4PacketSocket(interface: interface)
+        } catch {
+            write("\(error)")
+            return done(.failure(error))
+        }
+        write("started on \(interface) (\(socket.hardwareAddress.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: ":")))")
+        let client = DHCPClient(interface: interface, transport: socket, isCancelled: { [cancelled] in cancelled.withLock { $0 } }, log: write)
+        let outcome = Result<[String: String], any Error> { try client.run().leaseFields }
+        if case .failure(let error) = outcome { write("\(error)") }
+        done(outcome)
+        socket.close()
     }
 }

@@ -13,10 +13,8 @@ public struct StationOptions: Sendable {
     public var interface: String
     /// wpa_supplicant's control socket for the interface (`ctrl_interface` directory + interface name).
     public var wpaControlPath: String
-    /// Where the DHCP script, its log, `lease.env` and `resolv.conf` go (hotspotd's run directory).
+    /// Where the DHCP log, `lease.env` and `resolv.conf` go (hotspotd's run directory).
     public var runDirectory: String
-    /// The DHCP client: busybox udhcpc, one lease per association.
-    public var busybox: String
     /// Carry out IP suppression with policy routing (`IPSuppression`); off: only traced.
     public var suppressIP: Bool
     /// How often the signal is read (`SIGNAL_POLL`) while associated; also at once on CTRL-EVENT-SIGNAL-CHANGE.
@@ -24,26 +22,24 @@ public struct StationOptions: Sendable {
     /// The RSSI change (dB) that counts as a change of signal (`signalChanged` to the state machine).
     public var signalChangeThreshold: Double
 
-    public init(interface: String, wpaControlPath: String, runDirectory: String, busybox: String = "busybox", suppressIP: Bool = true,
+    public init(interface: String, wpaControlPath: String, runDirectory: String, suppressIP: Bool = true,
                 signalPollInterval: Duration = .seconds(1), signalChangeThreshold: Double = 2) {
         self.interface = interface
         self.wpaControlPath = wpaControlPath
         self.runDirectory = runDirectory
-        self.busybox = busybox
         self.suppressIP = suppressIP
         self.signalPollInterval = signalPollInterval
         self.signalChangeThreshold = signalChangeThreshold
     }
 
-    /// Files the DHCP script writes for helpers (`HOTSPOT_DHCP_LEASE`, `HOTSPOT_RESOLV_CONF`).
+    /// Files the DHCP client writes for helpers (`HOTSPOT_DHCP_LEASE`, `HOTSPOT_RESOLV_CONF`).
     public var leaseFile: String { runDirectory + "/lease.env" }
     public var resolvConf: String { runDirectory + "/resolv.conf" }
-    public var dhcpScript: String { runDirectory + "/dhcp-script.sh" }
     public var dhcpLog: String { runDirectory + "/dhcp.log" }
 }
 
 /// The station side of hotspotd: wpa_supplicant for association (its events in, DISCONNECT and network
-/// enabling out), busybox udhcpc for IP (one lease per association), and `IPSuppression` for the
+/// enabling out), our DHCPv4 client for IP (`StationDHCP`, one lease per association), and `IPSuppression` for the
 /// connectivity the state machine allows. Nothing here is simulated: association and IP events are what
 /// wpa_supplicant and the DHCP client report. docs/STATION.md.
 public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendable {  // @unchecked: `control`, `daemon` and `eventThread` change only in attach/detach, around the event thread's life; the association state is the daemon's loop thread's
@@ -73,7 +69,6 @@ public final class WPAStation: StationDriver, NetworkControl, @unchecked Sendabl
     public func attach(to daemon: any StationEventSink) throws {
         self.daemon = daemon
         dhcp.daemon = daemon
-        try dhcp.writeScript()
         ip.daemon = daemon
         try ip.install(enabled: options.suppressIP)
         let control = try WPACtrlSocket.connect(serverPath: options.wpaControlPath, timeout: .seconds(15))
@@ -343,6 +338,10 @@ extension WPAStation {
         try StationDHCP.configure(lease, interface: interface, route: route)
     }
 
-    /// The text of udhcpc's script for `options` (`options.dhcpScript` holds it; StationDNSRootTests runs it).
-    public static func dhcpScript(_ options: StationOptions) -> String { StationDHCP.dhcpScript(options) }
+    /// A lease's fields (`DHCPMessage.leaseFields`) applied as hotspotd applies them: the lease file, resolv.conf
+    /// (in place) and, through `route`, the address and default route of `options.interface`.
+    public static func apply(lease fields: [String: String], options: StationOptions, route: RouteNetlink) throws {
+        try StationDHCP.apply(fields, options: options, route: route)
+    }
+
 }

@@ -48,9 +48,9 @@ struct Hotspotd: ParsableCommand {
     var evaluationSandbox: String = "netns"
     @Flag(help: "Copy the trace to stderr.")
     var echoTrace = false
-    @Option(help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with busybox udhcpc; join/leave/autoJoin control requests).")
+    @Option(help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with hotspotd's own client; join/leave/autoJoin control requests).")
     var wpaSupplicant: String?
-    @Option(help: "Run a station on a link the lab attaches (the native tier, no radio): the lab's link controller socket (association events in, join/leave out; DHCP with busybox udhcpc).")
+    @Option(help: "Run a station on a link the lab attaches (the native tier, no radio): the lab's link controller socket (association events in, join/leave out; DHCP with hotspotd's own client).")
     var linkControl: String?
     @Option(help: "With --wpa-supplicant or --link-control: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
     var ipSuppression: String = "policy-routing"

@@ -11,7 +11,7 @@ import TestSupport
 /// Root test on the host kernel (veth for the radio): the station's own tools resolve names through the DNS its
 /// DHCP lease named, as a station's processes are started by the lab (`hotspot-nsexec --resolv-conf` with the
 /// station's resolv.conf, `StationResolver`), and never through the machine's /etc/resolv.conf (which points
-/// nowhere inside the lab). The lease comes from busybox udhcpc running hotspotd's own DHCP script.
+/// nowhere inside the lab). The lease comes from hotspotd's own DHCP client (`DHCPClient`).
 @Suite("The station's DNS (root, host kernel, veth)", .serialized, .requiresRoot)
 struct StationDNSRootTests {
     /// `getent ahostsv4 NAME` (glibc's resolver: /etc/resolv.conf) in the station's namespace, as the lab starts tools there.
@@ -41,20 +41,18 @@ struct StationDNSRootTests {
             // Before the lease nothing resolves (no servers; not the machine's DNS either).
             #expect(!(try Self.getent(client, "api.vendor.example", resolvConf: resolvConf)).status.succeeded)
 
-            // The lease, written by hotspotd's own DHCP script.
+            // The lease, taken by hotspotd's own DHCP client in the station's namespace and applied as hotspotd does.
             let options = StationOptions(interface: interface, wpaControlPath: runDirectory + "/unused", runDirectory: runDirectory)
-            try WPAStation.dhcpScript(options).write(toFile: options.dhcpScript, atomically: true, encoding: .utf8)
-            try #require(chmod(options.dhcpScript, 0o755) == 0)
             let inode = try FileManager.default.attributesOfItem(atPath: resolvConf)[.systemFileNumber] as? UInt64
-            let dhcp = try client.run("busybox", ["udhcpc", "-i", interface, "-f", "-q", "-n", "-t", "5", "-T", "1", "-s", options.dhcpScript])
-            try #require(dhcp.status.succeeded, "udhcpc: \(dhcp.status) \(dhcp.stderr)")
-            // As hotspotd does once udhcpc has exited: the lease's address and default route over netlink.
+            let fields = try station.runInside {
+                try DHCPClient(interface: interface, transport: IPv4PacketSocket(interface: interface)).run().leaseFields
+            }
+            try WPAStation.apply(lease: fields, options: options, route: station.route)
             let leased = try DHCPLease(fields: DHCPLease.fields(readSmallFile(options.leaseFile) ?? ""), file: options.leaseFile)
-            try WPAStation.configure(leased, interface: interface, route: station.route)
             #expect(try station.route.addresses().contains { $0.prefix == leased.address }, "the lease's address is on \(interface)")
             #expect(readSmallFile(resolvConf) == "nameserver \(client.gateway)\n")
             #expect(try FileManager.default.attributesOfItem(atPath: resolvConf)[.systemFileNumber] as? UInt64 == inode,
-                    "the script rewrites resolv.conf in place (the bind mount holds the inode)")
+                    "resolv.conf is rewritten in place (the bind mount holds the inode)")
 
             // glibc (getent), busybox's resolver (nslookup without a server) and curl, all through /etc/resolv.conf.
             let resolved = try Self.getent(client, "api.vendor.example", resolvConf: resolvConf)

@@ -21,4 +21,15 @@ int hsl_bind_mount(const char *source, const char *target);
 int hsl_make_shared_rec(const char *target);
 int hsl_make_self_bind(const char *target);
 int hsl_umount_detach(const char *target);
+
+// AF_PACKET (netpacket/packet.h is not in Glibc's module map): a SOCK_DGRAM packet socket for IPv4 on one
+// interface, what a DHCP client uses before the interface has an address. Created with protocol 0 and then bound,
+// so the bind is the socket's first registration (no RCU grace period, as re-binding a running one costs).
+int hsl_packet_ipv4_open(int ifindex);
+// The interface's hardware address (6 bytes) from the bound socket's name; -1 and errno on failure.
+int hsl_packet_hwaddr(int fd, unsigned char out[6]);
+// One IPv4 datagram to the Ethernet broadcast address on ifindex.
+ssize_t hsl_packet_send_broadcast(int fd, int ifindex, const void *buf, size_t len);
+// The next IPv4 datagram; *outgoing is 1 when it is one this host sent (packet sockets see both directions).
+ssize_t hsl_packet_receive(int fd, void *buf, size_t len, int *outgoing);
 #endif

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSystemShims
+
+/// IPv4 datagrams on one interface through an AF_PACKET socket (SOCK_DGRAM: the kernel adds and strips the Ethernet
+/// header): what a DHCP client needs before its interface has an address. A UDP socket could not do it, as the kernel
+/// drops a broadcast reply from a source with no route back under reverse-path filtering, and picks a source address
+/// from whatever the interface still holds. This is how busybox udhcpc gets its lease, without its cost: udhcpc opens
+/// a packet socket with a protocol and then binds it, and re-registering a running socket waits an RCU grace period
+/// (about 10 ms each, three per lease); this one is created without a protocol, so its bind is the first registration.
+/// Closing any packet socket waits a grace period too: `close()` belongs after the result is handed on.
+public final class IPv4PacketSocket {
+    public let interface: String
+    public let index: Int32
+    /// The interface's Ethernet address (6 bytes).
+    public let hardwareAddress: [UInt8]
+    private var fd: Int32
+
+    public init(interface: String) throws {
+        self.interface = interface
+        let index = Int32(bitPattern: if_nametoindex(interface))
+        guard index != 0 else { throw SystemError.current("find", "interface \(interface)") }
+        self.index = index
+        let fd = hsl_packet_ipv4_open(index)
+        guard fd >= 0 else { throw SystemError.current("open an IPv4 packet socket on", interface) }
+        var address = [UInt8](repeating: 0, count: 6)
+        guard hsl_packet_hwaddr(fd, &address) == 0 else {
+            let error = SystemError.current("read the hardware address of", interface)
+            Glibc.close(fd)
+            throw error
+        }
+        self.fd = fd
+        hardwareAddress = address
+    }
+
+    deinit { close() }
+
+    /// Closes the socket (once; later calls do nothing). Takes an RCU grace period in the kernel.
+    public func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// One IPv4 datagram (header included) to the Ethernet broadcast address.
+    public func sendBroadcast(_ packet: [UInt8]) throws {
+        let sent = packet.withUnsafeBytes { hsl_packet_send_broadcast(fd, index, $0.baseAddress, $0.count) }
+        guard sent == packet.count else {
+            throw sent < 0 ? SystemError.current("send an IPv4 broadcast on", interface)
+                : SystemError("send an IPv4 broadcast on", interface, reason: "sent \(sent) of \(packet.count) bytes")
+        }
+    }
+
+    /// The next IPv4 datagram that arrived on the interface within `timeoutMilliseconds` (the ones this host sent are
+    /// skipped), nil when none did.
+    public func receive(timeoutMilliseconds: Int32) throws -> [UInt8]? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, max(0, timeoutMilliseconds))
+        if ready < 0 {
+            if errno == EINTR { return nil }
+            throw SystemError.current("poll the IPv4 packet socket of", interface)
+        }
+        guard ready > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        var outgoing: Int32 = 0
+        let count = buffer.withUnsafeMutableBytes { hsl_packet_receive(fd, $0.baseAddress, $0.count, &outgoing) }
+        guard count >= 0 else {
+            if errno == EINTR || errno == EAGAIN { return nil }
+            throw SystemError.current("receive on the IPv4 packet socket of", interface)
+        }
+        return outgoing != 0 ? nil : Array(buffer[0..<count])
+    }
+}
