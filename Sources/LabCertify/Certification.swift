@@ -457,15 +457,24 @@ final class RunDriver {
     /// Authenticated and the request, which a loaded machine makes likelier), the run waits for Authenticated again and
     /// asks again, at most twice: what the helper did decides the logoff check, never when the lab's request landed.
     func logoffWhenAllowed(_ helperID: String) throws -> Bool {
-        var accepted = try station.logoff(helper: helperID)
+        try Self.logoffWhenAllowed(
+            ask: { try station.logoff(helper: helperID) },
+            state: { (try? station.status())?["state"]?.stringValue ?? "unknown" },
+            settle: { try waitAny([HotspotState.authenticated.rawValue, HotspotState.inactive.rawValue]) },
+            note: note)
+    }
+
+    /// `logoffWhenAllowed`'s rule on its own (`CertifyLogoffTests` drive it with a scripted station): `ask` the logoff;
+    /// on a refusal note the `state` met, and only where it was Maintaining, wait for the maintain to `settle` and ask
+    /// again if that came back to Authenticated; at most `asks` asks.
+    static func logoffWhenAllowed(ask: () throws -> Bool, state: () -> String, settle: () throws -> String?,
+                                  note: (String) -> Void, asks: Int = 3) throws -> Bool {
         var asked = 1
-        while !accepted {
-            let state = (try? station.status())?["state"]?.stringValue ?? "unknown"
-            note("logoff(network) refused in state \(state) (ask \(asked) of 3)")
-            guard asked < 3, state == HotspotState.maintaining.rawValue,
-                  try waitAny([HotspotState.authenticated.rawValue, HotspotState.inactive.rawValue]) == HotspotState.authenticated.rawValue
-            else { return false }
-            accepted = try station.logoff(helper: helperID)
+        while !(try ask()) {
+            let met = state()
+            note("logoff(network) refused in state \(met) (ask \(asked) of \(asks))")
+            guard asked < asks, met == HotspotState.maintaining.rawValue,
+                  try settle() == HotspotState.authenticated.rawValue else { return false }
             asked += 1
         }
         return true
