@@ -15,15 +15,18 @@ extension IPv4PacketSocket: DHCPTransport {}
 
 /// Why a DHCP exchange ended without a lease.
 public enum DHCPClientError: Error, Equatable, CustomStringConvertible {
-    /// No DHCPOFFER (or no DHCPACK after one) in `attempts` tries, `interval` apart: no DHCPv4 server on this link.
-    case noLease(interface: String, attempts: Int, interval: Duration)
+    /// No lease in `attempts` discovers, `interval` apart: no DHCPv4 server on this link (`offered` false), or a
+    /// server that offered but never acknowledged (or refused every request).
+    case noLease(interface: String, attempts: Int, interval: Duration, offered: Bool)
     /// The exchange was cancelled (the station left the network).
     case cancelled(interface: String)
 
     public var description: String {
         switch self {
-        case .noLease(let interface, let attempts, let interval):
-            return "get a DHCP lease on \(interface): no server answered \(attempts) DHCPDISCOVERs \(interval) apart"
+        case .noLease(let interface, let attempts, let interval, let offered):
+            return "get a DHCP lease on \(interface): " + (offered
+                ? "offers came, but no DHCPACK in \(attempts) DHCPDISCOVERs \(interval) apart (each offer requested \(DHCPClient.requests) times)"
+                : "no server answered \(attempts) DHCPDISCOVERs \(interval) apart")
         case .cancelled(let interface):
             return "get a DHCP lease on \(interface): cancelled"
         }
@@ -32,8 +35,10 @@ public enum DHCPClientError: Error, Equatable, CustomStringConvertible {
 
 /// The station's DHCPv4 client (RFC 2131 4.4.1, INIT to BOUND): DHCPDISCOVER, the first DHCPOFFER, DHCPREQUEST for
 /// it, DHCPACK. It asks for one lease and ends, as `udhcpc -q -n -t 5 -T 1` did: up to `attempts` discovers
-/// `interval` apart; a DHCPNAK, or an offer whose request is not acknowledged within `interval`, starts over with
-/// the next discover. No renewal: a lease lasts for the association (`StationDHCP` asks again on the next one).
+/// `interval` apart; a DHCPNAK, or an offer whose request (sent up to three times, `interval` apart) is not
+/// acknowledged, starts over with the next discover. Replies are asked for by unicast to the client's hardware address
+/// (no broadcast flag, as udhcpc): over the air a unicast frame is acknowledged and retried by the 802.11 layer and
+/// never waits for a DTIM beacon, where a broadcast one may be lost; the packet socket reads it without an address. No renewal: a lease lasts for the association (`StationDHCP` asks again on the next one).
 /// Replies are matched by transaction ID and hardware address; anything else on the link is skipped. Time comes from
 /// `clock`, so the unit tests run it on a virtual one.
 public final class DHCPClient {
@@ -64,27 +69,42 @@ public final class DHCPClient {
     /// Runs the exchange to its DHCPACK.
     public func run() throws -> DHCPMessage {
         let mac = transport.hardwareAddress
+        var offered = false
         for _ in 0..<attempts {
             log("broadcasting discover")
             try transport.sendBroadcast(IPv4UDP.broadcastFromClient(DHCPMessage.discover(xid: xid, hardwareAddress: mac).bytes))
-            guard let offer = try reply(.offer, until: clock.now() + interval),
+            // Once a request went out, its ACK may still come late (a loaded link): it is the lease as well.
+            guard let offer = try (offered ? reply(.offer, .ack, until: clock.now() + interval) : reply(.offer, until: clock.now() + interval)),
                   let server = offer.option(DHCPMessage.Option.serverIdentifier) else { continue }
-            log("broadcasting select for \(DHCPMessage.dotted(offer.yiaddr)), server \(DHCPMessage.dotted(server))")
+            if offer.kind == .ack { return obtained(offer, from: server) }
+            offered = true
             let request = DHCPMessage.request(xid: xid, hardwareAddress: mac, address: offer.yiaddr, server: server)
-            try transport.sendBroadcast(IPv4UDP.broadcastFromClient(request.bytes))
-            guard let answer = try reply(.ack, .nak, until: clock.now() + interval) else { continue }
+            var answer: DHCPMessage?
+            // As udhcpc: the request is sent up to three times, an interval apart, before starting over.
+            for _ in 0..<Self.requests where answer == nil {
+                log("broadcasting select for \(DHCPMessage.dotted(offer.yiaddr)), server \(DHCPMessage.dotted(server))")
+                try transport.sendBroadcast(IPv4UDP.broadcastFromClient(request.bytes))
+                answer = try reply(.ack, .nak, until: clock.now() + interval)
+            }
+            guard let answer else { continue }
             if answer.kind == .nak {
                 let text = answer.option(DHCPMessage.Option.message).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 log("received NAK\(text.isEmpty ? "" : ": " + text)")
                 continue
             }
-            log("lease of \(DHCPMessage.dotted(answer.yiaddr)) obtained from \(DHCPMessage.dotted(server)), lease time "
-                + (answer.leaseFields["lease"] ?? "unknown"))
-            return answer
+            return obtained(answer, from: server)
         }
         log("no lease, failing")
-        throw DHCPClientError.noLease(interface: interface, attempts: attempts, interval: interval)
+        throw DHCPClientError.noLease(interface: interface, attempts: attempts, interval: interval, offered: offered)
     }
+
+    private func obtained(_ ack: DHCPMessage, from server: [UInt8]) -> DHCPMessage {
+        log("lease of \(DHCPMessage.dotted(ack.yiaddr)) obtained from \(DHCPMessage.dotted(server)), lease time " + (ack.leaseFields["lease"] ?? "unknown"))
+        return ack
+    }
+
+    /// How many times one offer's DHCPREQUEST is sent before the exchange starts over (udhcpc's three).
+    static let requests = 3
 
     /// The first reply of one of `kinds` for this exchange before `deadline`, nil at the deadline.
     private func reply(_ kinds: DHCPMessage.Kind..., until deadline: Duration) throws -> DHCPMessage? {
@@ -93,8 +113,7 @@ public final class DHCPClient {
             let left = deadline - clock.now()
             guard left > .zero else { return nil }
             let wait = min(left, Self.pollSlice)
-            let milliseconds = Int32(max(1, (wait.components.seconds * 1000) + wait.components.attoseconds / 1_000_000_000_000_000))
-            guard let packet = try transport.receive(timeoutMilliseconds: milliseconds),
+            guard let packet = try transport.receive(timeoutMilliseconds: max(1, wait.pollMilliseconds)),
                   let payload = IPv4UDP.payload(of: packet), let message = DHCPMessage.parse(payload),
                   message.op == 2, message.xid == xid, message.chaddr == transport.hardwareAddress,
                   let kind = message.kind, kinds.contains(kind) else { continue }

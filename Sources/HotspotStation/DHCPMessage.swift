@@ -27,7 +27,7 @@ public struct DHCPMessage: Equatable, Sendable {
     public var op: UInt8
     public var xid: UInt32
     public var secs: UInt16 = 0
-    /// 0x8000: the client cannot receive unicast before it has its address, so the server broadcasts its reply.
+    /// 0x8000 (`broadcastFlag`): the server must broadcast its reply. The station's client leaves it clear.
     public var flags: UInt16 = 0
     public var ciaddr: [UInt8] = [0, 0, 0, 0]
     public var yiaddr: [UInt8] = [0, 0, 0, 0]
@@ -65,16 +65,17 @@ public struct DHCPMessage: Equatable, Sendable {
     public static let requested: [UInt8] = [Option.subnetMask, Option.router, Option.dnsServers, Option.broadcast,
                                             Option.leaseTime, Option.serverIdentifier, Option.captivePortal]
 
-    /// DHCPDISCOVER from a client with no address: the server is asked to broadcast its reply.
+    /// DHCPDISCOVER from a client with no address. Without the broadcast flag the server unicasts its reply to `chaddr`
+    /// (RFC 2131 4.1), which a packet socket receives before the interface has an address.
     public static func discover(xid: UInt32, hardwareAddress: [UInt8]) -> DHCPMessage {
-        DHCPMessage(op: 1, xid: xid, flags: broadcastFlag, chaddr: hardwareAddress, options: [
+        DHCPMessage(op: 1, xid: xid, chaddr: hardwareAddress, options: [
             (Option.messageType, [Kind.discover.rawValue]), (Option.parameterRequestList, requested),
         ])
     }
 
-    /// DHCPREQUEST in SELECTING state (RFC 2131 4.3.2): the offered address and the chosen server, broadcast.
+    /// DHCPREQUEST in SELECTING state (RFC 2131 4.3.2): the offered address and the chosen server, sent to all.
     public static func request(xid: UInt32, hardwareAddress: [UInt8], address: [UInt8], server: [UInt8]) -> DHCPMessage {
-        DHCPMessage(op: 1, xid: xid, flags: broadcastFlag, chaddr: hardwareAddress, options: [
+        DHCPMessage(op: 1, xid: xid, chaddr: hardwareAddress, options: [
             (Option.messageType, [Kind.request.rawValue]), (Option.requestedAddress, address),
             (Option.serverIdentifier, server), (Option.parameterRequestList, requested),
         ])

@@ -214,7 +214,11 @@ final class StationDHCPRun: @unchecked Sendable {  // @unchecked: `let`s, and `c
     private func run(_ done: (Result<[String: String], any Error>) -> Void) {
         let log = try? AppendFile(path: logPath, mode: 0o644)
         defer { log?.close() }
-        let write = { (line: String) in _ = try? log?.append(Array("dhcp: \(line)\n".utf8)) }
+        let started = SystemMonotonicClock.read()
+        let write = { (line: String) in
+            let at = (SystemMonotonicClock.read() - started).milliseconds
+            _ = try? log?.append(Array("dhcp: +\(Int(at)) ms \(line)\n".utf8))
+        }
         let socket: IPv4PacketSocket
         do {
             socket = try IPv4PacketSocket(interface: interface)

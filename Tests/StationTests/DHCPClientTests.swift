@@ -14,11 +14,11 @@ struct DHCPClientTests {
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
 
-    @Test("DHCPDISCOVER: BOOTP fields, broadcast flag, the cookie, type 1, the parameter list, END, padded to 300 bytes")
+    @Test("DHCPDISCOVER: BOOTP fields, no broadcast flag (replies unicast to chaddr), the cookie, type 1, the parameter list, END, padded to 300 bytes")
     func discoverBytes() {
         let bytes = DHCPMessage.discover(xid: Self.xid, hardwareAddress: Self.mac).bytes
         #expect(bytes.count == 300)
-        #expect(Self.hex(bytes[0..<12]) == "010106001234567800008000")
+        #expect(Self.hex(bytes[0..<12]) == "010106001234567800000000")
         #expect(bytes[12..<28].allSatisfy { $0 == 0 }, "ciaddr, yiaddr, siaddr, giaddr are 0")
         #expect(Self.hex(bytes[28..<44]) == "02000000002a" + String(repeating: "00", count: 10))
         #expect(bytes[44..<236].allSatisfy { $0 == 0 }, "sname and file are empty")
@@ -33,7 +33,7 @@ struct DHCPClientTests {
         #expect(frame.count == 20 + 8 + 300)
         // Computed with a separate implementation (Python's struct) of RFC 791's header and RFC 768's pseudo-header sum.
         #expect(Self.hex(frame[0..<20]) == "45100148000000004011799600000000ffffffff")
-        #expect(Self.hex(frame[20..<28]) == "004400430134c25c")
+        #expect(Self.hex(frame[20..<28]) == "004400430134425d")
         #expect(IPv4UDP.checksum(Array(frame[0..<20])) == 0, "a header with its checksum sums to 0")
         // A packet as the server would see it, sent back to port 67 instead: payload(of:) reads by port.
         #expect(IPv4UDP.payload(of: frame, toPort: 67) == payload)
@@ -154,7 +154,7 @@ struct DHCPClientTests {
         #expect(link.sent.map(\.kind) == [.discover, .request])
         let request = link.sent[1]
         #expect(request.option(50) == Self.offered && request.option(54) == Self.server && request.xid == Self.xid)
-        #expect(request.flags == DHCPMessage.broadcastFlag && request.chaddr == Self.mac)
+        #expect(request.flags == 0 && request.chaddr == Self.mac)
         #expect(link.clock.now() == .zero, "no wait when the server answers")
         #expect(lines == ["broadcasting discover", "broadcasting select for 198.51.100.57, server 198.51.100.1",
                           "lease of 198.51.100.57 obtained from 198.51.100.1, lease time 3600"])
@@ -163,7 +163,7 @@ struct DHCPClientTests {
     @Test("a silent link: five discovers one second apart, then noLease (what makes IP up an IPv6-only network's)")
     func silentLink() {
         let link = ScriptedLink { _, _ in [] }
-        #expect(throws: DHCPClientError.noLease(interface: "wlan0", attempts: 5, interval: .seconds(1))) { try Self.client(link).run() }
+        #expect(throws: DHCPClientError.noLease(interface: "wlan0", attempts: 5, interval: .seconds(1), offered: false)) { try Self.client(link).run() }
         #expect(link.sent.map(\.kind) == Array(repeating: .discover, count: 5))
         #expect(link.clock.now() == .seconds(5))
     }
@@ -202,15 +202,39 @@ struct DHCPClientTests {
         #expect(link.clock.now() == .zero)
     }
 
-    @Test("a REQUEST never acknowledged costs one interval, then the next discover")
+    @Test("a REQUEST not answered at once is sent again an interval later, as udhcpc does (three times at most)")
     func unansweredRequest() throws {
         let link = ScriptedLink { message, count in
             if message.kind == .discover { return [DHCPClientTests.reply(.offer)] }
             return count == 2 ? [] : [DHCPClientTests.reply(.ack)]
         }
         _ = try Self.client(link).run()
-        #expect(link.sent.map(\.kind) == [.discover, .request, .discover, .request])
+        #expect(link.sent.map(\.kind) == [.discover, .request, .request])
         #expect(link.clock.now() == .seconds(1))
+    }
+
+    @Test("an ACK that comes after the third request's interval, while the next discover waits, is the lease")
+    func lateAck() throws {
+        let link = ScriptedLink { message, count in
+            switch (message.kind, count) {
+            case (.discover, 1): return [DHCPClientTests.reply(.offer)]
+            case (.discover, _): return [DHCPClientTests.reply(.ack)]
+            default: return []
+            }
+        }
+        let ack = try Self.client(link).run()
+        #expect(ack.kind == .ack)
+        #expect(link.sent.map(\.kind) == [.discover, .request, .request, .request, .discover])
+        #expect(link.clock.now() == .seconds(3))
+    }
+
+    @Test("a server that offers and never acknowledges: five offers, three requests each, then noLease naming the offers")
+    func offersWithoutAck() {
+        let link = ScriptedLink { message, _ in message.kind == .discover ? [DHCPClientTests.reply(.offer)] : [] }
+        #expect(throws: DHCPClientError.noLease(interface: "wlan0", attempts: 5, interval: .seconds(1), offered: true)) { try Self.client(link).run() }
+        #expect(link.sent.count == 5 * 4)
+        #expect(link.clock.now() == .seconds(15))
+        #expect("\(DHCPClientError.noLease(interface: "wlan0", attempts: 5, interval: .seconds(1), offered: true))".contains("offers came, but no DHCPACK"))
     }
 
     @Test("cancelled (the station left): the exchange ends with cancelled, whatever the link does")
