@@ -184,6 +184,21 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
         }
     }
 
+    /// Writes `value` to each of `paths` (`/proc/sys/net/...`: such sysctls belong to the writing thread's namespace,
+    /// so the write happens from inside, on a dedicated thread).
+    public func writeSysctls(_ paths: [String], _ value: String) throws {
+        let name = name
+        try runInside {
+            for path in paths {
+                let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw SystemError.current("open", path) }
+                defer { Glibc.close(fd) }
+                let bytes = Array((value + "\n").utf8)
+                guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw SystemError.current("write \(value) to \(path) in", name) }
+            }
+        }
+    }
+
     /// Unmounts and unlinks this namespace and releases our descriptor and socket.
     public func delete() throws {
         release()

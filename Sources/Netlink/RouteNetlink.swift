@@ -14,6 +14,9 @@ public struct LinkInfo: Sendable, Equatable {
     public var kind: String?
 
     public var isUp: Bool { flags & interfaceUp != 0 }
+    /// IFF_RUNNING: operationally up. The kernel's link watcher sets it (and tells the link's bridge, which then
+    /// forwards through the port) shortly after the carrier comes, not at once.
+    public var isRunning: Bool { flags & 0x40 != 0 }
 
     init?(_ reply: NetlinkReply) {
         guard reply.type == RTM.newLink, reply.payload.count >= 16 else { return nil }

@@ -78,17 +78,7 @@ public final class UplinkService: HotspotService, @unchecked Sendable {  // @unc
                                       + "(this kernel may lack netem; the VM kernel has it: --where vm)")
             }
         }
-        // net.* sysctls belong to the writing thread's namespace: write from inside.
-        let ns = namespace
-        let paths = ["/proc/sys/net/ipv4/ip_forward"] + (hotspot.gateway.ipv6 == nil ? [] : ["/proc/sys/net/ipv6/conf/all/forwarding"])
-        try ns.runInside {
-            for path in paths {
-                let fd = open(path, O_WRONLY)
-                guard fd >= 0 else { throw SystemError.current("open", path) }
-                defer { close(fd) }
-                guard write(fd, "1\n", 2) == 2 else { throw SystemError.current("enable forwarding (\(path)) in", ns.name) }
-            }
-        }
+        try namespace.writeSysctls(["/proc/sys/net/ipv4/ip_forward"] + (hotspot.gateway.ipv6 == nil ? [] : ["/proc/sys/net/ipv6/conf/all/forwarding"]), "1")
     }
 
     /// Ready once launched (links and routes are synchronous).

@@ -6,9 +6,11 @@ import Netlink
 import LabTopology
 
 /// The native tier's air for one station (docs/STATION.md, "The native tier"): the station's Wi-Fi is one end of a
-/// veth pair in the station's namespace; the other end (the "access point side") waits down in the lab's air
-/// namespace, and associating moves it into a hotspot's namespace and enslaves it to that hotspot's LAN bridge.
-/// Roaming between hotspots is the lab moving the link; leaving moves it back.
+/// veth pair in the station's namespace; the other end (the "access point side") is a port of the station's own bridge
+/// in the lab's air namespace, beside one port per hotspot: the air end of a veth pair whose other end is a port of
+/// that hotspot's LAN bridge. Associating sets the hotspot's port and the access point side up (carrier for the
+/// station); leaving sets them down. Roaming between hotspots is the lab switching ports. Nothing moves between
+/// namespaces on a join: a namespace move waits for an RCU grace period (about 14 ms), setting a link up does not.
 ///
 /// It serves hotspotd's `LinkStation` on a Unix socket (`<station>/link.sock`, typed `LinkRequest` in, `LinkEvent`
 /// out): what wpa_supplicant is to a radio station. The SSID, BSSID, security and signal of every association come
@@ -22,6 +24,9 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     /// The station's interface (in the station namespace) and the access point side's end.
     public let interface: String
     public let peer: String
+    /// The station's bridge in the air namespace (the access point side and the hotspots' ports).
+    public let bridge: String
+    let stationIndex: Int
     let station: Station
     let topology: Topology
     private let air: NetworkNamespace
@@ -31,15 +36,20 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     private var connection: UnixSocket?
     /// rtnetlink sockets of our own per namespace (the namespaces' own sockets belong to the steps' thread).
     private var routes: [String: RouteNetlink] = [:]
+    /// Per hotspot (by name): the air end of its port, made at station start for the hotspots running then, else at
+    /// the first join.
+    private var ports: [String: (air: String, lan: String)] = [:]
     /// The hotspot (by name) and access point the link is attached to now.
     private var attachedHotspot: String?
     private var attachedBSSID: String?
     private var thread: SystemThread?
     private var stopFlag = false
 
-    init(station: Station, topology: Topology, lab: RunningTopology, air: NetworkNamespace, interface: String, peer: String,
-         socketPath: String) throws {
+    init(station: Station, index: Int, topology: Topology, lab: RunningTopology, air: NetworkNamespace, interface: String, peer: String,
+         bridge: String, socketPath: String) throws {
         self.station = station
+        self.stationIndex = index
+        self.bridge = bridge
         self.topology = topology
         self.lab = lab
         self.air = air
@@ -48,6 +58,29 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
         self.socketPath = socketPath
         unlink(socketPath)
         listener = try UnixSocket.listen(path: socketPath)
+    }
+
+    /// Makes the port of every hotspot running now (before `start`: the serving thread makes later ones).
+    func prepare() throws {
+        try lock.withLock {
+            for running in lab.hotspots where ports[running.hotspot.name] == nil { _ = try port(running) }
+        }
+    }
+
+    /// The air end of `target`'s port, made on first use: a veth pair from the air namespace into the hotspot's, its
+    /// hotspot end a port of the LAN bridge (up, without carrier until the air end is up), its air end a port of the
+    /// station's bridge (down until a join).
+    private func port(_ target: RunningHotspot) throws -> (air: String, lan: String) {
+        if let made = ports[target.hotspot.name] { return made }
+        let k = topology.hotspots.firstIndex { $0.name == target.hotspot.name } ?? ports.count
+        let airEnd = try lab.lab.name("s\(stationIndex)p\(k)"), lanEnd = try lab.lab.name("s\(stationIndex)q\(k)")
+        try route(air).createVeth(airEnd, peer: lanEnd, peerNamespace: target.namespace)
+        let inside = try route(target.namespace)
+        try inside.setMaster(lanEnd, bridge: target.lanInterface)
+        try inside.setUp(lanEnd)
+        try route(air).setMaster(airEnd, bridge: bridge)
+        ports[target.hotspot.name] = (airEnd, lanEnd)
+        return (airEnd, lanEnd)
     }
 
     /// Starts serving hotspotd (one connection at a time; a restarted hotspotd connects again and is told the
@@ -199,17 +232,35 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
         }
         guard let target = running(hotspot.name) else { return send(.rejected(reason: "hotspot \(hotspot.name) is not running")) }
         do {
-            try route(air).setUp(peer, false)
-            try route(air).move(peer, to: target.namespace)
-            let inside = try route(target.namespace)
-            try inside.setMaster(peer, bridge: target.lanInterface)
-            try inside.setUp(peer)
+            let port = try port(target)
+            try route(air).setUp(port.air)
+            try route(air).setUp(peer)
+            try waitForwarding(port: port, target: target)
         } catch {
             return send(.rejected(reason: "attach the link of station \(station.name) to hotspot \(hotspot.name): \(error)"))
         }
         attachedHotspot = hotspot.name
         attachedBSSID = bssid
         announce(hotspot: hotspot.name, bssid: bssid)
+    }
+
+    /// Waits, bounded, until the three links between the station and the hotspot's LAN bridge are operationally up,
+    /// so their bridges forward: the carrier is there at once, but the kernel's link watcher marks the links running
+    /// and tells their bridges a moment later (a workqueue). Announced before that, the association's first DHCP
+    /// discover could be dropped by a bridge port not yet forwarding, and the lease would wait a second for the
+    /// retry, as no radio association does: wpa_supplicant reports CONNECTED once the access point forwards.
+    private func waitForwarding(port: (air: String, lan: String), target: RunningHotspot) throws {
+        let links = [(try route(air), peer), (try route(air), port.air), (try route(target.namespace), port.lan)]
+        let deadline = SystemMonotonicClock.read() + .seconds(2)
+        var waiting = try links.filter { !(try $0.0.link($0.1).isRunning) }
+        while !waiting.isEmpty {
+            guard SystemMonotonicClock.read() < deadline else {
+                throw SystemError("attach the link of station \(station.name) to hotspot \(target.hotspot.name)",
+                                  waiting.map(\.1).joined(separator: ", "), reason: "not operationally up within 2 s")
+            }
+            usleep(500)
+            waiting = try waiting.filter { !(try $0.0.link($0.1).isRunning) }
+        }
     }
 
     private func announce(hotspot name: String, bssid: String) {
@@ -219,14 +270,13 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
         send(.associated(network: network, rssi: Self.defaultRSSI, hotspot: name))
     }
 
-    /// Moves the link back to the air namespace (down) and reports the disassociation.
+    /// Sets the access point side and the hotspot's port down (no carrier for the station) and reports the
+    /// disassociation.
     private func detach(reason: String) {
-        if let name = attachedHotspot, let from = running(name) {
+        if let name = attachedHotspot, let port = ports[name] {
             do {
-                let inside = try route(from.namespace)
-                try inside.setUp(peer, false)
-                try inside.setMaster(peer, bridge: nil)
-                try inside.move(peer, to: air)
+                try route(air).setUp(peer, false)
+                try route(air).setUp(port.air, false)
             } catch {
                 FileHandle.standardError.write(Data("hotspot-lab: detach the link of station \(station.name) from \(name): \(error)\n".utf8))
             }
@@ -272,8 +322,15 @@ extension RunningStation {
         let interface = try lab.name("s\(index)w")
         let peer = try lab.name("s\(index)a")
         try air.route.setUp(peer, false)   // no carrier until the lab attaches the link to a hotspot
-        let link = try StationLink(station: station, topology: topology, lab: hotspotLab, air: air, interface: interface, peer: peer,
-                                   socketPath: dir + "/link.sock")
+        // The station's bridge in the air: no IPv6 of its own (it would be a host on every LAN it joins, with SLAAC).
+        let bridge = try lab.name("s\(index)b")
+        try air.route.createBridge(bridge)
+        try air.writeSysctls(["/proc/sys/net/ipv6/conf/\(bridge)/disable_ipv6"], "1")
+        try air.route.setUp(bridge)
+        try air.route.setMaster(peer, bridge: bridge)
+        let link = try StationLink(station: station, index: index, topology: topology, lab: hotspotLab, air: air, interface: interface,
+                                   peer: peer, bridge: bridge, socketPath: dir + "/link.sock")
+        try link.prepare()
         try link.start()
         do {
             let hotspotd = try spawnHotspotd(lab: lab, namespace: ns, interface: interface, directory: dir, options: options, station: station,
