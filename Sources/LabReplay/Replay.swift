@@ -80,6 +80,11 @@ public struct TraceFile: Sendable {
 
     /// The states entered, in order.
     public var path: [String] { records.compactMap { $0.record.transition?.to } }
+    /// Where the recorded scenario ended (the lab's `scenarioEnded` mark), else the end of the trace: after it, the
+    /// trace holds the lab going down, which is nothing to replay.
+    public var scenarioEnd: Int { records.firstIndex { $0.record.labAction?.action.scenarioEnded != nil } ?? records.count }
+    /// The states entered before the scenario ended: what a replay reproduces.
+    public var scenarioPath: [String] { records[..<scenarioEnd].compactMap { $0.record.transition?.to } }
 }
 
 /// Turns a recorded run into a scenario that does the same things to the world (the environment side: what
@@ -95,7 +100,7 @@ public enum Replay {
 
     public struct Plan: Sendable {
         public var scenario: Scenario
-        /// The recorded state path.
+        /// The recorded state path, up to the scenario's end (`TraceFile.scenarioPath`).
         public var recordedPath: [String]
         /// How each action was found (the lab's own step records, or the events hotspotd saw).
         public var source: String
@@ -137,10 +142,17 @@ public enum Replay {
             }
         }
 
+        // Where the recorded scenario ended (its lab going down after it is not replayed), else the whole trace.
+        let end = trace.scenarioEnd
+        let afterEnd = trace.records[end...].compactMap(\.record.transition?.to)
+        if !afterEnd.isEmpty {
+            notes.append("not replayed: \(afterEnd.count) transition(s) after the scenario ended, while its lab went down (\(afterEnd.joined(separator: " -> ")))")
+        }
+
         // The actions, with where they stand in the trace.
         var actions: [(index: Int, step: Node)] = []
         var source = "the lab's step records"
-        for (i, r) in trace.records.enumerated() {
+        for (i, r) in trace.records.enumerated() where i < end {
             guard let text = r.record.labAction?.action.step else { continue }
             // Expectations inside an action are the original run's; the replay checks the states instead.
             guard let replayed = replayed(text) else { continue }
@@ -182,14 +194,14 @@ public enum Replay {
             previous = index + 1
             previousTime = trace.records[index].time ?? previousTime
         }
-        // The tail: the states after the last action.
-        segment(upTo: trace.records.count)
+        // The tail: the states after the last action, up to the scenario's end.
+        segment(upTo: end)
         let name = header?.scenario.map { "replay-\($0)" } ?? "replay"
         let yaml = try render(name: name, topology: topologyPath, maintain: maintain, timeScale: timeScale, helpers: replayHelpers,
                           steps: steps.isEmpty ? [step("sleep", "1")] : steps, trace: trace.file)
         // No folder in the name: the topology path stays as recorded (relative to where the run was started).
         let scenario = try ScenarioParser.parse(yaml, file: "replay.yaml")
-        return Plan(scenario: scenario, recordedPath: trace.path, source: source,
+        return Plan(scenario: scenario, recordedPath: trace.scenarioPath, source: source,
                     helpers: recordedHelpers.map { (identifier: $0.0, displayName: $0.1) }, notes: notes, yaml: yaml)
     }
 

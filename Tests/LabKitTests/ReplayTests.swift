@@ -91,6 +91,26 @@ struct ReplayTests {
         #expect(again.steps.map(\.text) == texts)
     }
 
+    @Test("what happened after the scenario ended (a maintain the lab's teardown failed) is neither replayed nor compared")
+    func tailAfterScenarioEndIsNotReplayed() throws {
+        let lines = Self.captive + [
+            Self.line(14, 5_200_000_000, "labAction", ["action": ["scenarioEnded": "captive"]]),
+            Self.line(15, 9_100_000_000, "transition", ["from": "Authenticated", "to": "Maintaining"]),
+            Self.line(16, 9_300_000_000, "transition", ["from": "Maintaining", "to": "Evaluating"]),
+        ]
+        let trace = try TraceFile.parse(lines.joined(separator: "\n"), file: "/x/trace.jsonl")
+        #expect(trace.scenarioEnd == 13)
+        #expect(trace.path.suffix(2) == ["Maintaining", "Evaluating"])
+        #expect(trace.scenarioPath == ["Evaluating", "Authenticating", "Authenticated", "Inactive", "Maintaining", "Authenticated"])
+        let plan = try Replay.plan(trace)
+        #expect(plan.recordedPath == trace.scenarioPath)
+        #expect(plan.scenario.steps.map(\.text).last == "expect-states: [Maintaining, Authenticated]")
+        #expect(plan.notes.contains { $0.contains("2 transition(s) after the scenario ended") }, "\(plan.notes)")
+        // Without the mark (an older recording) the whole trace is the scenario, as before.
+        let unmarked = try TraceFile.parse(Self.captive.joined(separator: "\n"), file: "/x/trace.jsonl")
+        #expect(unmarked.scenarioEnd == unmarked.records.count && unmarked.scenarioPath == unmarked.path)
+    }
+
     @Test("a trace without lab steps: actions from the events hotspotd saw; without a topology, a clear error")
     func planFromEvents() throws {
         let lines = [

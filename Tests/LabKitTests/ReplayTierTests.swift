@@ -106,15 +106,16 @@ final class ReplayCases: Sendable {
         #expect(plan.source == "the lab's step records")
         #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "")")
         #expect(result.tier == linkMode.tier)
-        #expect(result.path == trace.path, "replayed \(result.path) vs recorded \(trace.path)")
-        #expect(Replay.departure(recorded: trace.path, replayed: result.path) == nil)
+        #expect(plan.recordedPath == trace.scenarioPath)
+        #expect(result.path == trace.scenarioPath, "replayed \(result.path) vs recorded \(trace.scenarioPath)")
+        #expect(Replay.departure(recorded: trace.scenarioPath, replayed: result.path) == nil)
     }
 
     func checkWrongAccountDeparts() throws {
         let (trace, result) = try departingReplay(0)
         #expect(!result.passed)
-        let departure = try #require(Replay.departure(recorded: trace.path, replayed: result.path))
-        #expect(departure.index == 2, "recorded \(trace.path), replayed \(result.path)")
+        let departure = try #require(Replay.departure(recorded: trace.scenarioPath, replayed: result.path))
+        #expect(departure.index == 2, "recorded \(trace.scenarioPath), replayed \(result.path)")
         #expect(departure.recorded == "Authenticated" && departure.replayed == "Failure")
         // The failing step is the first check after the join: the states until the recording's Authenticated.
         let failure = try #require(result.failure)
@@ -125,8 +126,8 @@ final class ReplayCases: Sendable {
     func checkEditedTraceDeparts() throws {
         let (trace, result) = try departingReplay(1)
         #expect(!result.passed)
-        let departure = try #require(Replay.departure(recorded: trace.path, replayed: result.path))
-        #expect(departure.index == 2, "recorded \(trace.path), replayed \(result.path)")
+        let departure = try #require(Replay.departure(recorded: trace.scenarioPath, replayed: result.path))
+        #expect(departure.index == 2, "recorded \(trace.scenarioPath), replayed \(result.path)")
         #expect(departure.recorded == "Authenticated" && departure.replayed == "Failure")
         // Failure with temporaryFailure keeps auto-join: the edit, not a crash, made the difference.
         #expect(result.path.prefix(4) == ["Evaluating", "Authenticating", "Failure", "Inactive"], "\(result.path)")
@@ -140,7 +141,7 @@ final class ReplayCases: Sendable {
         defer { try? FileManager.default.removeItem(atPath: file) }
         let result = runner().run(try ScenarioParser.load(path: file))
         #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "")")
-        #expect(result.path == trace.path)
+        #expect(result.path == trace.scenarioPath)
     }
 }
 

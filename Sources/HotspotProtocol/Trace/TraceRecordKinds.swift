@@ -1139,6 +1139,9 @@ public struct LabAction: Codable, Sendable, Hashable {
         json["helpers"]?.arrayValue?.map { ($0["command"]?.stringValue, $0["identifier"]?.stringValue) }
     }
 
+    /// A scenario's end: its steps are done; what the trace holds after it is the lab going down (a replay stops here).
+    public var scenarioEnded: String? { json["scenarioEnded"]?.stringValue }
+
     // A step.
     public var step: String? { json["step"]?.stringValue }
     public var line: Int? { json["line"]?.intValue }
