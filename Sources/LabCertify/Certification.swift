@@ -362,6 +362,9 @@ final class RunDriver {
 
     static let gateMark = "gate"
     static let sessionEndedMark = "the lab ended the portal session"
+    /// The mark before the lab ends the portal session: from it to `sessionEndedMark` the gate is being flushed, so a
+    /// maintain answered in between may have probed on either side (or had its connection cut by the flush).
+    static let sessionEndingMark = "the lab is ending the portal session"
     static let portalMark = "the café's portal changed"
 
     /// The helper as hotspotd knows it: the provider app's bundle identifier, else the first helper's identifier.
@@ -424,6 +427,7 @@ final class RunDriver {
         }
         observeGate("afterMaintain")
         // The portal session ends: the next maintain must ask to log in again.
+        mark(Self.sessionEndingMark)
         try lab.expirePortalSessions(try homeHotspot())
         mark(Self.sessionEndedMark)
         note("portal session expired (gate flushed)")
@@ -518,6 +522,7 @@ final class RunDriver {
         let home = try homeHotspot()
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
         mark(Self.portalMark, ["kind": .string(kind), "settings": .object(settings.mapValues(JSON.string))])
+        mark(Self.sessionEndingMark)
         try lab.expirePortalSessions(home)
         mark(Self.sessionEndedMark)
         note("the café's portal is now \(kind); the old session is gone")

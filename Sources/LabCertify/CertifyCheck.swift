@@ -107,6 +107,8 @@ struct GroundTruth {
     /// From the lab's mark that a DNS hijack starts (or, without it, the mark that it is in effect) until DNS is
     /// restored: the café's answers are dns-hijack's.
     var hijack: TraceEntry?
+    /// The lab's mark that it is ending the portal session, until its mark that it has (nil outside that window).
+    var sessionEnding: TraceEntry?
     /// The mark that the hijack is in effect: a command sent after it faced the hijack.
     var hijackInEffect: TraceEntry?
     /// The lab's mark that the café is IPv6-only (the run `ipv6-only`): IPv6OnlyCheck owns its evaluate and
@@ -139,9 +141,12 @@ struct GroundTruth {
     mutating func advance(past entry: TraceEntry, judge: Judge) {
         if let action = Self.mark(entry) {
             switch action.certify {
+            case RunDriver.sessionEndingMark:
+                sessionEnding = entry
             case RunDriver.sessionEndedMark:
                 sessionAlive = false
                 sessionEnded = entry
+                sessionEnding = nil
             case RunDriver.portalMark:
                 portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action.kind == "form-login" ? .erring : .changed
                 portalMark = entry

@@ -72,7 +72,7 @@ struct CertifyJudgeTests {
 
     /// The captive run as the reference helper plays it.
     static func goodCaptive(signOutAfterLogin: Bool = false, fromMemory: Bool = false, secondDelivery: Bool = false,
-                            maintainCrossesTheEnd: Bool = false) -> Trace {
+                            maintainCrossesTheEnd: Bool = false, maintainInsideTheEnding: Bool = false) -> Trace {
         let t = Trace()
         t.transition("Inactive", "Evaluating")
         t.answer("evaluate", "success")
@@ -107,7 +107,24 @@ struct CertifyJudgeTests {
             t.transition("Evaluating", "Authenticating")
             t.answer("authenticate", "success")
             t.transition("Authenticating", "Authenticated")
+        } else if maintainInsideTheEnding {
+            // The lab marks that it is ending the session, flushes the gate (which cuts the probe of a maintain in
+            // flight: failure), then marks the end; the failure is recorded between the two marks.
+            t.transition("Authenticated", "Maintaining")
+            let id = t.nextCommand
+            t.nextCommand += 1
+            t.add("command", ["id": .number(Double(id)), "commandType": "maintain", "helper": "acme",
+                              "network": ["ssid": "Cafe Lumiere", "didJustJoin": false]])
+            t.mark(RunDriver.sessionEndingMark)
+            t.add("response", ["command": .number(Double(id)), "commandType": "maintain", "helper": "acme", "result": "failure"])
+            t.mark(RunDriver.sessionEndedMark)
+            t.transition("Maintaining", "Evaluating")
+            t.answer("evaluate", "success")
+            t.transition("Evaluating", "Authenticating")
+            t.answer("authenticate", "success")
+            t.transition("Authenticating", "Authenticated")
         } else {
+            t.mark(RunDriver.sessionEndingMark)
             t.mark(RunDriver.sessionEndedMark)
         }
         t.transition("Authenticated", "Maintaining")
@@ -156,6 +173,25 @@ struct CertifyJudgeTests {
         let memory = Self.goodCaptive(fromMemory: true, maintainCrossesTheEnd: true)
         let judged = try Self.judge(memory, gate: Self.gate(memory))
         #expect(!(try Self.result(judged, "maintain")).passed)
+    }
+
+    @Test("a maintain answered while the lab flushes the gate (between its ending and ended marks) is not judged; without the window it is")
+    func maintainInsideTheEnding() throws {
+        let t = Self.goodCaptive(maintainInsideTheEnding: true)
+        let report = try Self.judge(t, gate: Self.gate(t))
+        #expect(report.causes.isEmpty, "\(report.causes)")
+        #expect(try Self.result(report, "maintain").passed)
+        // The control: the same failure answered before the lab began to end the session is the helper's.
+        let early = Trace()
+        early.answer("authenticate", "success")
+        early.gate("afterSignIn", true)
+        early.answer("maintain", "failure")
+        early.mark(RunDriver.sessionEndingMark)
+        early.mark(RunDriver.sessionEndedMark)
+        let judged = try Self.judge(early, gate: Self.gate(early))
+        let maintain = try Self.result(judged, "maintain")
+        #expect(!maintain.passed && judged.causes.first?.check == "maintain", "\(judged.causes)")
+        #expect(judged.causes.first?.reason.contains("while the portal session was up") == true, "\(judged.causes)")
     }
 
     @Test("a helper that answers maintain from memory fails maintain at the answer after the session ended; logoff and reauthenticate are only not reached")
