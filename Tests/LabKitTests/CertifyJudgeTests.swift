@@ -93,31 +93,19 @@ struct CertifyJudgeTests {
         }
         t.transition("Maintaining", "Authenticated")
         t.gate("afterMaintain", true)
-        if maintainCrossesTheEnd {
-            // The scaled maintain timer fires just before the lab flushes the gate; the probe is cut: failure.
-            t.transition("Authenticated", "Maintaining")
-            let id = t.nextCommand
-            t.nextCommand += 1
-            t.add("command", ["id": .number(Double(id)), "commandType": "maintain", "helper": "acme",
-                              "network": ["ssid": "Cafe Lumiere", "didJustJoin": false]])
-            t.mark(RunDriver.sessionEndedMark)
-            t.add("response", ["command": .number(Double(id)), "commandType": "maintain", "helper": "acme", "result": "failure"])
-            t.transition("Maintaining", "Evaluating")
-            t.answer("evaluate", "success")
-            t.transition("Evaluating", "Authenticating")
-            t.answer("authenticate", "success")
-            t.transition("Authenticating", "Authenticated")
-        } else if maintainInsideTheEnding {
-            // The lab marks that it is ending the session, flushes the gate (which cuts the probe of a maintain in
-            // flight: failure), then marks the end; the failure is recorded between the two marks.
+        if maintainCrossesTheEnd || maintainInsideTheEnding {
+            // A maintain in flight while the lab ends the session; the flush cuts its probe: failure. Crossing: the
+            // timer fired just before the lab's marks and the failure is recorded after both. Inside: the lab marks
+            // that it is ending the session, flushes, and marks the end; the failure is recorded between the two marks.
             t.transition("Authenticated", "Maintaining")
             let id = t.nextCommand
             t.nextCommand += 1
             t.add("command", ["id": .number(Double(id)), "commandType": "maintain", "helper": "acme",
                               "network": ["ssid": "Cafe Lumiere", "didJustJoin": false]])
             t.mark(RunDriver.sessionEndingMark)
+            if maintainCrossesTheEnd { t.mark(RunDriver.sessionEndedMark) }
             t.add("response", ["command": .number(Double(id)), "commandType": "maintain", "helper": "acme", "result": "failure"])
-            t.mark(RunDriver.sessionEndedMark)
+            if maintainInsideTheEnding { t.mark(RunDriver.sessionEndedMark) }
             t.transition("Maintaining", "Evaluating")
             t.answer("evaluate", "success")
             t.transition("Evaluating", "Authenticating")
