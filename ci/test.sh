@@ -53,14 +53,13 @@ timings+=("swift test (host suites): $((SECONDS - start)) s")
 wait "$vmjob" || true
 vmstatus=$(cat "$vmlog.status" 2>/dev/null || echo "unknown")
 timings+=("VM suite (beside them): $((SECONDS - vmstart)) s")
-if [ "$status" -ne 0 ]; then
-    echo "=== swift test (host suites) failed (exit status $status); its failures, again ($log has the whole output):"
-    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$log" | cut -c1-1500 | tail -n 80 || true
-fi
-if [ "$vmstatus" != 0 ]; then
-    echo "=== the VM suite failed (exit status $vmstatus); its failures, again ($vmlog has the whole output):"
-    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$vmlog" | cut -c1-1500 | tail -n 80 || true
-fi
+failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed again
+    [ "$2" = 0 ] && return 0
+    echo "=== $1 failed (exit status $2); its failures, again ($3 has the whole output):"
+    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$3" | cut -c1-1500 | tail -n 80 || true
+}
+failures_again "swift test (host suites)" "$status" "$log"
+failures_again "the VM suite" "$vmstatus" "$vmlog"
 [ "$status" -eq 0 ] && [ "$vmstatus" = 0 ] || exit 1
 rm -f "$log" "$vmlog" "$vmlog.status"
 # The timing-sensitive suites again beside a CPU hog (CI runs on shared machines): docs/RELIABILITY.md.

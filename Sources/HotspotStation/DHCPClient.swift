@@ -38,8 +38,8 @@ public enum DHCPClientError: Error, Equatable, CustomStringConvertible {
 /// `interval` apart; a DHCPNAK, or an offer whose request (sent up to three times, `interval` apart) is not
 /// acknowledged, starts over with the next discover. Replies are asked for by unicast to the client's hardware address
 /// (no broadcast flag, as udhcpc): over the air a unicast frame is acknowledged and retried by the 802.11 layer and
-/// never waits for a DTIM beacon, where a broadcast one may be lost; the packet socket reads it without an address. No renewal: a lease lasts for the association (`StationDHCP` asks again on the next one).
-/// Replies are matched by transaction ID and hardware address; anything else on the link is skipped. Time comes from
+/// never waits for a DTIM beacon, where a broadcast one may be lost; the packet socket reads it without an address.
+/// No renewal: a lease lasts for the association (`StationDHCP` asks again on the next one). Replies are matched by transaction ID and hardware address; anything else on the link is skipped. Time comes from
 /// `clock`, so the unit tests run it on a virtual one.
 public final class DHCPClient {
     public let interface: String

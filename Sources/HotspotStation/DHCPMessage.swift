@@ -1,3 +1,5 @@
+import Netlink
+
 /// A DHCPv4 message (RFC 2131 section 2, options RFC 2132) as the station's client sends and reads it. Pure: bytes in,
 /// bytes out; `DHCPClient` runs the exchange and `IPv4PacketSocket` carries it.
 public struct DHCPMessage: Equatable, Sendable {
@@ -134,7 +136,8 @@ public struct DHCPMessage: Equatable, Sendable {
     static func read32(_ b: [UInt8], _ at: Int) -> UInt32 {
         UInt32(b[at]) << 24 | UInt32(b[at + 1]) << 16 | UInt32(b[at + 2]) << 8 | UInt32(b[at + 3])
     }
-    static func dotted(_ address: [UInt8]) -> String { address.map { String($0) }.joined(separator: ".") }
+    /// An IPv4 address's four bytes as text (Netlink's `IPAddress`).
+    static func dotted(_ address: [UInt8]) -> String { IPAddress(bytes: address).map { "\($0)" } ?? "?" }
 }
 
 extension DHCPMessage {
@@ -158,7 +161,7 @@ extension DHCPMessage {
         if let lease = option(Option.leaseTime), lease.count == 4 { fields["lease"] = String(Self.read32(lease, 0)) }
         if let server = option(Option.serverIdentifier), server.count == 4 { fields["serverid"] = Self.dotted(server) }
         if let uri = option(Option.captivePortal), !uri.isEmpty {
-            fields["opt114"] = uri.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+            fields["opt114"] = uri.map(hexByte).joined()
         }
         return fields
     }

@@ -226,7 +226,7 @@ final class StationDHCPRun: @unchecked Sendable {  // @unchecked: `let`s, and `c
             write("\(error)")
             return done(.failure(error))
         }
-        write("started on \(interface) (\(socket.hardwareAddress.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: ":")))")
+        write("started on \(interface) (\(MACAddress(bytes: socket.hardwareAddress).map { "\($0)" } ?? "?"))")
         let client = DHCPClient(interface: interface, transport: socket, isCancelled: { [cancelled] in cancelled.withLock { $0 } }, log: write)
         let outcome = Result<[String: String], any Error> { try client.run().leaseFields }
         if case .failure(let error) = outcome { write("\(error)") }

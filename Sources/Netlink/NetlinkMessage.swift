@@ -168,7 +168,8 @@ func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
     return bytes
 }
 
-func hexByte(_ byte: UInt8) -> String {
+/// Two lowercase hex digits.
+public func hexByte(_ byte: UInt8) -> String {
     let digits = Array("0123456789abcdef")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
 }

@@ -151,25 +151,22 @@ struct CertifyJudgeTests {
         #expect(report.passed)
     }
 
-    @Test("a maintain sent before the lab ended the session and answered after it is not judged; the next one is")
-    func maintainCrossingTheEnd() throws {
-        let t = Self.goodCaptive(maintainCrossesTheEnd: true)
+    /// A maintain cut by the session flush: answered after both of the lab's marks (crossing), or between them (inside).
+    @Test("a maintain cut by the lab's session flush (answered after its end, or between its two marks) is not judged; the next one is",
+          arguments: [false, true])
+    func maintainCutByTheFlush(inside: Bool) throws {
+        let t = Self.goodCaptive(maintainCrossesTheEnd: !inside, maintainInsideTheEnding: inside)
         let report = try Self.judge(t, gate: Self.gate(t))
         #expect(report.causes.isEmpty, "\(report.causes)")
         #expect(try Self.result(report, "maintain").passed)
         // Answered from memory after the end (sent after it): still a failure of maintain.
-        let memory = Self.goodCaptive(fromMemory: true, maintainCrossesTheEnd: true)
+        let memory = Self.goodCaptive(fromMemory: true, maintainCrossesTheEnd: !inside, maintainInsideTheEnding: inside)
         let judged = try Self.judge(memory, gate: Self.gate(memory))
         #expect(!(try Self.result(judged, "maintain")).passed)
     }
 
-    @Test("a maintain answered while the lab flushes the gate (between its ending and ended marks) is not judged; without the window it is")
-    func maintainInsideTheEnding() throws {
-        let t = Self.goodCaptive(maintainInsideTheEnding: true)
-        let report = try Self.judge(t, gate: Self.gate(t))
-        #expect(report.causes.isEmpty, "\(report.causes)")
-        #expect(try Self.result(report, "maintain").passed)
-        // The control: the same failure answered before the lab began to end the session is the helper's.
+    @Test("the control: a maintain failure answered before the lab began to end the session is the helper's")
+    func maintainFailureBeforeTheFlush() throws {
         let early = Trace()
         early.answer("authenticate", "success")
         early.gate("afterSignIn", true)

@@ -252,14 +252,15 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     private func waitForwarding(port: (air: String, lan: String), target: RunningHotspot) throws {
         let links = [(try route(air), peer), (try route(air), port.air), (try route(target.namespace), port.lan)]
         let deadline = SystemMonotonicClock.read() + .seconds(2)
-        var waiting = try links.filter { !(try $0.0.link($0.1).isRunning) }
-        while !waiting.isEmpty {
+        var waiting = links
+        while true {
+            waiting = try waiting.filter { !(try $0.0.link($0.1).isRunning) }
+            if waiting.isEmpty { return }
             guard SystemMonotonicClock.read() < deadline else {
                 throw SystemError("attach the link of station \(station.name) to hotspot \(target.hotspot.name)",
                                   waiting.map(\.1).joined(separator: ", "), reason: "not operationally up within 2 s")
             }
             usleep(500)
-            waiting = try waiting.filter { !(try $0.0.link($0.1).isRunning) }
         }
     }
 
