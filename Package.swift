@@ -84,8 +84,7 @@ let package = Package(
         .executableTarget(
             name: "hotspotd",
             dependencies: [
-                "HotspotDaemon", "HotspotStation",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "HotspotDaemon", "HotspotStation", "HotspotSystem",
             ],
             swiftSettings: strict
         ),
@@ -144,7 +143,7 @@ let package = Package(
             name: "LabServices",
             dependencies: [
                 "LabTopology", "LabVM", "LabSandbox",
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "PortalKinds",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "HotspotHelper", "PortalKinds",
             ],
             swiftSettings: strict
         ),
@@ -213,7 +212,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hotspot-portal",
-            dependencies: ["Portals", "Netlink", "HotspotSystem", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Portals", "Netlink", "HotspotSystem"],
             swiftSettings: strict
         ),
         .executableTarget(name: "hotspot-nsexec"),
@@ -225,7 +224,6 @@ let package = Package(
         // Both provider roles scripted by arguments (the provider scenarios, certify's provider checks).
         .executableTarget(name: "hotspot-test-provider", dependencies: ["HotspotHelper"], swiftSettings: strict),
         // The `probe` step's HTTP client in a station (the SDK's client, marked as the system's own probe).
-        .executableTarget(name: "hotspot-probe", dependencies: ["HotspotHelper"], swiftSettings: strict),
         .executableTarget(name: "hotspot-replay-helper", dependencies: ["HotspotHelper", "HotspotProtocol"], swiftSettings: strict),
         // A deliberately broken helper (a relay that breaks one rule) for the certify tests.
         .executableTarget(

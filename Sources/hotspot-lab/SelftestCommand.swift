@@ -8,7 +8,7 @@ struct SelftestCommand: AsyncParsableCommand {
         commandName: "selftest",
         abstract: "Internal checks (used by the VM tests and bench vm).",
         shouldDisplay: false,
-        subcommands: [SelftestHwsim.self, SelftestExit.self]
+        subcommands: [SelftestHwsim.self, SelftestExit.self, SelftestStarts.self]
     )
 }
 
@@ -55,5 +55,44 @@ struct SelftestExit: ParsableCommand {
         if !stdout.isEmpty { FileHandle.standardOutput.write(Data((stdout + "\n").utf8)) }
         if !stderr.isEmpty { FileHandle.standardError.write(Data((stderr + "\n").utf8)) }
         throw ExitCode(code)
+    }
+}
+
+/// `hotspot-lab vm -- selftest starts [--runs N] "CMD ARGS"...`: the wall and CPU time (the child's, from
+/// RUSAGE_CHILDREN) of running each command to its end, median of N runs. Under the VM's emulation this is what a
+/// process start costs a lab (bench/README.md "Process starts in the VM"). Words are split on spaces, no shell.
+struct SelftestStarts: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "starts", abstract: "Time each command's run (median wall and CPU time).")
+    @Option(help: "Runs of each command (the median is printed).") var runs: Int = 3
+    @Argument(help: "Commands, each one argument: \"/path/to/program --flag\".") var commands: [String]
+
+    func validate() throws {
+        guard runs > 0 else { throw ValidationError("--runs: expected a positive number, got \(runs)") }
+        guard !commands.isEmpty else { throw ValidationError("give at least one command to time") }
+    }
+
+    func run() throws {
+        for command in commands {
+            let words = command.split(separator: " ").map(String.init)
+            guard let program = words.first else { throw ValidationError("an empty command") }
+            var walls: [Double] = []
+            var cpus: [Double] = []
+            for _ in 0..<runs {
+                var before = rusage(); getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &before)
+                let start = Date()
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: program)
+                p.arguments = Array(words.dropFirst())
+                p.standardOutput = FileHandle.nullDevice
+                p.standardError = FileHandle.nullDevice
+                do { try p.run() } catch { throw ValidationError("start \(program): \(error)") }
+                p.waitUntilExit()
+                walls.append(Date().timeIntervalSince(start))
+                var after = rusage(); getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &after)
+                func sec(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+                cpus.append(sec(after.ru_utime) + sec(after.ru_stime) - sec(before.ru_utime) - sec(before.ru_stime))
+            }
+            print(String(format: "%-60@ wall %.3f s  cpu %.3f s (median of %d)", command as NSString, walls.sorted()[runs / 2], cpus.sorted()[runs / 2], runs))
+        }
     }
 }

@@ -1,115 +1,115 @@
 // hotspot-portal: the lab's captive portal server (one portal kind) or, with --internet, the lab's
 // "internet" (probe endpoints and a plain web site). Runs inside a hotspot (or the internet) namespace.
-import ArgumentParser
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HotspotSystem
 import Portals
 
+/// The command line is read with `OptionReader` (not swift-argument-parser: a lab starts a portal per hotspot, and in
+/// the VM that parser's reflection cost about 0.7 s of CPU per start; bench/README.md "Process starts in the VM").
 @main
-struct HotspotPortalCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "hotspot-portal",
-        abstract: "Serve a captive portal kind, or the lab internet's probe endpoints.",
-        discussion: "Kinds and their settings (--setting KEY=VALUE; * required):\n" + PortalRegistry.definitions.map { kind in
-            "  \(kind.name): " + (kind.settings.isEmpty ? "no settings" : kind.settings.map { ($0.required ? "*" : "") + $0.name }.joined(separator: ", "))
-        }.joined(separator: "\n")
-    )
-
-    @Option(help: "Portal kind (see below).")
+struct HotspotPortalCommand {
     var kind: String?
-
-    @Flag(help: "Serve the lab internet (probe endpoints, plain web site) instead of a portal.")
-    var internet = false
-
-    @Option(help: "IPv4 address and port to listen on, e.g. 198.51.100.1:8080.")
+    var internet: Bool
     var listen: String
-
-    @Option(help: "Also listen on this IPv6 address (same port as --listen), e.g. 2001:db8:1::1: a dual-stack or IPv6-only hotspot's gateway, or the internet's IPv6 address.")
     var listen6: String?
-
-    @Option(help: "The gate's nftables sets as FAMILY/TABLE/SET (the IPv6 set is SET6).")
-    var gateTable = "inet/hotspot/authenticated"
-
-    @Option(help: "Session length in seconds (the gate set's element timeout).")
-    var sessionSeconds = 3600
-
-    @Option(help: "The portal's public URL (default: http://LISTEN/).")
+    var gateTable: String
+    var sessionSeconds: Int
     var portalURL: String?
-
-    @Option(name: .customLong("setting"), help: "Kind setting KEY=VALUE (repeatable; each kind's settings are listed below).")
-    var settings: [String] = []
-
-    @Option(help: "HTTPS only: serve the kind over TLS on this IPV4:PORT (e.g. 198.51.100.1:443); plain HTTP on --listen then only redirects to --https-url.")
+    var settings: [String]
     var httpsListen: String?
-
-    @Option(help: "HTTPS only: the portal's https:// URL (its host is the certificate's DNS name), e.g. https://portal.cafe.example/.")
     var httpsURL: String?
-
-    @Option(help: "HTTPS only: the server certificate chain (PEM).")
     var tlsCertificate: String?
-
-    @Option(help: "HTTPS only: the server's private key (PEM).")
     var tlsKey: String?
-
-    @Option(help: "Internet: the backend routes (`internet: services:` of the topology) as a JSON list of InternetRoute.")
     var services: String?
-
-    @Option(help: "Internet: serve HTTPS on this port of the --listen address, a certificate per SNI name issued by --tls-ca.")
     var internetTLSPort: UInt16?
-
-    @Option(help: "Internet HTTPS: the lab CA's certificate (PEM).")
     var tlsCa: String?
-
-    @Option(help: "Internet HTTPS: the lab CA's private key (PEM).")
     var tlsCaKey: String?
-
-    @Option(help: "Internet HTTPS: the openssl command that issues the certificates.")
-    var openssl = "/usr/bin/openssl"
-
-    @Option(help: "Internet HTTPS: where the issued certificates are written.")
+    var openssl: String
     var tlsDirectory: String?
-
-    @Option(help: "Write this file once the server listens (readiness for the lab).")
     var readyFile: String?
 
-    func validate() throws {
-        if internet == (kind != nil) { throw ValidationError("give exactly one of --kind KIND or --internet") }
-        if let kind, !PortalRegistry.names.contains(kind) {
-            throw ValidationError("--kind: unknown portal kind `\(kind)`; expected one of \(PortalRegistry.names.joined(separator: ", "))")
+    static func main() async {
+        var options = OptionReader(
+            command: "hotspot-portal",
+            abstract: "Serve a captive portal kind, or the lab internet's probe endpoints.",
+            discussion: "Kinds and their settings (--setting KEY=VALUE; * required):\n" + PortalRegistry.definitions.map { kind in
+                "  \(kind.name): " + (kind.settings.isEmpty ? "no settings" : kind.settings.map { ($0.required ? "*" : "") + $0.name }.joined(separator: ", "))
+            }.joined(separator: "\n"))
+        let command = HotspotPortalCommand(options: &options)
+        options.finish()
+        if let problem = command.validate() { options.usageError(problem) }
+        do {
+            try await command.run()
+        } catch {
+            logLine("hotspot-portal: \(error)")
+            exit(1)
         }
-        guard parseListen() != nil else { throw ValidationError("--listen: expected IPV4:PORT, found `\(listen)`") }
+    }
+
+    init(options o: inout OptionReader) {
+        kind = o.value("kind", help: "Portal kind (see below).")
+        internet = o.flag("internet", help: "Serve the lab internet (probe endpoints, plain web site) instead of a portal.")
+        listen = o.value("listen", help: "IPv4 address and port to listen on, e.g. 198.51.100.1:8080 (required).") ?? ""
+        listen6 = o.value("listen6", help: "Also listen on this IPv6 address (same port as --listen), e.g. 2001:db8:1::1: a dual-stack or IPv6-only hotspot's gateway, or the internet's IPv6 address.")
+        gateTable = o.value("gate-table", default: "inet/hotspot/authenticated", help: "The gate's nftables sets as FAMILY/TABLE/SET (the IPv6 set is SET6).")
+        sessionSeconds = o.value("session-seconds", default: 3600, help: "Session length in seconds (the gate set's element timeout).")
+        portalURL = o.value("portal-url", help: "The portal's public URL (default: http://LISTEN/).")
+        settings = o.values("setting", valueName: "setting", help: "Kind setting KEY=VALUE (each kind's settings are listed below).")
+        httpsListen = o.value("https-listen", help: "HTTPS only: serve the kind over TLS on this IPV4:PORT (e.g. 198.51.100.1:443); plain HTTP on --listen then only redirects to --https-url.")
+        httpsURL = o.value("https-url", help: "HTTPS only: the portal's https:// URL (its host is the certificate's DNS name), e.g. https://portal.cafe.example/.")
+        tlsCertificate = o.value("tls-certificate", help: "HTTPS only: the server certificate chain (PEM).")
+        tlsKey = o.value("tls-key", help: "HTTPS only: the server's private key (PEM).")
+        services = o.value("services", help: "Internet: the backend routes (`internet: services:` of the topology) as a JSON list of InternetRoute.")
+        internetTLSPort = o.value("internet-tls-port", help: "Internet: serve HTTPS on this port of the --listen address, a certificate per SNI name issued by --tls-ca.")
+        tlsCa = o.value("tls-ca", help: "Internet HTTPS: the lab CA's certificate (PEM).")
+        tlsCaKey = o.value("tls-ca-key", help: "Internet HTTPS: the lab CA's private key (PEM).")
+        openssl = o.value("openssl", default: "/usr/bin/openssl", help: "Internet HTTPS: the openssl command that issues the certificates.")
+        tlsDirectory = o.value("tls-directory", help: "Internet HTTPS: where the issued certificates are written.")
+        readyFile = o.value("ready-file", help: "Write this file once the server listens (readiness for the lab).")
+    }
+
+    /// The first problem with the options, nil when there is none.
+    func validate() -> String? {
+        if listen.isEmpty { return "missing --listen IPV4:PORT" }
+        if internet == (kind != nil) { return "give exactly one of --kind KIND or --internet" }
+        if let kind, !PortalRegistry.names.contains(kind) {
+            return "--kind: unknown portal kind `\(kind)`; expected one of \(PortalRegistry.names.joined(separator: ", "))"
+        }
+        guard parseListen() != nil else { return "--listen: expected IPV4:PORT, found `\(listen)`" }
         if let listen6, IPv6Text.isAddress(listen6) == false {
-            throw ValidationError("--listen6: expected an IPv6 address such as 2001:db8:1::1, found `\(listen6)`")
+            return "--listen6: expected an IPv6 address such as 2001:db8:1::1, found `\(listen6)`"
         }
         let https = [httpsListen, httpsURL, tlsCertificate, tlsKey]
         if https.contains(where: { $0 != nil }) {
             guard !https.contains(where: { $0 == nil }) else {
-                throw ValidationError("--https-listen, --https-url, --tls-certificate and --tls-key go together (HTTPS only); some are missing")
+                return "--https-listen, --https-url, --tls-certificate and --tls-key go together (HTTPS only); some are missing"
             }
-            guard !internet else { throw ValidationError("--https-listen is the https-only portal's; the internet serves HTTPS with --internet-tls-port") }
-            guard Self.parseIPv4Port(httpsListen!) != nil else { throw ValidationError("--https-listen: expected IPV4:PORT, found `\(httpsListen!)`") }
-            guard httpsURL!.hasPrefix("https://") else { throw ValidationError("--https-url: expected an https:// URL, found `\(httpsURL!)`") }
+            guard !internet else { return "--https-listen is the https-only portal's; the internet serves HTTPS with --internet-tls-port" }
+            guard Self.parseIPv4Port(httpsListen!) != nil else { return "--https-listen: expected IPV4:PORT, found `\(httpsListen!)`" }
+            guard httpsURL!.hasPrefix("https://") else { return "--https-url: expected an https:// URL, found `\(httpsURL!)`" }
         }
         let internetTLS = [tlsCa, tlsCaKey, tlsDirectory]
         if internetTLSPort != nil || internetTLS.contains(where: { $0 != nil }) {
-            guard internet else { throw ValidationError("--internet-tls-port, --tls-ca, --tls-ca-key and --tls-directory are for --internet") }
+            guard internet else { return "--internet-tls-port, --tls-ca, --tls-ca-key and --tls-directory are for --internet" }
             guard internetTLSPort != nil, !internetTLS.contains(where: { $0 == nil }) else {
-                throw ValidationError("--internet-tls-port, --tls-ca, --tls-ca-key and --tls-directory go together; some are missing")
+                return "--internet-tls-port, --tls-ca, --tls-ca-key and --tls-directory go together; some are missing"
             }
         }
-        if services != nil, !internet { throw ValidationError("--services is for --internet") }
+        if services != nil, !internet { return "--services is for --internet" }
         for setting in settings where !setting.contains("=") {
-            throw ValidationError("--setting: expected KEY=VALUE, found `\(setting)`")
+            return "--setting: expected KEY=VALUE, found `\(setting)`"
         }
         // The kind's settings, checked against its definition (as the topology parser does) before anything listens.
         if let kind, let definition = PortalRegistry.definition(kind) {
-            do { _ = try definition.validate(settingValues()) } catch { throw ValidationError("--setting: \(error)") }
+            do { _ = try definition.validate(settingValues()) } catch { return "--setting: \(error)" }
             if let (name, message) = SessionCookie.problem(settingValues(), kind: definition) {
-                throw ValidationError("--setting: \(PortalSettingError(kind: kind, setting: name, message: message))")
+                return "--setting: \(PortalSettingError(kind: kind, setting: name, message: message))"
             }
         }
+        return nil
     }
 
     /// The `--setting KEY=VALUE` options as a dictionary (the last of a key wins).
@@ -143,7 +143,7 @@ struct HotspotPortalCommand: AsyncParsableCommand {
                 do {
                     routes = try JSONDecoder().decode([InternetRoute].self, from: Data(contentsOf: URL(fileURLWithPath: services)))
                 } catch {
-                    throw ValidationError("--services: read the backend routes from \(services): \(error)")
+                    throw SystemError("read the backend routes (--services)", services, reason: "\(error)")
                 }
             }
             var tls: TLSServerContext?

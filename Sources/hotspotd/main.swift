@@ -1,4 +1,3 @@
-import ArgumentParser
 import HotspotCore
 import HotspotDaemon
 import HotspotProtocol
@@ -9,71 +8,84 @@ import Synchronization
 import Glibc
 #endif
 
-/// hotspotd: the Hotspot Helper daemon for one Wi-Fi interface (docs/PROTOCOL.md, docs/TRACE.md).
+/// hotspotd: the Hotspot Helper daemon for one Wi-Fi interface (docs/PROTOCOL.md, docs/TRACE.md). Its command line is
+/// read with `OptionReader` (not swift-argument-parser: a lab starts hotspotd once per station, and in the VM that
+/// parser's reflection cost about 0.7 s of CPU per start; bench/README.md "Process starts in the VM").
 @main
-struct Hotspotd: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "hotspotd",
-        abstract: "Run the Hotspot Helper state machine for one interface; helpers and control clients connect over Unix sockets.")
-
-    @Option(help: "Directory for the sockets (mode 0700), the state file and the trace.")
-    var runDir: String = "/run/hotspotd"
-    @Option(help: "Helper socket path (default RUN-DIR/helper.sock).")
+struct Hotspotd {
+    var runDir: String
     var helperSocket: String?
-    @Option(help: "Control socket path (default RUN-DIR/control.sock).")
     var controlSocket: String?
-    @Option(help: "Persistent state file (default RUN-DIR/state.json).")
     var stateFile: String?
-    @Option(help: "Trace file, one JSON object per line (default RUN-DIR/trace.jsonl; '-' for none).")
     var traceFile: String?
-    @Option(help: "The Wi-Fi interface this daemon manages.")
-    var interface: String = "wlan0"
-    @Option(help: "Multiply every deadline and interval (0.001 turns 45 s into 45 ms).")
-    var timeScale: Double = 1.0
-    @Option(help: "Maintain interval in seconds before scaling.")
-    var maintainInterval: Double = 300
-    @Option(help: "Scan list refresh in seconds before scaling.")
-    var scanListRefresh: Double = 5
-    @Option(help: "The deadline of every command with one (filterScanList, evaluate, authenticate, maintain, logoff) in seconds before scaling (45 on the platform; certify keeps it at 45 s after scaling).")
-    var commandDeadline: Double = 45
-    @Option(help: "Command run for network actions: HOOK ACTION INTERFACE [SSID SECURITY].")
+    var interface: String
+    var timeScale: Double
+    var maintainInterval: Double
+    var scanListRefresh: Double
+    var commandDeadline: Double
     var hook: String?
-    @Option(help: "Seconds a started frame may stay incomplete before the connection is closed (not scaled).")
-    var partialFrameTimeout: Double = 10
-    @Option(help: "The installed apps and their provider executables (JSON, docs/PROTOCOL.md \"The apps file\"); hotspotd refuses to start on a bad file.")
+    var partialFrameTimeout: Double
     var apps: String?
-    @Option(help: "Seconds before scaling a provider may stay idle before it is stopped (idleTimeout).")
-    var providerIdleTimeout: Double = 60
-    @Option(help: "Run the evaluation provider in a fresh network namespace with only lo (netns) or as is (none).")
-    var evaluationSandbox: String = "netns"
-    @Flag(help: "Copy the trace to stderr.")
-    var echoTrace = false
-    @Option(help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with hotspotd's own client; join/leave/autoJoin control requests).")
+    var providerIdleTimeout: Double
+    var evaluationSandbox: String
+    var echoTrace: Bool
     var wpaSupplicant: String?
-    @Option(help: "Run a station on a link the lab attaches (the native tier, no radio): the lab's link controller socket (association events in, join/leave out; DHCP with hotspotd's own client).")
     var linkControl: String?
-    @Option(help: "With --wpa-supplicant or --link-control: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
-    var ipSuppression: String = "policy-routing"
+    var ipSuppression: String
 
-    func validate() throws {
-        guard timeScale > 0, timeScale.isFinite else { throw ValidationError("--time-scale must be a positive number, got \(timeScale)") }
-        guard maintainInterval > 0 else { throw ValidationError("--maintain-interval must be positive") }
-        guard partialFrameTimeout > 0 else { throw ValidationError("--partial-frame-timeout must be positive") }
-        guard scanListRefresh > 0 else { throw ValidationError("--scan-list-refresh must be positive") }
-        guard commandDeadline > 0, commandDeadline.isFinite else { throw ValidationError("--command-deadline must be a positive number of seconds, got \(commandDeadline)") }
-        guard providerIdleTimeout > 0 else { throw ValidationError("--provider-idle-timeout must be positive") }
-        guard ["netns", "none"].contains(evaluationSandbox) else {
-            throw ValidationError("--evaluation-sandbox: expected netns or none, found `\(evaluationSandbox)`")
-        }
-        if wpaSupplicant != nil, linkControl != nil {
-            throw ValidationError("--wpa-supplicant and --link-control: a station has one Wi-Fi link; give one of them")
-        }
-        guard ["policy-routing", "none"].contains(ipSuppression) else {
-            throw ValidationError("--ip-suppression: expected policy-routing or none, found `\(ipSuppression)`")
-        }
+    static func main() {
+        var options = OptionReader(
+            command: "hotspotd",
+            abstract: "Run the Hotspot Helper state machine for one interface; helpers and control clients connect over Unix sockets.")
+        var daemon = Hotspotd(options: &options)
+        options.finish()
+        if let problem = daemon.validate() { options.usageError(problem) }
+        daemon.run()
     }
 
-    func run() throws {
+    init(options o: inout OptionReader) {
+        runDir = o.value("run-dir", default: "/run/hotspotd", help: "Directory for the sockets (mode 0700), the state file and the trace.")
+        helperSocket = o.value("helper-socket", help: "Helper socket path (default RUN-DIR/helper.sock).")
+        controlSocket = o.value("control-socket", help: "Control socket path (default RUN-DIR/control.sock).")
+        stateFile = o.value("state-file", help: "Persistent state file (default RUN-DIR/state.json).")
+        traceFile = o.value("trace-file", help: "Trace file, one JSON object per line (default RUN-DIR/trace.jsonl; '-' for none).")
+        interface = o.value("interface", default: "wlan0", help: "The Wi-Fi interface this daemon manages.")
+        timeScale = o.value("time-scale", default: 1.0, help: "Multiply every deadline and interval (0.001 turns 45 s into 45 ms).")
+        maintainInterval = o.value("maintain-interval", default: 300.0, help: "Maintain interval in seconds before scaling.")
+        scanListRefresh = o.value("scan-list-refresh", default: 5.0, help: "Scan list refresh in seconds before scaling.")
+        commandDeadline = o.value("command-deadline", default: 45.0, help: "The deadline of every command with one (filterScanList, evaluate, authenticate, maintain, logoff) in seconds before scaling (45 on the platform; certify keeps it at 45 s after scaling).")
+        hook = o.value("hook", help: "Command run for network actions: HOOK ACTION INTERFACE [SSID SECURITY].")
+        partialFrameTimeout = o.value("partial-frame-timeout", default: 10.0, help: "Seconds a started frame may stay incomplete before the connection is closed (not scaled).")
+        apps = o.value("apps", help: "The installed apps and their provider executables (JSON, docs/PROTOCOL.md \"The apps file\"); hotspotd refuses to start on a bad file.")
+        providerIdleTimeout = o.value("provider-idle-timeout", default: 60.0, help: "Seconds before scaling a provider may stay idle before it is stopped (idleTimeout).")
+        evaluationSandbox = o.value("evaluation-sandbox", default: "netns", help: "Run the evaluation provider in a fresh network namespace with only lo (netns) or as is (none).")
+        echoTrace = o.flag("echo-trace", help: "Copy the trace to stderr.")
+        wpaSupplicant = o.value("wpa-supplicant", help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with hotspotd's own client; join/leave/autoJoin control requests).")
+        linkControl = o.value("link-control", help: "Run a station on a link the lab attaches (the native tier, no radio): the lab's link controller socket (association events in, join/leave out; DHCP with hotspotd's own client).")
+        ipSuppression = o.value("ip-suppression", default: "policy-routing", help: "With --wpa-supplicant or --link-control: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
+    }
+
+    /// The first problem with the options' values, nil when there is none.
+    func validate() -> String? {
+        guard timeScale > 0, timeScale.isFinite else { return "--time-scale must be a positive number, got \(timeScale)" }
+        guard maintainInterval > 0 else { return "--maintain-interval must be positive" }
+        guard partialFrameTimeout > 0 else { return "--partial-frame-timeout must be positive" }
+        guard scanListRefresh > 0 else { return "--scan-list-refresh must be positive" }
+        guard commandDeadline > 0, commandDeadline.isFinite else { return "--command-deadline must be a positive number of seconds, got \(commandDeadline)" }
+        guard providerIdleTimeout > 0 else { return "--provider-idle-timeout must be positive" }
+        guard ["netns", "none"].contains(evaluationSandbox) else {
+            return "--evaluation-sandbox: expected netns or none, found `\(evaluationSandbox)`"
+        }
+        if wpaSupplicant != nil, linkControl != nil {
+            return "--wpa-supplicant and --link-control: a station has one Wi-Fi link; give one of them"
+        }
+        guard ["policy-routing", "none"].contains(ipSuppression) else {
+            return "--ip-suppression: expected policy-routing or none, found `\(ipSuppression)`"
+        }
+        return nil
+    }
+
+    func run() {
         var options = DaemonOptions(runDirectory: runDir, interface: interface, hook: hook, echoTrace: echoTrace)
         if let helperSocket { options.helperSocket = helperSocket }
         if let controlSocket { options.controlSocket = controlSocket }
@@ -83,7 +95,7 @@ struct Hotspotd: ParsableCommand {
         options.providerIdleTimeout = .milliseconds(Int64(providerIdleTimeout * 1000))
         if let apps {
             do {
-                guard let bytes = try AtomicFile.read(apps) else { throw ValidationError("--apps \(apps): no such file") }
+                guard let bytes = try AtomicFile.read(apps) else { throw SystemError("read the apps file", apps, reason: "no such file") }
                 options.apps = try AppsFile.parse(bytes, file: apps)
                 options.appsFile = apps
                 if evaluationSandbox == "netns", options.apps.contains(where: { $0.evaluationProvider != nil }) {
@@ -91,7 +103,7 @@ struct Hotspotd: ParsableCommand {
                 }
             } catch {
                 logError("hotspotd: --apps \(apps): \(error)")
-                throw ExitCode(1)
+                exit(1)
             }
         }
         let deadline = Duration.milliseconds(Int64(commandDeadline * 1000))
@@ -107,7 +119,7 @@ struct Hotspotd: ParsableCommand {
             try SignalService.install(stop: [SIGTERM, SIGINT], ignore: [SIGPIPE])
         } catch {
             logError("hotspotd: \(error)")
-            throw ExitCode(1)
+            exit(1)
         }
         let stopper = DaemonStopper()
         let registration = SignalService.onStop { _ in stopper.stop() }
@@ -130,7 +142,7 @@ struct Hotspotd: ParsableCommand {
             try daemon.start()
         } catch {
             logError("hotspotd: \(error)")
-            throw ExitCode(1)
+            exit(1)
         }
         stopper.set(daemon)
         daemon.run()
