@@ -188,7 +188,11 @@ public struct HotspotResolver: Sendable {
     /// the link-local address, which no router forwards: an IPv6 connect that hangs where IPv4 works. Only where
     /// that file cannot be read, getifaddrs (any global address).
     static func systemHasGlobalIPv6() -> Bool {
-        if let table = readSmallFile("/proc/net/if_inet6") { return usableGlobalIPv6(ifInet6: table) }
+        // The calling thread's namespace (a thread may have entered another one: the lab's requests from a station,
+        // `StationTraffic`); /proc/net is the process's main thread's.
+        for path in ["/proc/thread-self/net/if_inet6", "/proc/net/if_inet6"] {
+            if let table = readSmallFile(path) { return usableGlobalIPv6(ifInet6: table) }
+        }
         return anyGlobalIPv6()
     }
 

@@ -56,4 +56,20 @@ struct IPv6TrafficRootTests {
         #expect(result.1 == "2001:db8:ff64::c612:1", "198.18.0.1 connected to \(result.1)")
         #expect(result.2 == ENETUNREACH, "a plain IPv4 connect: errno \(result.2)")
     }
+
+    /// The resolver asks for AAAA records only where the calling thread's namespace has a usable global IPv6 address
+    /// (/proc/thread-self/net/if_inet6). The lab's own requests from a station (`StationTraffic`) run on a thread that
+    /// entered the station's namespace: /proc/net would describe this process's main namespace instead. Two
+    /// namespaces, one with a global address and one without, give two answers whatever the host has.
+    @Test("root: the AAAA decision reads the calling thread's namespace, not the process's")
+    func globalIPv6OfTheThreadsNamespace() throws {
+        let prefix = testPrefix("v")
+        let namespaces = try NetworkNamespace.createMany([prefix + "a", prefix + "b"])
+        defer { for ns in namespaces { try? ns.delete() } }
+        try namespaces[0].route.addAddress(IPPrefix("2001:db8:77::1/64")!, to: "lo")
+        let withAddress = try namespaces[0].runInside { HotspotResolver.systemHasGlobalIPv6() }
+        let without = try namespaces[1].runInside { HotspotResolver.systemHasGlobalIPv6() }
+        #expect(withAddress, "the namespace with 2001:db8:77::1")
+        #expect(!without, "the namespace with only lo's ::1")
+    }
 }

@@ -31,19 +31,14 @@ struct InternetRootTests {
               portal: {kind: click-through, port: 8080}
         """
 
-    /// Each URL fetched by `hotspot-probe` in the station's namespace (the lab's DNS, the lab CA).
+    /// Each URL fetched as the `probe` step fetches it (`StationTraffic`) in the station's namespace (the lab's DNS,
+    /// the lab CA).
     static func probe(_ client: LabClient, _ urls: [String]) throws -> [String: ProbeObservation] {
         let resolv = client.lab.logDirectory + "/probe-resolv.conf"
         try "nameserver \(client.gateway)\n".write(toFile: resolv, atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOTSPOT_RESOLV_CONF"] = resolv
-        environment["HOTSPOT_CA_FILE"] = PortalTLS.caFile(labLogDirectory: client.lab.logDirectory)
-        let binary = try BuildProducts.locate("hotspot-probe", environmentKey: "HOTSPOT_PROBE")
-        let result = try ProcessRunner.run(ProcessConfiguration(binary, ["--timeout", "4"] + urls, environment: environment)
-            .inNetworkNamespace(client.sta), timeout: .seconds(60))
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        try #require(lines.count == urls.count, "hotspot-probe: \(result.status) \(result.stderr)")
-        return Dictionary(uniqueKeysWithValues: zip(urls, lines.map(RunningStation.probeObservation)))
+        let seen = try StationTraffic.probe(urls, in: try NetworkNamespace.open(client.sta), resolvConf: resolv,
+                                            caFile: PortalTLS.caFile(labLogDirectory: client.lab.logDirectory), timeout: .seconds(4))
+        return Dictionary(uniqueKeysWithValues: zip(urls, seen))
     }
 
     static func verdicts(_ client: LabClient, extra: [String] = []) throws -> (verdicts: [String: ProbeVerdict], seen: [String: ProbeObservation]) {

@@ -201,14 +201,6 @@ import Portals
         #expect(PortalTLS.bundleVariables == ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"])
     }
 
-    @Test("hotspot-probe's lines: status and hex body, or the error")
-    func probeLines() {
-        #expect(RunningStation.probeObservation("204 ") == .answered(status: 204, body: ""))
-        #expect(RunningStation.probeObservation("200 73756363657373") == .answered(status: 200, body: "success"))
-        #expect(RunningStation.probeObservation("error connect to 198.18.0.1:443: Connection refused")
-                == .failed("connect to 198.18.0.1:443: Connection refused"))
-    }
-
     @Test("the probe step: one request per URL, the verdict of each client, a failure naming what each saw")
     func probeStep() throws {
         let context = FakeStepContext(topology: try ScenarioRunnerTests.topology())

@@ -20,7 +20,7 @@ struct StationDNSRootTests {
                               timeout: .seconds(40))
     }
 
-    @Test("root: getent, busybox nslookup and curl in a station resolve with the lease's DNS, also in a process started before the lease")
+    @Test("root: getent, busybox nslookup and the application step's request in a station resolve with the lease's DNS, also in a process started before the lease")
     func stationToolsResolveThroughTheLease() throws {
         let topology = try TopologyParser.parse(InternetRootTests.yaml, file: "net.yaml")
         let hostResolvConf = readSmallFile("/etc/resolv.conf")
@@ -72,11 +72,11 @@ struct StationDNSRootTests {
             let earlyText = readSmallFile(earlyLog) ?? ""
             #expect(earlyStatus == .exited(0) && earlyText.hasPrefix(client.internetIP + " "), "early: \(String(describing: earlyStatus)) \(earlyText)")
 
-            // The `application` step's curl by name: before login the gate refuses the connection (the name resolved),
+            // The `application` step's request by name (`StationTraffic`): before login the gate refuses the connection (the name resolved),
             // after it the vendor's backend answers over HTTPS verified against the lab CA bundle.
             let bundle = PortalTLS.caBundle(labLogDirectory: client.lab.logDirectory)
             let vendor = "https://api.vendor.example/session"
-            let blocked = try StationResolver.application(vendor, namespace: client.sta, resolvConf: resolvConf, caBundle: bundle)
+            let blocked = try StationResolver.application(vendor, namespace: try NetworkNamespace.open(client.sta), resolvConf: resolvConf, caBundle: bundle)
             #expect(blocked.status == nil && blocked.error.contains("connect") && !blocked.error.contains("resolve"), "before login: \(blocked.error)")
             let link = try station.route.link(interface)
             let mac = try #require(link.mac).description
@@ -85,7 +85,7 @@ struct StationDNSRootTests {
             let nft = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
                 .inNetworkNamespace(client.running.namespace.name), timeout: .seconds(10))
             try #require(nft.status.succeeded, "nft: \(nft.stderr)")
-            let allowed = try StationResolver.application(vendor, namespace: client.sta, resolvConf: resolvConf, caBundle: bundle, maxTime: 10)
+            let allowed = try StationResolver.application(vendor, namespace: try NetworkNamespace.open(client.sta), resolvConf: resolvConf, caBundle: bundle, maxTime: 10)
             #expect(allowed.status == 200, "after login: \(String(describing: allowed.status)) \(allowed.error)")
         }
         // The binds stayed private to the station's processes.

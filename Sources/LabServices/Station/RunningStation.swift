@@ -33,8 +33,8 @@ public struct StationLabOptions: Sendable {
 
 /// The station's DNS as every process in its namespace sees it. The DHCP client's script (hotspotd's
 /// `WPAStation`) writes the lease's servers to `<hotspotd run folder>/resolv.conf`, in place; each process the lab
-/// starts in the station's namespace (wpa_supplicant, hotspotd and the DHCP client it runs, the helpers, the
-/// `application` step's curl, `hotspot-probe`) goes through `hotspot-nsexec --resolv-conf` with that file, so its
+/// starts in the station's namespace (wpa_supplicant, hotspotd, the helpers) goes through
+/// `hotspot-nsexec --resolv-conf` with that file (the lab's own requests, `StationTraffic`, read it), so its
 /// /etc/resolv.conf is the station's (a private mount namespace per process). The file exists, empty (no
 /// servers), before the first lease: names do not resolve before DHCP, and never through the machine's own DNS
 /// (in the VM the host's resolv.conf points nowhere). docs/TOPOLOGY.md, "The station's DNS".
@@ -58,16 +58,16 @@ public enum StationResolver {
     }
 
     /// An application's HTTP GET from the station's namespace with the station's DNS (general traffic: no helper
-    /// mark). Returns the HTTP status, or nil when the request failed (with curl's error). https:// trusts
-    /// `caBundle` when given.
-    public static func application(_ url: String, namespace: String, resolvConf: String, caBundle: String?,
+    /// mark). Returns the HTTP status, or nil when the request failed (with the error). https:// trusts `caBundle`
+    /// when given, else the system store. `StationTraffic`: in this process, no curl.
+    public static func application(_ url: String, namespace: NetworkNamespace, resolvConf: String, caBundle: String?,
                                    maxTime: Int = 4) throws -> (status: Int?, error: String) {
-        let trust = caBundle.map { ["--cacert", $0] } ?? []
-        let result = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("curl"), [
-            "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*",
-        ] + trust + [url]).inNetworkNamespace(namespace, resolvConf: resolvConf), timeout: .seconds(Int64(maxTime + 5)))
-        let code = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        return (result.status.succeeded && code > 0 ? code : nil, result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+        let result = try StationTraffic.get(url, in: namespace, resolvConf: resolvConf, trust: caBundle.map { .caFile($0) } ?? .system,
+                                            mark: nil, timeout: .seconds(maxTime))
+        switch result {
+        case .success(let response): return (response.status, "")
+        case .failure(let error): return (nil, "\(error)")
+        }
     }
 }
 
@@ -450,51 +450,24 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     // MARK: general traffic
 
     /// An application's HTTP GET from the station (general traffic: no helper mark; names resolved by the
-    /// station's DNS). Returns the HTTP status, or nil when the request failed (with curl's error).
+    /// station's DNS). Returns the HTTP status, or nil when the request failed (with the error).
     public func application(_ url: String, maxTime: Int = 4) throws -> (status: Int?, error: String) {
         // https:// trusts the lab CA bundle (the lab's internet issues its certificates), as the station's tools do.
         let bundle = PortalTLS.caBundle(labLogDirectory: labLogDirectory)
-        return try StationResolver.application(url, namespace: namespace.name, resolvConf: resolvConf,
+        return try StationResolver.application(url, namespace: namespace, resolvConf: resolvConf,
                                                caBundle: FileManager.default.fileExists(atPath: bundle) ? bundle : nil, maxTime: maxTime)
     }
 
     /// The lab's log folder (the station's folder is `<lab logs>/stations/<name>`).
     var labLogDirectory: String { ((directory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent }
 
-    /// The `probe` step's requests: each URL fetched once from the station by `hotspot-probe` (the SDK's client,
-    /// marked as the system's own probe traffic; names resolved by the station's DNS; https:// verified against
-    /// the lab CA). No redirect is followed. 10 s per URL, as Android's probes allow (and a first HTTPS
-    /// handshake for a name waits for its certificate to be issued).
+    /// The `probe` step's requests: each URL fetched once from the station with the SDK's client (`StationTraffic`),
+    /// marked as the system's own probe traffic, names resolved by the station's DNS, https:// verified against the
+    /// lab CA. No redirect is followed. 10 s per URL, as Android's probes allow (and a first HTTPS handshake for a
+    /// name waits for its certificate to be issued).
     public func probe(_ urls: [String], timeoutSeconds: Int = 10) throws -> [ProbeObservation] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOTSPOT_RESOLV_CONF"] = resolvConf
-        environment["HOTSPOT_CA_FILE"] = PortalTLS.caFile(labLogDirectory: labLogDirectory)
-        let binary = try BuildProducts.locate("hotspot-probe", environmentKey: "HOTSPOT_PROBE")
-        let result = try ProcessRunner.run(ProcessConfiguration(binary, ["--timeout", "\(timeoutSeconds)"] + urls, environment: environment)
-            .inNetworkNamespace(namespace.name, resolvConf: resolvConf), timeout: .seconds(Int64(urls.count * (timeoutSeconds + 1) + 10)))
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        guard result.status.succeeded, lines.count == urls.count else {
-            throw SystemError("probe", urls.joined(separator: " ") + " from station \(station.name)",
-                              reason: "hotspot-probe: \(result.status), \(lines.count) answers for \(urls.count) URLs: "
-                                + result.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))
-        }
-        return lines.map(Self.probeObservation)
-    }
-
-    /// One line of `hotspot-probe`: `<status> <hex body>` or `error <text>`.
-    public static func probeObservation(_ line: String) -> ProbeObservation {
-        let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard let first = parts.first, let status = Int(first) else {
-            return .failed(parts.count > 1 ? parts[1] : line)
-        }
-        let hex = Array((parts.count > 1 ? parts[1] : "").utf8)
-        var bytes: [UInt8] = []
-        var index = 0
-        while index + 1 < hex.count {
-            if let byte = UInt8(String(decoding: hex[index...index + 1], as: UTF8.self), radix: 16) { bytes.append(byte) }
-            index += 2
-        }
-        return .answered(status: status, body: String(decoding: bytes, as: UTF8.self))
+        try StationTraffic.probe(urls, in: namespace, resolvConf: resolvConf,
+                                 caFile: PortalTLS.caFile(labLogDirectory: labLogDirectory), timeout: .seconds(timeoutSeconds))
     }
 
     // MARK: faults of the system
