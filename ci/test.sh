@@ -13,7 +13,35 @@ step() {
 }
 print_timings() { [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"; }
 trap print_timings EXIT
-step "swift build" swift build
+# Everything, the test bundle included, built once: the runs below use it without building (SwiftPM allows one
+# `swift test` at a time per build folder).
+step "build (with tests)" swift build --build-tests
+bundle="$(swift build --show-bin-path)/HotspotLabPackageTests.xctest"
+# The VM suite (VMBootTests: the boots, and the one boot that runs every InVM suite) is the long pole, so it starts
+# first and runs beside everything else: the checks, the fuzzing and the host suites. It waits far more than it
+# computes (under TCG the VM's vCPUs idle most of a scenario: bench/README.md "bench profile"), so side by side they
+# keep the 2 cores busy instead of taking turns; neither's verdict may depend on the other's load (the lab's
+# promise). The bundle is run directly (Swift Testing only, as inside the VM); its lines are prefixed [vm-suite] and
+# also kept in a file, printed again on a failure.
+# It runs in a session of its own, so that a step failing below (set -e) stops it and its VM with one signal to its
+# process group (SIGTERM to all of them, qemu included: a background job of a script ignores SIGINT) instead of
+# leaving them running.
+vmlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-vm-suite.XXXXXX")"
+vmstart=$SECONDS
+HSL_BUNDLE="$bundle" HSL_VMLOG="$vmlog" setsid bash -c 'set -o pipefail; echo $$ > "$HSL_VMLOG.pgid"; status=0
+  "$HSL_BUNDLE" --testing-library swift-testing --filter VMBootTests 2>&1 | tee "$HSL_VMLOG" | sed -u "s/^/[vm-suite] /" || status=$?
+  echo "$status" > "$HSL_VMLOG.status"' &
+vmjob=$!
+stop_vm_suite() { # on the way out: the VM suite's process group, if it still runs
+    local group
+    group=$(cat "$vmlog.pgid" 2>/dev/null || true)
+    if [ -n "$group" ] && [ ! -e "$vmlog.status" ] && kill -0 -- "-$group" 2>/dev/null; then
+        echo "=== stopping the VM suite (process group $group)"
+        kill -TERM -- "-$group" 2>/dev/null || true
+        wait "$vmjob" 2>/dev/null || true
+    fi
+}
+trap 'stop_vm_suite; print_timings' EXIT
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
 step "workflow certify" /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
@@ -28,20 +56,6 @@ step "docs" bash ci/docs.sh
 # target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
 # trap or a hang and keeps the input under Tests/Fuzz/crashes/. Builds into .build-fuzz.
 step "fuzz" ci/fuzz.sh --runs 100000
-# The test bundle, built once; both runs below use it without building (SwiftPM allows one `swift test` at a time).
-step "test build" swift build --build-tests
-bundle="$(swift build --show-bin-path)/HotspotLabPackageTests.xctest"
-# The VM suite (VMBootTests: the boots, and the one boot that runs every InVM suite) runs beside the host suites. Both
-# wait far more than they compute (under TCG the VM's vCPUs idle most of a scenario: bench/README.md "bench profile"),
-# so side by side they keep the 2 cores busy instead of taking turns; neither's verdict may depend on the other's load
-# (the lab's promise). The bundle is run directly (Swift Testing only, as inside the VM); its lines are prefixed
-# [vm-suite] and also kept in a file, printed again on a failure.
-vmlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-vm-suite.XXXXXX")"
-vmstart=$SECONDS
-( status=0
-  "$bundle" --testing-library swift-testing --filter VMBootTests 2>&1 | tee "$vmlog" | sed -u 's/^/[vm-suite] /' || status=$?
-  echo "$status" > "$vmlog.status" ) &
-vmjob=$!
 # The host suites one at a time: on 2 cores, suites that block Swift's cooperative threads starve the in-process
 # portal servers of the helper tests.
 # The output is long and CI keeps only its tail: on a failure the failing tests and their issues are printed again last.
@@ -52,7 +66,7 @@ swift test --skip-build --no-parallel --skip VMBootTests 2>&1 | tee "$log" || st
 timings+=("swift test (host suites): $((SECONDS - start)) s")
 wait "$vmjob" || true
 vmstatus=$(cat "$vmlog.status" 2>/dev/null || echo "unknown")
-timings+=("VM suite (beside them): $((SECONDS - vmstart)) s")
+timings+=("VM suite (beside the steps after the build): $((SECONDS - vmstart)) s")
 failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed again
     [ "$2" = 0 ] && return 0
     echo "=== $1 failed (exit status $2); its failures, again ($3 has the whole output):"
@@ -61,6 +75,6 @@ failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed aga
 failures_again "swift test (host suites)" "$status" "$log"
 failures_again "the VM suite" "$vmstatus" "$vmlog"
 [ "$status" -eq 0 ] && [ "$vmstatus" = 0 ] || exit 1
-rm -f "$log" "$vmlog" "$vmlog.status"
+rm -f "$log" "$vmlog" "$vmlog.status" "$vmlog.pgid"
 # The timing-sensitive suites again beside a CPU hog (CI runs on shared machines): docs/RELIABILITY.md.
 step "under load" ci/under-load.sh

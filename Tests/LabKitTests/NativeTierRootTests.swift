@@ -131,6 +131,10 @@ struct TierUnitTests {
 enum TierParityCheck {
     static let folder = "radio-outcomes"
 
+    /// Runs the native side now (`NativeTierRootTests.shipped`; it needs nothing from the VM run): called on a thread of
+    /// its own beside the VM, so the comparison after it does not wait for 46 native scenarios.
+    static func prepareNative() { _ = NativeTierRootTests.shipped }
+
     /// `expected`: the VM ran every InVM suite, so every scenario of both tiers must have its radio outcome.
     static func compare(radioFolder: String, expected: Bool) throws {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: radioFolder)) ?? []).filter { $0.hasSuffix(".json") }
