@@ -91,15 +91,17 @@ for t in "${targets[@]}"; do
             # C module under a Lab module shows as "missing required module" here: add its map and headers).
             flags=()
             for m in "$out/CSystemShims.build/module.modulemap" "$out/CNetlinkShim.build/module.modulemap" \
+                "$out/CTLSShim.build/module.modulemap" Sources/COpenSSL/module.modulemap \
                 "$scratch/checkouts/Yams/Sources/CYaml/include/module.modulemap" \
                 Sources/CLibNL/module.modulemap Sources/CLibNLGenl/module.modulemap Sources/CLibMNL/module.modulemap; do
                 flags+=(-Xcc "-fmodule-map-file=$m")
             done
-            for i in Sources/CSystemShims/include Sources/CNetlinkShim/include "$scratch/checkouts/Yams/Sources/CYaml/include" \
+            for i in Sources/CSystemShims/include Sources/CNetlinkShim/include Sources/CTLSShim/include Sources/COpenSSL \
+                "$scratch/checkouts/Yams/Sources/CYaml/include" \
                 $(pkg-config --cflags-only-I libnl-3.0 libnl-genl-3.0 libmnl | sed 's/-I//g'); do
                 flags+=(-Xcc "-I$i")
             done
-            flags+=(-lnl-genl-3 -lnl-3 -lmnl)
+            flags+=(-lnl-genl-3 -lnl-3 -lmnl -lssl -lcrypto)
             ;;
     esac
     [[ ${#objs[@]} -gt 0 ]] || { echo "fuzz: no object files for $t in $out (did the build above fail?)" >&2; exit 1; }

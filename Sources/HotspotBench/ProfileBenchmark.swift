@@ -67,8 +67,10 @@ public struct ProfileBenchmark: Sendable {
         try FileManager.default.copyItem(atPath: localAcct, toPath: folder + "/acct")
         try? FileManager.default.removeItem(atPath: localAcct)
         // perf report needs the guest kernel's symbols (the host's kernel is another build).
-        if let symbols = FileManager.default.contents(atPath: "/proc/kallsyms") {
+        // Read to the end: /proc files report size 0, and a read sized by it stopped after the first page.
+        if let handle = FileHandle(forReadingAtPath: "/proc/kallsyms"), let symbols = try? handle.readToEnd() {
             FileManager.default.createFile(atPath: folder + "/kallsyms", contents: symbols)
+            try? handle.close()
         }
         print(String(format: "scenario %@: %@ in %.2f s (lab up %.2f s); profile in %@", scenario.name,
                      result.passed ? "passed" : "FAILED", wall, result.labUpSeconds, folder))
