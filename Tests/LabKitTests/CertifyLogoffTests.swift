@@ -3,8 +3,8 @@ import Testing
 
 /// certify's logoff(network) on the captive run (issue 25, "a refused logoff is explained, or the run waits for the
 /// state that allows it"), driven by a scripted station: iOS allows the logoff only in Authenticated, so a refusal met
-/// while the lab's maintain timer had the network in Maintaining is asked again once the maintain settles; any other
-/// refusal is the helper's and is only explained.
+/// while hotspotd had the network in a state it leaves on its own (a maintain, the re-login it started, a
+/// re-evaluation) is asked again once it settles; any other refusal is the helper's and is only explained.
 @Suite("certify: logoff(network) asked when iOS allows it")
 struct CertifyLogoffTests {
     /// A station whose answers to logoff, status and the wait for the maintain to settle are scripted, in order.
@@ -43,6 +43,22 @@ struct CertifyLogoffTests {
         #expect(try script.run())
         #expect(script.asks == 2 && script.settles == 1)
         #expect(script.notes == ["logoff(network) refused in state Maintaining (ask 1 of 3)"])
+    }
+
+    @Test("refused during the re-login a maintain started (Authenticating) or a re-evaluation: asked again once Authenticated",
+          arguments: ["Authenticating", "Evaluating"])
+    func refusedWhileSettling(_ state: String) throws {
+        let script = Script(answers: [false, true], states: [state], settled: ["Authenticated"])
+        #expect(try script.run())
+        #expect(script.asks == 2 && script.settles == 1)
+        #expect(script.notes == ["logoff(network) refused in state \(state) (ask 1 of 3)"])
+    }
+
+    @Test("refused in PresentingUI (waiting for the user, not for hotspotd): explained, not asked again")
+    func refusedWhilePresentingUI() throws {
+        let script = Script(answers: [false], states: ["PresentingUI"])
+        #expect(try !script.run())
+        #expect(script.asks == 1 && script.settles == 0)
     }
 
     @Test("refused in Authenticated (the helper's doing, not the timing's): explained, not asked again")
