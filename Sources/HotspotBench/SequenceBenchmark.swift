@@ -45,13 +45,13 @@ public struct SequenceBenchmark: Sendable {
             }
             let trace = try TraceFile.load(path: traceFile).records
             var row = Self.breakdown(trace)
-            row["first general request (curl after Authenticated)"] = result.steps[2].duration
+            row["first general request (the application step after Authenticated)"] = result.steps[2].duration
             row["lab up"] = result.labUpSeconds
             rows.append(row)
             print(String(format: "run %d: join -> Authenticated %.3f s", i, row["join -> Authenticated"] ?? -1))
         }
         let order = ["join -> associated", "associated -> DHCP lease", "lease -> evaluate answered", "evaluate -> authenticate answered",
-                     "authenticate answered -> Authenticated", "join -> Authenticated", "first general request (curl after Authenticated)", "lab up"]
+                     "authenticate answered -> Authenticated", "join -> Authenticated", "first general request (the application step after Authenticated)", "lab up"]
         print("\n| phase | median | min | max |\n|---|---|---|---|")
         for key in order {
             let values = rows.compactMap { $0[key] }.sorted()
