@@ -133,9 +133,28 @@ struct HotspotPortalCommand {
     func run() async throws {
         let (ip, port) = parseListen()!
         let ready = readyFile
+        // Ready once a request has been answered, not only once the socket listens: the readiness request (on a thread
+        // of its own, so the server's tasks keep the cooperative threads) makes the HTTP machinery's first use here.
         let onListening: @Sendable () -> Void = {
             logLine("listening on \(ip):\(port)")
-            if let ready { FileManager.default.createFile(atPath: ready, contents: Data("\(getpid())\n".utf8)) }
+            guard let ready else { return }
+            let writeReady: @Sendable () -> Void = {
+                if !FileManager.default.createFile(atPath: ready, contents: Data("\(getpid())\n".utf8)) {
+                    logLine("write the ready file \(ready): \(String(cString: strerror(errno)))")
+                }
+            }
+            do {
+                try SystemThread.detach("readiness request") {
+                    switch ReadinessRequest.get(ip: ip, port: port) {
+                    case .success(let status): logLine("ready: \(PortalServer.readinessPath) answered \(status)")
+                    case .failure(let error): logLine("ready without the readiness request: \(error)")
+                    }
+                    writeReady()
+                }
+            } catch {
+                logLine("ready without the readiness request: \(error)")
+                writeReady()
+            }
         }
         if internet {
             var routes: [InternetRoute] = []
@@ -187,5 +206,46 @@ enum IPv6Text {
     static func isAddress(_ text: String) -> Bool {
         var address = in6_addr()
         return text.contains(":") && inet_pton(AF_INET6, text, &address) == 1
+    }
+}
+
+/// The readiness request: `GET /.hotspot-lab/ready` to this server's own IPv4 address, blocking, 10 s at most.
+enum ReadinessRequest {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func get(ip: String, port: UInt16) -> Result<Int, Failure> {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return .failure(Failure(description: "socket: \(String(cString: strerror(errno)))")) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return .failure(Failure(description: "\(ip) is not an IPv4 address")) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return .failure(Failure(description: "connect to \(ip):\(port): \(String(cString: strerror(errno)))")) }
+        let request = Array("GET \(PortalServer.readinessPath) HTTP/1.1\r\nHost: \(ip):\(port)\r\nConnection: close\r\n\r\n".utf8)
+        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+            return .failure(Failure(description: "send to \(ip):\(port): \(String(cString: strerror(errno)))"))
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while answer.count < 16_384 {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            answer += buffer[0..<count]
+        }
+        // `HTTP/1.1 204 No Content`
+        let words = String(decoding: answer.prefix(64), as: UTF8.self).split(separator: " ")
+        guard words.count >= 2, words[0].hasPrefix("HTTP/"), let status = Int(words[1]) else {
+            return .failure(Failure(description: "no HTTP answer from \(ip):\(port) (\(answer.count) bytes)"))
+        }
+        return .success(status)
     }
 }
