@@ -438,8 +438,8 @@ final class RunDriver {
             note("not Authenticated again after the session expired")
             return
         }
-        // Logoff in the foreground: the session must still be up until the logoff command.
-        observeGate("beforeLogoff")
+        // Logoff in the foreground: the session must still be up until the logoff command (observed before each ask:
+        // `logoffWhenAllowed`).
         guard let helperID else { return }
         try station.foreground(helperID)
         let accepted = try logoffWhenAllowed(helperID)
@@ -464,7 +464,10 @@ final class RunDriver {
     /// met the re-login of a maintain under load, in Authenticating, and failed logoff and the cached re-join.)
     func logoffWhenAllowed(_ helperID: String) throws -> Bool {
         try Self.logoffWhenAllowed(
-            ask: { try station.logoff(helper: helperID) },
+            // The gate is observed right before each ask, so `beforeLogoff` is what the accepted logoff found (CI run 17:
+            // an ask refused during the re-login after the session flush had observed the gate before the re-login, and
+            // the logoff check judged the accepted second ask against it).
+            ask: { observeGate("beforeLogoff"); return try station.logoff(helper: helperID) },
             state: { (try? station.status())?["state"]?.stringValue ?? "unknown" },
             settle: { try waitAny([HotspotState.authenticated.rawValue, HotspotState.inactive.rawValue]) },
             note: note)
