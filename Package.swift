@@ -212,7 +212,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hotspot-portal",
-            dependencies: ["Portals", "Netlink", "HotspotSystem"],
+            dependencies: ["Portals", "Netlink", "HotspotSystem", "HotspotHelper"],
             swiftSettings: strict
         ),
         .executableTarget(name: "hotspot-nsexec"),

@@ -4,6 +4,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HotspotHelper
 import HotspotSystem
 import Portals
 
@@ -209,43 +210,11 @@ enum IPv6Text {
     }
 }
 
-/// The readiness request: `GET /.hotspot-lab/ready` to this server's own IPv4 address, blocking, 10 s at most.
+/// The readiness request: `GET /.hotspot-lab/ready` to this server's own IPv4 address, with the SDK's client, 10 s at most.
 enum ReadinessRequest {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    static func get(ip: String, port: UInt16) -> Result<Int, Failure> {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failure(Failure(description: "socket: \(String(cString: strerror(errno)))")) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, ip, &address.sin_addr) == 1 else { return .failure(Failure(description: "\(ip) is not an IPv4 address")) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    static func get(ip: String, port: UInt16) -> Result<Int, HotspotTrafficError> {
+        Result { () throws(HotspotTrafficError) -> Int in
+            try HotspotHTTPClient(timeout: .seconds(10)).get("http://\(ip):\(port)\(PortalServer.readinessPath)").status
         }
-        guard connected == 0 else { return .failure(Failure(description: "connect to \(ip):\(port): \(String(cString: strerror(errno)))")) }
-        let request = Array("GET \(PortalServer.readinessPath) HTTP/1.1\r\nHost: \(ip):\(port)\r\nConnection: close\r\n\r\n".utf8)
-        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
-            return .failure(Failure(description: "send to \(ip):\(port): \(String(cString: strerror(errno)))"))
-        }
-        var answer: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while answer.count < 16_384 {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            answer += buffer[0..<count]
-        }
-        // `HTTP/1.1 204 No Content`
-        let words = String(decoding: answer.prefix(64), as: UTF8.self).split(separator: " ")
-        guard words.count >= 2, words[0].hasPrefix("HTTP/"), let status = Int(words[1]) else {
-            return .failure(Failure(description: "no HTTP answer from \(ip):\(port) (\(answer.count) bytes)"))
-        }
-        return .success(status)
     }
 }
