@@ -88,6 +88,8 @@ public struct CertificationRunRecord: Sendable {
     public var error: String?
     /// Gate observations: label -> the station was in the authenticated set.
     public var gate: [String: Bool]
+    /// Set when the run stopped on a fault of the lab's, not the helper's (the station got no address).
+    var labFault: RunDriver.LabFault? = nil
 }
 
 extension CertificationRunRecord {
@@ -128,6 +130,8 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     public var notCaptive = "Public Library"
     public var decoys = ["Airport Lounge", "Bank Secure"]
     public var onProgress: (@Sendable (String) -> Void)?
+    /// Tests only: called once each run's lab is up (run, attempt 1 or 2, the lab), to break the lab itself.
+    var afterLabUp: (@Sendable (CertificationRun, Int, RunningTopology) throws -> Void)?
     /// hotspotd's time scale for the certification's timers (the maintain interval before scaling: 12 s × 0.25 is a
     /// maintain 3 s after each login; the scan list's refresh 5 s × 0.25) and the providers' idle timeout.
     public var timeScale = 0.25
@@ -198,7 +202,21 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
 
     // MARK: the runs
 
+    /// One run, in a fresh lab; once more in another fresh lab when the first lab failed the station before the
+    /// helper had any part in it (`RunDriver.LabFault`: no address at all). The verdict may depend only on what the
+    /// helper did: a lab that gave the station no address says nothing about the helper. The second attempt's
+    /// record is the run's, its notes begin with why the first was discarded; a second fault is the run's error.
     func perform(_ run: CertificationRun) -> CertificationRunRecord {
+        let first = performOnce(run, attempt: 1)
+        guard first.labFault != nil else { return first }
+        onProgress?("run \(run.rawValue): the lab failed the station (\(first.error ?? "")); once more in a fresh lab")
+        var second = performOnce(run, attempt: 2)
+        second.notes.insert("attempt 1 discarded, a lab fault before the helper had any part: \(first.error ?? "") (logs \(first.logDirectory))", at: 0)
+        second.duration += first.duration
+        return second
+    }
+
+    func performOnce(_ run: CertificationRun, attempt: Int) -> CertificationRunRecord {
         let start = ContinuousClock.now
         var record = CertificationRunRecord(run: run, records: [TraceEntry](), notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
         let lab: RunningTopology
@@ -220,6 +238,11 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
             return record
         }
         record.logDirectory = lab.logDirectory
+        do {
+            try afterLabUp?(run, attempt, lab)
+        } catch {
+            record.notes.append("after the lab came up: \(error)")
+        }
         if let station = lab.station() {
             record.traceFile = station.traceFile
             let driver = RunDriver(lab: lab, station: station, certifier: self)
@@ -236,8 +259,9 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
             } catch {
                 driver.note("stopped: \(error)")
                 record.error = "\(error)"
+                record.labFault = error as? RunDriver.LabFault
             }
-            record.notes = driver.notes
+            record.notes += driver.notes
             record.gate = driver.gate
             record.records = station.readTrace()
         } else {
@@ -288,7 +312,25 @@ final class RunDriver {
         if let missed = records.of(\.irregular).first(where: { $0.irregularity == "noAnswer" }) {
             throw CutShort(record: missed)
         }
+        // hotspotd traces ipv6Failed only when DHCPv4 failed too: the station has no address on the network it
+        // joined. hotspotd asks a helper nothing before the station has one, so whatever the run waits for now
+        // will not come, and not because of the helper.
+        if let failed = records.first(where: { $0.record.station?.action == "ipv6Failed" }) {
+            throw LabFault(seq: failed.seq, status: failed.record.station?.status ?? "", detail: stallSummary())
+        }
         deadlineCursor += records.count
+    }
+
+    /// The lab failed the station before the helper had any part: no DHCP lease and no IPv6 address (seq: the
+    /// `ipv6Failed` record). `Certifier.perform` runs the run once more in a fresh lab.
+    struct LabFault: Error, CustomStringConvertible, Sendable {
+        var seq: Int
+        var status: String
+        var detail: String
+        var description: String {
+            "lab fault: the station got no address (no DHCP lease, and \(status); seq \(seq)); hotspotd asks a helper "
+                + "nothing before the station has an address, so this is not the helper's doing; \(detail)"
+        }
     }
 
     /// Waits for hotspotd to enter one of `states` after the cursor; returns which (nil: none in time). Throws

@@ -187,9 +187,9 @@ final class HelperStation: @unchecked Sendable {
 
     /// An unmarked HTTP request from the station (general traffic), as curl makes it.
     func generalTraffic() throws -> ProcessResult {
-        try ProcessRunner.run(ProcessConfiguration("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "3", "--noproxy", "*",
+        try ProcessRunner.run(ProcessConfiguration("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30", "--noproxy", "*",
                                                             "http://\(lab.topology.internet.address)/hotspot-detect.html"])
-            .inNetworkNamespace(sta), timeout: .seconds(10))
+            .inNetworkNamespace(sta), timeout: .seconds(45))
     }
 
     /// `ip route get` to the lab internet from the station, as an unmarked or a marked (0x4853) packet would go.

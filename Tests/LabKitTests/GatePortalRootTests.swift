@@ -21,7 +21,7 @@ struct LabClient {
 
     struct Reply { var exit: Int32; var status: Int; var body: String; var stderr: String }
 
-    func run(_ tool: String, _ args: [String], timeout: Duration = .seconds(20)) throws -> ProcessResult {
+    func run(_ tool: String, _ args: [String], timeout: Duration = .seconds(45)) throws -> ProcessResult {
         try ProcessRunner.run(ProcessConfiguration(tool, args).inNetworkNamespace(sta), timeout: timeout)
     }
 
@@ -117,11 +117,11 @@ struct LabClient {
         #expect(android.status == 302, "\(comment): generate_204 answered \(android.status)")
         let followed = try get("http://captive.apple.com/hotspot-detect.html", follow: false)
         _ = followed
-        let location = try run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "5",
+        let location = try run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "30",
                                         "http://\(internetIP)/hotspot-detect.html"]).stdout
         #expect(location == portalURL, "\(comment): redirect to \(location), expected \(portalURL)")
         #expect(!(try ping(internetIP)), "\(comment): ping \(internetIP) should be rejected")
-        let https = try run("curl", ["-sS", "-o", "/dev/null", "--max-time", "3", "https://\(internetIP)/"])
+        let https = try run("curl", ["-sS", "-o", "/dev/null", "--max-time", "30", "https://\(internetIP)/"])
         // The gate answers a TCP reset at once (after login the same connection reaches the internet host).
         #expect(https.status == .exited(7) && https.stderr.contains("Couldn't connect"), "\(comment): https should be refused: \(https.status) \(https.stderr)")
     }

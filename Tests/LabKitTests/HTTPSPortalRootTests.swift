@@ -16,7 +16,7 @@ struct HTTPSPortalRootTests {
     func https(_ client: LabClient, _ path: String, ca: String?, form: [String] = []) throws -> LabClient.Reply {
         let name = PortalTLS.hostName(hotspot: client.running.hotspot.name)
         guard let ip = try client.resolve(name) else { throw SystemError("resolve", name, reason: "no answer from \(client.gateway)") }
-        var args = ["-sS", "-o", "-", "-w", "\n%{http_code}", "--max-time", "5", "--noproxy", "*", "--resolve", "\(name):443:\(ip)"]
+        var args = ["-sS", "-o", "-", "-w", "\n%{http_code}", "--max-time", "30", "--noproxy", "*", "--resolve", "\(name):443:\(ip)"]
         if let ca { args += ["--cacert", ca, "--capath", "/nonexistent"] }
         for field in form { args += ["--data-urlencode", field] }
         args.append("https://\(name)\(path)")
@@ -24,7 +24,7 @@ struct HTTPSPortalRootTests {
     }
 
     func redirect(_ client: LabClient, _ url: String) throws -> String {
-        try client.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "5", "--noproxy", "*", url]).stdout
+        try client.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "30", "--noproxy", "*", url]).stdout
     }
 
     @Test("root: https-only form-login: plain HTTP redirects to https://portal.cafe.example/, TLS verifies with the lab CA, sign-in over TLS opens the gate for the station")
@@ -47,7 +47,7 @@ struct HTTPSPortalRootTests {
             let untrusted = try https(client, "/", ca: nil)
             #expect(untrusted.exit == 60, "curl without the lab CA must fail verification (exit 60): \(untrusted.exit) \(untrusted.stderr)")
             // By address, the certificate names the gateway too.
-            let byAddress = try client.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "--cacert", ca,
+            let byAddress = try client.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30", "--cacert", ca,
                                                     "https://\(client.gateway)/"])
             #expect(byAddress.stdout == "200", "\(byAddress.stdout) \(byAddress.stderr)")
             // Wrong password over TLS: refused, still captive.
@@ -72,7 +72,7 @@ struct HTTPSPortalRootTests {
             _ = try client.dhcp()
             #expect(try redirect(client, "http://\(client.internetIP)/") == "http://198.51.100.1:8080/")
             // Before the switch nobody listens on 443: the gate passes it, the gateway resets.
-            let closed = try client.run("curl", ["-sS", "-o", "/dev/null", "--max-time", "3", "https://\(client.gateway)/"])
+            let closed = try client.run("curl", ["-sS", "-o", "/dev/null", "--max-time", "30", "https://\(client.gateway)/"])
             #expect(closed.status == .exited(7), "\(closed.status) \(closed.stderr)")
             try client.lab.switchPortal(hotspot: "cafe", kind: "click-through", settings: ["https-only": "true"])
             #expect(try redirect(client, "http://\(client.internetIP)/") == "https://portal.cafe.example/")
@@ -82,7 +82,7 @@ struct HTTPSPortalRootTests {
             try client.expectOnline("after accepting over TLS")
             #expect(throws: SystemError.self) { try client.lab.switchPortal(hotspot: "cafe", kind: "click-through", settings: ["https-only": "sometimes"]) }
             try client.lab.switchPortal(hotspot: "cafe", kind: "click-through", settings: ["https-only": "false"])
-            let plain = try client.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "http://\(client.gateway):8080/"]).stdout
+            let plain = try client.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30", "http://\(client.gateway):8080/"]).stdout
             #expect(plain == "200", "back to plain HTTP: \(plain)")
         }
     }
@@ -93,7 +93,7 @@ extension LabClient {
     func expectCaptiveHTTPS(_ comment: String) throws {
         let apple = try appleProbe
         #expect(apple.status == 302, "\(comment): apple probe \(apple.status)")
-        let location = try run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "5",
+        let location = try run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "30",
                                         "http://\(internetIP)/hotspot-detect.html"]).stdout
         #expect(location == PortalTLS.url(hotspot: running.hotspot.name), "\(comment): redirect to \(location)")
         #expect(!(try ping(internetIP)), "\(comment): ping \(internetIP) should be rejected")

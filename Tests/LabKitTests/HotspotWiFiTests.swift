@@ -154,7 +154,7 @@ struct InVMHotspotWiFiTests {
             let uri = "http://198.51.100.1:8080/captive-api"
             #expect(lease["opt114"] == Array(uri.utf8).map { String(format: "%02x", $0) }.joined())
             let result = try ProcessRunner.run(ProcessConfiguration("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
-                                                                             "--max-time", "5", "http://198.18.0.1/hotspot-detect.html"])
+                                                                             "--max-time", "30", "http://198.18.0.1/hotspot-detect.html"])
                 .inNetworkNamespace(station.namespace.name))
             #expect(result.stdout == "302 http://198.51.100.1:8080/", "probe over the air: \(result.stdout) \(result.stderr)")
         }

@@ -46,7 +46,7 @@ extension LabClient {
         let portalURL = running.hotspot.gateway.portalURL!
         let web6 = try get6("http://[\(internet6)]/hotspot-detect.html")
         #expect(web6.status == 302 && web6.body != InternetSuccess, "\(comment): IPv6 probe answered \(web6.status) \(web6.body)")
-        let location = try run("curl", ["-6", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "5",
+        let location = try run("curl", ["-6", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "30",
                                         "http://[\(internet6)]/hotspot-detect.html"]).stdout
         #expect(location == portalURL, "\(comment): IPv6 redirect to \(location), expected \(portalURL)")
         #expect(!(try ping6(internet6)), "\(comment): ping \(internet6) should be rejected")

@@ -72,14 +72,14 @@ struct InternetRootTests {
             let mac = try #require(link.mac).description
             let ip = try #require(lease["ip"])
             let nft = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
-                .inNetworkNamespace(client.running.namespace.name), timeout: .seconds(10))
+                .inNetworkNamespace(client.running.namespace.name), timeout: .seconds(45))
             try #require(nft.status.succeeded, "nft: \(nft.stderr) (mac `\(mac)`, ip \(ip))")
             let after = try Self.verdicts(client, extra: [vendor])
             #expect(after.verdicts == Dictionary(uniqueKeysWithValues: ClientProbeRules.clients.map { ($0, .open) }), "\(after.seen)")
             #expect(after.seen[vendor] == .answered(status: 200, body: "{\"session\": \"active\"}"))
             // curl with the CA bundle (what SSL_CERT_FILE / CURL_CA_BUNDLE name for the station's tools).
             let bundle = PortalTLS.caBundle(labLogDirectory: client.lab.logDirectory)
-            let curl = try client.run("curl", ["-sS", "--max-time", "5", "--cacert", bundle, "--resolve", "api.vendor.example:443:\(client.internetIP)", vendor])
+            let curl = try client.run("curl", ["-sS", "--max-time", "30", "--cacert", bundle, "--resolve", "api.vendor.example:443:\(client.internetIP)", vendor])
             #expect(curl.stdout == "{\"session\": \"active\"}", "\(curl.stderr)")
             let log = readSmallFile(client.lab.logDirectory + "/internet.log") ?? ""
             #expect(log.contains("https GET api.vendor.example /session -> service 0 200"), "\(log.suffix(600))")

@@ -15,7 +15,7 @@ struct SessionCookieRootTests {
         let name = PortalTLS.hostName(hotspot: client.running.hotspot.name)
         guard let ip = try client.resolve(name) else { throw SystemError("resolve", name, reason: "no answer from \(client.gateway)") }
         let ca = PortalTLS.caFile(labLogDirectory: client.lab.logDirectory)
-        let result = try client.run("curl", ["-sS", "-D", "-", "-o", "-", "-w", "\n%{http_code}", "--max-time", "5", "--noproxy", "*",
+        let result = try client.run("curl", ["-sS", "-D", "-", "-o", "-", "-w", "\n%{http_code}", "--max-time", "30", "--noproxy", "*",
                                              "--resolve", "\(name):443:\(ip)", "--cacert", ca, "--capath", "/nonexistent"]
                                         + extra + ["https://\(name)\(path)"])
         let text = result.stdout

@@ -1,0 +1,78 @@
+import Foundation
+import HotspotSystem
+import Testing
+import TestSupport
+@testable import LabKit
+@testable import LabCertify
+@testable import LabServices
+
+/// A certify verdict may depend only on what the helper did. When the lab itself gives the station no address (no
+/// DHCP lease, no IPv6: CI run 18, in the VM, one run's station got neither), hotspotd asks the helper nothing, so the
+/// run says nothing about the helper: certify runs it once more in a fresh lab and says so in the run's notes.
+///
+/// The fault is real: in the first attempt's lab, every hotspot's namespace drops its own DHCP answers and Router
+/// Advertisements (nftables, output hook). The control: the same certification with the fault in both attempts
+/// fails, naming the lab fault, and never blames the helper for it. Native tier (veth), root.
+@Suite("certify: a lab that gives the station no address is run once more (root)", .serialized, .requiresRoot)
+struct CertifyLabFaultRootTests {
+    /// Drops DHCP answers and Router Advertisements leaving each hotspot of `lab`.
+    static func breakAddressing(_ lab: RunningTopology) throws {
+        let nft = try RunningTopology.findTool("nft")
+        let ruleset = """
+            table inet certify_fault {
+              chain out {
+                type filter hook output priority 0; policy accept;
+                udp sport 67 drop
+                icmpv6 type nd-router-advert drop
+              }
+            }
+
+            """
+        let file = lab.logDirectory + "/certify-fault.nft"
+        try ruleset.write(toFile: file, atomically: true, encoding: .utf8)
+        for hotspot in lab.hotspots {
+            try ProcessRunner.check(ProcessConfiguration(nft, ["-f", file]).inNetworkNamespace(hotspot.namespace.name), timeout: .seconds(30))
+        }
+    }
+
+    static func certify(faultyAttempts: Set<Int>) throws -> CertificationReport {
+        let certifier = try Certifier(topologyPath: "topologies/certify.yaml", helpers: ["hotspot-helper-portal --account guest:croissant"],
+                                      only: ["not-high-for-everything"])
+        certifier.linkMode = .veth
+        certifier.afterLabUp = { _, attempt, lab in
+            if faultyAttempts.contains(attempt) { try breakAddressing(lab) }
+        }
+        certifier.onProgress = { print("certify [fault in attempts \(faultyAttempts.sorted())]: \($0)") }
+        return certifier.run()
+    }
+
+    /// Both certifications at once (each mostly waits 60 s for a Router Advertisement that does not come).
+    static let reports: [Result<CertificationReport, any Error>] = ParallelRuns.map([Set([1]), Set([1, 2])], jobs: 2) { attempts in
+        Result { try certify(faultyAttempts: attempts) }
+    }
+
+    @Test("root: no address in the first lab: the run is done again in a fresh lab, and the helper passes")
+    func retried() throws {
+        let report = try Self.reports[0].get()
+        let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
+        #expect(check.passed, "\(check.reason)")
+        let run = try #require(report.runs.first)
+        #expect(run.error == nil, "\(run.error ?? "")")
+        #expect(run.notes.first?.hasPrefix("attempt 1 discarded, a lab fault") == true, "\(run.notes)")
+        #expect(run.notes.first?.contains("no Router Advertisement") == true, "\(run.notes)")
+        // The second lab's trace is the run's: the station got its lease there.
+        #expect(run.records.contains { $0.record.station?.action == "dhcpLease" })
+    }
+
+    @Test("root: control: no address in both labs: the run stops on a lab fault, not on the helper")
+    func faultTwice() throws {
+        let report = try Self.reports[1].get()
+        let run = try #require(report.runs.first)
+        #expect(run.error?.hasPrefix("lab fault: the station got no address") == true, "\(run.error ?? "")")
+        #expect(run.notes.first?.hasPrefix("attempt 1 discarded") == true, "\(run.notes)")
+        // The scan list was filtered (before any join); no evaluate: the station never had an address to evaluate on.
+        #expect(!run.records.contains { $0.record.response?.commandType == "evaluate" }, "no evaluate without an address")
+        let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
+        #expect(!check.passed)
+    }
+}
