@@ -70,7 +70,11 @@ timings+=("VM suite (beside the steps after the build): $((SECONDS - vmstart)) s
 failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed again
     [ "$2" = 0 ] && return 0
     echo "=== $1 failed (exit status $2); its failures, again ($3 has the whole output):"
-    grep -aE '^(\[vm\] )?✘|Fatal error|flaky' "$3" | cut -c1-1500 | tail -n 80 || true
+    # Each failing expectation with the message lines under it (`↳ ...`: a test's own comment, such as a
+    # command's stderr), not the suites' doc comments (`↳ ///`).
+    awk '/^(\[vm\] )?✘|Fatal error|flaky/ { print; keep = /recorded an issue/; next }
+         keep && /^(\[vm\] )?↳/ && !/↳ \/\/\// { print; next }
+         { keep = 0 }' "$3" | cut -c1-1500 | tail -n 120 || true
 }
 failures_again "swift test (host suites)" "$status" "$log"
 failures_again "the VM suite" "$vmstatus" "$vmlog"
