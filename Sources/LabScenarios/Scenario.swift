@@ -100,6 +100,13 @@ public enum ScenarioParser {
         let needed = try keys["needs"].map(needs) ?? []
         let needsAir = needed.contains("air")
         let steps = try stepFields.map(step)
+        // `after: K` needs a K step before it (what it anchors on).
+        for (index, step) in steps.enumerated() {
+            if let kind = step.action.after, !steps[..<index].contains(where: { $0.kind == kind }) {
+                throw TopologyError(file: file, line: step.line, column: step.column, field: "steps[\(index)].\(step.kind).after",
+                                    message: "`after: \(kind)` names no earlier step; expected the kind of a step before this one")
+            }
+        }
         var scenario = Scenario(
             name: name, description: description, file: file, topologyPath: topologyPath,
             station: station,

@@ -43,12 +43,40 @@ public struct TierOutcome: Sendable, Equatable, Codable {
         return records[..<cut]
     }
 
-    /// The state path, commands and results of a run's checked part (`checkedPart`), from hotspotd's trace.
+    /// The state path, commands and results of a run's checked part (`checkedPart`), from hotspotd's trace, without
+    /// the maintain rounds that changed nothing and were followed by another (`withoutRepeatedRounds`).
     static func checked(_ records: [TraceEntry], scenario: Scenario) -> (path: [String], commands: [String], results: [String]) {
-        let part = checkedPart(records, scenario: scenario)
+        let part = withoutRepeatedRounds(checkedPart(records, scenario: scenario))
         let path = part.compactMap { $0.record.transition?.to }
-        let (commands, results) = commandsAndResults(part)
+        let (commands, results) = commandsAndResults(part[...])
         return (path, commands, results)
+    }
+
+    /// `records` without each maintain round that changed nothing (Authenticated -> Maintaining -> Authenticated) and
+    /// was followed by another round (the next transition is to Maintaining again): its transitions, commands and
+    /// answers. How many such rounds fit in between two steps is the machine's speed, not the helper's doing: with a
+    /// 3 s maintain timer, a loaded machine fits one more in before a lab action takes effect (CI run 17: a
+    /// `maintain success` in the radio tier that the native tier did not have). The last round before anything else
+    /// (a failure, a step's own change) is kept, as is every round that changed something.
+    static func withoutRepeatedRounds(_ records: ArraySlice<TraceEntry>) -> [TraceEntry] {
+        let all = Array(records)
+        let transitions = all.indices.filter { all[$0].record.transition != nil }
+        var dropped = Set<Int>()
+        for (n, start) in transitions.enumerated() where n + 2 < transitions.count {
+            let back = transitions[n + 1], next = transitions[n + 2]
+            guard let into = all[start].record.transition, into.from == "Authenticated", into.to == "Maintaining",
+                  let out = all[back].record.transition, out.from == "Maintaining", out.to == "Authenticated",
+                  all[next].record.transition?.to == "Maintaining" else { continue }
+            let round = start..<next
+            // Only a round whose every answer within it was success (a no-op round); its commands and answers go too.
+            let ids = Set(round.compactMap { all[$0].record.command?.id })
+            guard round.allSatisfy({ all[$0].record.response.map { $0.result == "success" } ?? true }) else { continue }
+            for i in round where all[i].record.transition != nil || all[i].record.command != nil
+                || all[i].record.response.map({ ids.contains($0.command) }) == true {
+                dropped.insert(i)
+            }
+        }
+        return all.indices.filter { !dropped.contains($0) }.map { all[$0] }
     }
 
     /// The commands and results of a run, from hotspotd's trace (`command` and `response` records).

@@ -1,3 +1,4 @@
+import HotspotProtocol
 import Foundation
 import HotspotSystem
 import Netlink
@@ -122,6 +123,32 @@ struct TierUnitTests {
         native = radio
         native.steps = ["ok join: X", "ok leave"]
         #expect(TierOutcome.differences(radio: radio, native: native) == ["s: steps part at #2: radio (end), native ok leave (radio 1, native 2)"])
+    }
+
+    static func t(_ from: String, _ to: String) -> JSON { ["kind": "transition", "from": .string(from), "to": .string(to)] }
+    static func round(_ id: Int, _ result: String, to: String) -> [JSON] {
+        let command: JSON = ["kind": "command", "id": .number(Double(id)), "commandType": "maintain", "helper": "h"]
+        let response: JSON = ["kind": "response", "command": .number(Double(id)), "commandType": "maintain", "helper": "h", "result": .string(result)]
+        return [t("Authenticated", "Maintaining"), command, response, t("Maintaining", to)]
+    }
+
+    @Test("parity: a maintain round that changed nothing and was followed by another is not counted (CI run 17's dns-hijack)")
+    func repeatedRoundsIgnored() throws {
+        let scenario = try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n  - join: Cafe Lumiere\n  - wait-state: Authenticated\n",
+                                                file: "topologies/scenarios/s.yaml")
+        let signIn: [JSON] = [Self.t("Inactive", "Evaluating"), Self.t("Evaluating", "Authenticated")]
+        let hijacked = Self.round(5, "failure", to: "Evaluating") + [Self.t("Evaluating", "Authenticated")]
+        // Radio, on a loaded machine: one more round (answered success) before the hijack took effect.
+        let radio = TierOutcome.checked((signIn + Self.round(4, "success", to: "Authenticated") + hijacked).map(TraceEntry.init(json:)), scenario: scenario)
+        let native = TierOutcome.checked((signIn + hijacked).map(TraceEntry.init(json:)), scenario: scenario)
+        #expect(radio.path == native.path && radio.commands == native.commands && radio.results == native.results, "\(radio) \(native)")
+        #expect(native.path == ["Evaluating", "Authenticated", "Maintaining", "Evaluating", "Authenticated"])
+        // Control: a round that changed something stays, and so does the last no-op round before anything else.
+        let failing = TierOutcome.checked((signIn + Self.round(4, "failure", to: "Evaluating") + [Self.t("Evaluating", "Authenticated")] + hijacked)
+            .map(TraceEntry.init(json:)), scenario: scenario)
+        #expect(failing.results.filter { $0.hasPrefix("maintain") }.count == 2, "\(failing.results)")
+        let last = TierOutcome.checked((signIn + Self.round(4, "success", to: "Authenticated")).map(TraceEntry.init(json:)), scenario: scenario)
+        #expect(last.path == ["Evaluating", "Authenticated", "Maintaining", "Authenticated"] && last.results == ["maintain h success"], "\(last)")
     }
 }
 

@@ -21,6 +21,10 @@ final class FakeStepContext: StepContext {
     var onJoin: [JSON] = []
     var onAutoJoin: [JSON] = []
     var onLeave: [JSON] = []
+    /// Records appended when a `dns` step acts (what hotspotd traced while the action was under way), and right
+    /// after a step's `stepDone` record (what it traced once the action had taken effect).
+    var onDNS: [JSON] = []
+    var onStepDone: [JSON] = []
     var statusValue: JSON = ["state": "Inactive"]
     /// Helpers by executable name: (pid, identifier).
     var helpers: [String: (pid: Int32, identifier: String)] = ["hotspot-helper-portal": (4242, "com.hotspotlab.portal")]
@@ -81,6 +85,18 @@ final class FakeStepContext: StepContext {
         return trace.count
     }
     func recordStep(_ text: String, line: Int, index: Int) { recorded.append("\(index) \(line) \(text)") }
+    /// As hotspotd traces it: a `labAction` record (so the scripted trace holds it in order).
+    func recordStepDone(kind: String, index: Int) {
+        recorded.append("done \(index) \(kind)")
+        trace.append(["kind": "labAction", "action": ["stepDone": .number(Double(index)), "kind": .string(kind)]])
+        append(onStepDone)
+    }
+    func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int {
+        calls.append("waitForTransition \(state) after \(cursor)")
+        guard let index = trace.indices.first(where: { $0 >= cursor && trace[$0]["kind"]?.stringValue == "transition" && trace[$0]["to"]?.stringValue == state })
+        else { throw StepFailure("timed out waiting for a transition to \(state)") }
+        return index + 1
+    }
     func helperPID(_ name: String) -> Int32? { helpers[name]?.pid ?? helpers.values.first { $0.identifier == name }?.pid }
     func helperIdentifier(_ name: String) -> String? { helpers[name]?.identifier ?? helpers.values.first { $0.identifier == name }?.identifier }
     func type(_ text: String, intoHelper name: String) throws { calls.append("type \(text) into \(name)") }
@@ -115,6 +131,7 @@ final class FakeStepContext: StepContext {
         return "netem on \(hotspot)"
     }
     func setDNS(hotspot: String, mode: String) throws -> String {
+        append(onDNS)
         calls.append("dns \(hotspot) \(mode)")
         return "DNS of \(hotspot): \(mode)"
     }
@@ -210,6 +227,99 @@ struct ScenarioRunnerTests {
         #expect(results[2].message == "step 3 (topologies/scenarios/s.yaml:5:5) `expect-states: [Evaluating, Authenticated]`: "
                 + "expected the states Evaluating -> Authenticated, actual Evaluating -> Authenticating -> Authenticated")
         #expect(!context.calls.contains("leave"), "no step runs after a failure")
+    }
+
+    /// A maintain round that ran while the DNS hijack was being set up (traced before the step had taken effect), and
+    /// the round after it: what a loaded machine gives when the 3 s maintain timer fires during the action.
+    static let racingRound: [JSON] = [
+        FakeStepContext.transition("Authenticated", "Maintaining"),
+        ["kind": "command", "id": 3, "commandType": "maintain", "helper": "com.hotspotlab.portal"],
+        ["kind": "response", "command": 3, "result": "success"],
+        FakeStepContext.transition("Maintaining", "Authenticated"),
+    ]
+    static let roundAfter: [JSON] = [
+        FakeStepContext.transition("Authenticated", "Maintaining"),
+        ["kind": "command", "id": 4, "commandType": "maintain", "helper": "com.hotspotlab.portal"],
+        ["kind": "response", "command": 4, "result": "failure"],
+        FakeStepContext.transition("Maintaining", "Evaluating"),
+        FakeStepContext.transition("Evaluating", "Authenticated"),
+    ]
+
+    @Test("after: K: wait-state and expect-command look only past the record that the last K step took effect (trace order)")
+    func afterAnchors() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        context.onDNS = Self.racingRound
+        context.onStepDone = Self.roundAfter
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - dns: hijack
+              - wait-state: {state: Maintaining, after: dns}
+              - wait-state: Evaluating
+              - expect-command: {command: maintain, result: failure, after: dns}
+              - expect-command: {command: maintain, count: 1, after: dns}
+            """, context)
+        #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
+        // The join's 8 records and the racing round's 4, then the done record (line 12): the wait starts after it,
+        // not at the racing round's Maintaining (line 8).
+        #expect(context.calls.contains("waitForTransition Maintaining after 13"), "\(context.calls)")
+        #expect(context.recorded.contains("done 2 dns"), "only the kind an after: names records its end: \(context.recorded)")
+        #expect(context.recorded.filter { $0.hasPrefix("done") }.count == 1)
+    }
+
+    @Test("control for after: the same trace without after: sees the round that ran during the action")
+    func withoutAfterSeesTheRace() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        context.onDNS = Self.racingRound
+        context.onStepDone = Self.roundAfter
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - dns: hijack
+              - expect-command: {command: maintain, result: failure, after: dns}
+              - expect-command: {command: maintain, count: 2}
+              - expect-command: {command: maintain, result: success, after: dns}
+            """, context)
+        #expect(results.map(\.passed) == [true, true, true, true, true, false], "\(results.map(\.message))")
+        #expect(results.last?.message.hasSuffix("expected maintain answered success, actual failure") == true, "\(results.last?.message ?? "")")
+    }
+
+    @Test("after: a command in flight while the action was under way counts by its answer (after the step took effect)")
+    func afterCountsAnswersInFlight() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        context.onDNS = [FakeStepContext.transition("Authenticated", "Maintaining"),
+                         ["kind": "command", "id": 3, "commandType": "maintain", "helper": "com.hotspotlab.portal"]]
+        context.onStepDone = [["kind": "response", "command": 3, "result": "failure"], FakeStepContext.transition("Maintaining", "Evaluating")]
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - dns: hijack
+              - wait-state: {state: Evaluating, after: dns}
+              - expect-command: {command: maintain, result: failure, after: dns}
+              - wait-state: {state: Maintaining, after: dns, timeout: 1}
+            """, context)
+        #expect(results.map(\.passed) == [true, true, true, true, true, false], "\(results.map(\.message))")
+        // The Maintaining entered before the step took effect is not one entered after it.
+        #expect(results.last?.message.contains("timed out waiting for a transition to Maintaining") == true, "\(results.last?.message ?? "")")
+    }
+
+    @Test("after: names a step kind that came before: otherwise refused as file:line:column with the field")
+    func afterNeedsAnEarlierStep() throws {
+        #expect(throws: (any Error).self) { try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n  - join: Cafe Lumiere\n  - wait-state: {state: Maintaining, after: link}\n  - link: {latency-ms: 5}\n", file: "s.yaml") }
+        do {
+            _ = try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n  - join: Cafe Lumiere\n  - wait-state: {state: Maintaining, after: link}\n", file: "s.yaml")
+        } catch {
+            #expect("\(error)".contains("s.yaml:4:5") && "\(error)".contains("steps[1].wait-state.after") && "\(error)".contains("`after: link` names no earlier step"), "\(error)")
+        }
+        do {
+            _ = try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n  - join: Cafe Lumiere\n  - expect-command: {command: maintain, after: lnk}\n", file: "s.yaml")
+            Issue.record("an unknown step kind in after: was accepted")
+        } catch {
+            #expect("\(error)".contains("unknown step kind `lnk`"), "\(error)")
+        }
     }
 
     @Test("expectations that do not hold: application, logoff, expect-command (absent, count, result), cache, auto-join, gate, scan list")

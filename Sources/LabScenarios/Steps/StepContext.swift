@@ -35,6 +35,10 @@ public protocol StepContext: AnyObject {
     func restartHotspotd(helperDelay: Duration) throws -> Int
     /// Records a step in hotspotd's trace (what a replay reads).
     func recordStep(_ text: String, line: Int, index: Int)
+    /// Records in hotspotd's trace that step `index` (of `kind`) has taken effect: what `after:` anchors on.
+    func recordStepDone(kind: String, index: Int)
+    /// Waits for a transition to `state` after trace line `cursor` (never "already there"); returns the line after it.
+    func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int
 
     // MARK: the station's helpers, by identifier or executable name
     /// The helper's pid; nil: the station has no such helper.
@@ -80,6 +84,16 @@ extension StepContext {
     func helperID(_ name: String) -> String { helperIdentifier(name) ?? name }
 
     func noHelper(_ name: String) -> StepFailure { StepFailure("no helper \(name) on station \(stationName)") }
+
+    /// The trace line after the record that the last step of `kind` had taken effect (`recordStepDone`): where a
+    /// step with `after: kind` starts looking. The parser makes sure such a step came before.
+    func lineAfterStep(ofKind kind: String) throws -> Int {
+        let records = readTrace(from: 0)
+        guard let index = records.lastIndex(where: { $0.record.labAction?.action.stepDone != nil && $0.record.labAction?.action.kind == kind }) else {
+            throw StepFailure("no `\(kind)` step has taken effect before this one (after: \(kind))")
+        }
+        return index + 1
+    }
 
     /// The named hotspot, else the one the station is (or was last) associated with, else the only one.
     func hotspotFor(_ name: String?) throws -> Hotspot {

@@ -7,6 +7,13 @@ public protocol ScenarioStepAction: Sendable {
     /// Carries the step out; returns what it saw (the progress line's message), throws `StepFailure` when
     /// an expectation does not hold.
     func perform(in context: any StepContext) throws -> String
+    /// The step kind this step's `after:` names: it looks only at what hotspotd traced after the last step of that
+    /// kind had taken effect (docs/SCENARIOS.md, "After a lab action"). nil: no anchor.
+    var after: String? { get }
+}
+
+extension ScenarioStepAction {
+    public var after: String? { nil }
 }
 
 /// How `hotspot-lab replay` treats a recorded step of a kind.

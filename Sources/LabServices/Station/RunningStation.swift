@@ -416,9 +416,9 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     /// when nothing changed since `cursor`, the state it is in. Returns the cursor for the next wait (the line
     /// after that transition).
     @discardableResult
-    public func waitForState(_ state: String, after cursor: Int = 0, timeout: Duration = .seconds(20)) throws -> Int {
+    public func waitForState(_ state: String, after cursor: Int = 0, timeout: Duration = .seconds(20), acceptCurrent: Bool = true) throws -> Int {
         let deadline = ContinuousClock.now + timeout
-        var first = true
+        var first = acceptCurrent
         while true {
             let records = readTrace(from: cursor)
             if let index = records.firstIndex(where: { $0.record.transition?.to == state }) {
