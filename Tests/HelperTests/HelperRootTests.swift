@@ -59,6 +59,7 @@ final class HelperStation: @unchecked Sendable {
                   suppress-ip) ip route replace unreachable default table 18515 ;;
                   release-ip) ip route del unreachable default table 18515 2>/dev/null ;;
                 esac
+                echo "done $1" >> \(directory)/hook.log
                 exit 0
 
                 """.write(toFile: hook, atomically: true, encoding: .utf8)
@@ -192,6 +193,19 @@ final class HelperStation: @unchecked Sendable {
             .inNetworkNamespace(sta), timeout: .seconds(45))
     }
 
+    /// Waits until the hook has carried out `action` (its `done ACTION` line): hotspotd runs the hook without waiting
+    /// for it, so a state it reports may come before the hook's route change (CI run 18: a curl right after
+    /// Authenticated met the unreachable route the release-ip hook was about to delete).
+    func waitForHook(_ action: String, timeout: Duration = .seconds(30)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !(readSmallFile(hookLog) ?? "").split(separator: "\n").contains(Substring("done " + action)) {
+            guard ContinuousClock.now < deadline else {
+                throw SystemError("wait for the hook's", action, reason: "no `done \(action)` in \(hookLog) within \(timeout): \(readSmallFile(hookLog) ?? "")")
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
     /// `ip route get` to the lab internet from the station, as an unmarked or a marked (0x4853) packet would go.
     func route(marked: Bool) throws -> String {
         let r = try ProcessRunner.run(ProcessConfiguration("ip", ["route", "get", "\(lab.topology.internet.address)"] + (marked ? ["mark", "0x4853"] : []))
@@ -281,6 +295,7 @@ struct HelperRootTests {
             #expect(gate.contains(element), "the gate set should hold \(element):\n\(gate)")
             #expect(station.helperLog(portalID).contains("\(c.kind == "wispr" ? "WISPr" : c.kind) portal at"), "\(station.helperLog(portalID))")
             // Released: general traffic goes out again, and it is online.
+            try station.waitForHook("release-ip")
             let after = try station.generalTraffic()
             #expect(after.status.succeeded && after.stdout == "200", "general traffic after Authenticated: \(after.status) \(after.stdout) \(after.stderr)")
 
@@ -310,6 +325,7 @@ struct HelperRootTests {
             #expect(station.responses() == ["\(portalID) evaluate success 2", "\(portalID) authenticate failure"], "\(station.responses())")
             #expect(station.helperLog(portalID).contains("refused (401): wrong credentials"), "\(station.helperLog(portalID))")
             #expect(!(try station.gateSet().contains(try station.gateElement())))
+            try station.waitForHook("disable-auto-join")
             #expect((readSmallFile(station.hookLog) ?? "").contains("disable-auto-join \(station.staInterface) Cafe open"))
         }
     }
@@ -385,6 +401,7 @@ struct HelperRootTests {
             #expect(station.responses() == ["\(portalID) evaluate success 0"], "\(station.responses())")
             #expect(status["cache"]?.arrayValue?.first?["notCaptive"]?.boolValue == true, "\(status["cache"].map { $0.text } ?? "")")
             #expect(station.helperLog(portalID).contains("the probe succeeds: not captive"), "\(station.helperLog(portalID))")
+            try station.waitForHook("release-ip")
             let after = try station.generalTraffic()
             #expect(after.status.succeeded && after.stdout == "200", "\(after.status) \(after.stderr)")
         }
