@@ -479,7 +479,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     /// Kills a helper with `signal` (SIGKILL: the helper dies mid-command).
     public func kill(helper: RunningHelper, signal: Int32 = SIGKILL) throws {
         try helper.process.signal(signal)
-        _ = try helper.process.wait(timeout: .seconds(5))
+        _ = try helper.process.wait(timeout: .seconds(30))
     }
 
     /// Restarts hotspotd (SIGKILL, then a new one over the same run directory: the persisted cache is kept), and
@@ -489,7 +489,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     public func restartHotspotd(kill signal: Int32 = SIGKILL, helperDelay: Duration = .zero) throws -> Int {
         controlClient = nil
         try hotspotd.signal(signal)
-        _ = try hotspotd.wait(timeout: .seconds(5))
+        _ = try hotspotd.wait(timeout: .seconds(30))
         let newRunStart = traceLineCount()
         for helper in helpers { _ = try? helper.process.terminate(grace: .seconds(1)) }
         hotspotd = try Self.spawnHotspotd(lab: lab, namespace: namespace, interface: interface, directory: directory, options: options,
