@@ -472,6 +472,8 @@ final class RunDriver {
         mark(Self.sessionEndingMark)
         try lab.expirePortalSessions(try homeHotspot())
         mark(Self.sessionEndedMark)
+        // What the gate holds now: settles the session when the helper signed in again during the flush.
+        observeGate("afterSessionEnd")
         note("portal session expired (gate flushed)")
         guard try waitAny(["Maintaining"]) != nil else { return }
         var state = try waitAny(["Authenticated", "Evaluating", "Inactive"])

@@ -109,6 +109,12 @@ struct GroundTruth {
     var hijack: TraceEntry?
     /// The lab's mark that it is ending the portal session, until its mark that it has (nil outside that window).
     var sessionEnding: TraceEntry?
+    /// The helper signed in again (authenticate success on the café) while the lab was ending the session: from the
+    /// "ended" mark until the lab's next reading of the gate (`afterSessionEnd`), nobody knows whether the sign-in came
+    /// before or after the flush, so the session's state is not judged (CI run 19: a maintain during the flush answered
+    /// authenticationRequired, the re-login succeeded, and only then did the slow flush's "ended" mark come).
+    var sessionUncertain = false
+    var signedInWhileEnding = false
     /// The mark that the hijack is in effect: a command sent after it faced the hijack.
     var hijackInEffect: TraceEntry?
     /// The lab's mark that the café is IPv6-only (the run `ipv6-only`): IPv6OnlyCheck owns its evaluate and
@@ -143,10 +149,13 @@ struct GroundTruth {
             switch action.certify {
             case RunDriver.sessionEndingMark:
                 sessionEnding = entry
+                signedInWhileEnding = false
             case RunDriver.sessionEndedMark:
                 sessionAlive = false
                 sessionEnded = entry
                 sessionEnding = nil
+                sessionUncertain = signedInWhileEnding
+                signedInWhileEnding = false
             case RunDriver.portalMark:
                 portal = SessionCookiesCheck.requiresCookies(action) ? .cookies : action.kind == "form-login" ? .erring : .changed
                 portalMark = entry
@@ -163,7 +172,12 @@ struct GroundTruth {
                 ipv6Only = entry
             case RunDriver.gateMark:
                 let held = action.authenticated ?? false
-                if sessionAlive && !held && SessionCookiesCheck.ownsGateReading(action) {
+                if sessionUncertain {
+                    // The lab's reading settles it: the sign-in during the flush came after it (held) or before it.
+                    sessionUncertain = false
+                    sessionAlive = held
+                    if !held { sessionEnded = entry }
+                } else if sessionAlive && !held && SessionCookiesCheck.ownsGateReading(action) {
                     // The cookie portal did not let the station in after a sign-in answered success: session-cookies'
                     // deviation, not the session ending.
                     sessionAlive = false
@@ -187,10 +201,13 @@ struct GroundTruth {
                 if r.result == "success" && (portal == .normal || portal == .cookies) {
                     sessionAlive = true
                     signedIn = entry
+                    sessionUncertain = false
+                    if sessionEnding != nil { signedInWhileEnding = true }
                 }
             case "logoff" where r.result == "success":
                 sessionAlive = false
                 sessionEnded = entry
+                sessionUncertain = false
             default:
                 break
             }

@@ -165,6 +165,58 @@ struct CertifyJudgeTests {
         #expect(!(try Self.result(judged, "maintain")).passed)
     }
 
+    /// CI run 19: the lab's flush was slow; a maintain inside it answered authenticationRequired, the helper signed in
+    /// again, and only then came the "ended" mark. The lab's reading of the gate after the mark settles the session.
+    static func signedInDuringTheFlush(gateAfter held: Bool) -> Trace {
+        let t = Trace()
+        t.transition("Inactive", "Evaluating")
+        t.answer("evaluate", "success")
+        t.transition("Evaluating", "Authenticating")
+        t.answer("authenticate", "success")
+        t.transition("Authenticating", "Authenticated")
+        t.gate("afterSignIn", true)
+        t.transition("Authenticated", "Maintaining")
+        t.answer("maintain", "success")
+        t.transition("Maintaining", "Authenticated")
+        t.gate("afterMaintain", true)
+        t.mark(RunDriver.sessionEndingMark)
+        t.transition("Authenticated", "Maintaining")
+        t.answer("maintain", "authenticationRequired")
+        t.transition("Maintaining", "Authenticating")
+        t.answer("authenticate", "success")
+        t.transition("Authenticating", "Authenticated")
+        t.mark(RunDriver.sessionEndedMark)
+        t.gate("afterSessionEnd", held)
+        t.transition("Authenticated", "Maintaining")
+        t.answer("maintain", "success")
+        t.transition("Maintaining", "Authenticated")
+        t.gate("beforeLogoff", true)
+        t.answer("logoff", "success")
+        t.transition("Authenticated", "Inactive")
+        t.gate("afterLogoff", false)
+        t.transition("Inactive", "Maintaining")
+        t.answer("maintain", "authenticationRequired", didJustJoin: true)
+        t.answer("authenticate", "success")
+        return t
+    }
+
+    @Test("a sign-in during the lab's slow session flush: the gate read after the flush says the session is up, so the next maintain's success is right (CI run 19)")
+    func signInDuringTheFlush() throws {
+        let t = Self.signedInDuringTheFlush(gateAfter: true)
+        let report = try Self.judge(t, gate: Self.gate(t))
+        #expect(report.causes.isEmpty, "\(report.causes)")
+        for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
+    }
+
+    @Test("the control: the same run with the gate read empty after the flush: the next maintain's success is from memory")
+    func signInBeforeTheFlushFinished() throws {
+        let t = Self.signedInDuringTheFlush(gateAfter: false)
+        let report = try Self.judge(t, gate: Self.gate(t))
+        let maintain = try Self.result(report, "maintain")
+        #expect(!maintain.passed && maintain.reason.contains("from memory"), "\(maintain.reason)")
+        #expect(report.causes.first?.check == "maintain", "\(report.causes)")
+    }
+
     @Test("the control: a maintain failure answered before the lab began to end the session is the helper's")
     func maintainFailureBeforeTheFlush() throws {
         let early = Trace()

@@ -77,8 +77,7 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
         try gate.stop()
         #expect(launcher.lines == [
             "run in hsl0001h0: /usr/sbin/nft -f \(dir)/cafe/gate.nft",
-            "run in hsl0001h0: /usr/sbin/nft flush set inet hotspot authenticated",
-            "run in hsl0001h0: /usr/sbin/nft flush set inet hotspot authenticated6",
+            "run in hsl0001h0: /usr/sbin/nft flush set inet hotspot authenticated ; flush set inet hotspot authenticated6",
             "run in hsl0001h0: /usr/sbin/nft delete table inet hotspot",
         ])
     }

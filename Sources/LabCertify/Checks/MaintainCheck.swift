@@ -31,6 +31,11 @@ struct MaintainCheck: CertifyCheck {
         let seq = entry.seq
         let result = r.result
         let maintain = command.network?.didJustJoin == true ? "maintain with didJustJoin" : "maintain"
+        if truth.sessionUncertain {
+            // The helper signed in again while the lab flushed the gate; until the lab reads the gate, nobody knows
+            // whether the session is up: not judged.
+            return nil
+        }
         if truth.sessionEnding != nil {
             // Answered while the lab was flushing the gate (between its two marks): the probe may have run on either
             // side of the flush, or had its connection cut by it (an error: failure). Not judged; the next one is.

@@ -49,10 +49,11 @@ public final class GateService: HotspotService, @unchecked Sendable {  // @unche
     }
 
     /// Every portal session ends, as at the session length: both authenticated sets (IPv4 and IPv6) are flushed.
+    /// Both families' sets in one nft transaction: the sessions end at one moment, never IPv4 first and IPv6 a
+    /// process start later (a sign-in between the two would have kept half a session).
     public func expireSessions() throws {
-        for set in [GateRuleset.set, GateRuleset.set6] {
-            try check(["flush", "set", GateRuleset.family, GateRuleset.table, set], doing: "expire the portal sessions of")
-        }
+        try check(["flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set, ";",
+                   "flush", "set", GateRuleset.family, GateRuleset.table, GateRuleset.set6], doing: "expire the portal sessions of")
     }
 
     func check(_ args: [String], doing operation: String) throws {
