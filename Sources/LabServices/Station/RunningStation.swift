@@ -454,11 +454,12 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
 
     /// An application's HTTP GET from the station (general traffic: no helper mark; names resolved by the
     /// station's DNS). Returns the HTTP status, or nil when the request failed (with the error).
-    public func application(_ url: String, maxTime: Int = 20) throws -> (status: Int?, error: String) {
+    /// How long it may take: `StationResolver.application`'s (the one place it is set).
+    public func application(_ url: String) throws -> (status: Int?, error: String) {
         // https:// trusts the lab CA bundle (the lab's internet issues its certificates), as the station's tools do.
         let bundle = PortalTLS.caBundle(labLogDirectory: labLogDirectory)
         return try StationResolver.application(url, namespace: namespace, resolvConf: resolvConf,
-                                               caBundle: FileManager.default.fileExists(atPath: bundle) ? bundle : nil, maxTime: maxTime)
+                                               caBundle: FileManager.default.fileExists(atPath: bundle) ? bundle : nil)
     }
 
     /// The lab's log folder (the station's folder is `<lab logs>/stations/<name>`).
