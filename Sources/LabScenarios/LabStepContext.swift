@@ -52,9 +52,6 @@ final class LabStepContext: StepContext {
     func recordStep(_ text: String, line: Int, index: Int) {
         _ = try? station.request(.record(["step": .string(text), "line": .number(Double(line)), "index": .number(Double(index))]))
     }
-    func recordStepDone(kind: String, index: Int) {
-        _ = try? station.request(.record(["stepDone": .number(Double(index)), "kind": .string(kind)]))
-    }
     func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int {
         try station.waitForState(state, after: cursor, timeout: timeout, acceptCurrent: false)
     }

@@ -151,8 +151,6 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
                                 onStep: (@Sendable (Scenario, StepResult) -> Void)? = nil) -> [StepResult] {
         var results: [StepResult] = []
         let stepsStart = ContinuousClock.now
-        // The kinds a later step's `after:` names: each such step records when it has taken effect.
-        let anchors = Set(scenario.steps.compactMap(\.action.after))
         for (index, step) in scenario.steps.enumerated() {
             let stepStart = ContinuousClock.now
             var message = ""
@@ -160,7 +158,6 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
             context.recordStep(step.text, line: step.line, index: index)
             do {
                 message = try step.action.perform(in: context)
-                if anchors.contains(step.kind) { context.recordStepDone(kind: step.kind, index: index) }
             } catch {
                 passed = false
                 message = "\(error)"

@@ -21,10 +21,11 @@ final class FakeStepContext: StepContext {
     var onJoin: [JSON] = []
     var onAutoJoin: [JSON] = []
     var onLeave: [JSON] = []
-    /// Records appended when a `dns` step acts (what hotspotd traced while the action was under way), and right
-    /// after a step's `stepDone` record (what it traced once the action had taken effect).
+    /// Records appended when a `dns` step acts (what hotspotd traced while the action was under way).
     var onDNS: [JSON] = []
-    var onStepDone: [JSON] = []
+    /// Each step's record goes into the trace too, as hotspotd writes it (what `after:` looks for); off by default so
+    /// the other tests' line numbers stay the scripted records'.
+    var traceSteps = false
     var statusValue: JSON = ["state": "Inactive"]
     /// Helpers by executable name: (pid, identifier).
     var helpers: [String: (pid: Int32, identifier: String)] = ["hotspot-helper-portal": (4242, "com.hotspotlab.portal")]
@@ -84,12 +85,9 @@ final class FakeStepContext: StepContext {
         calls.append("restartHotspotd \(helperDelay)")
         return trace.count
     }
-    func recordStep(_ text: String, line: Int, index: Int) { recorded.append("\(index) \(line) \(text)") }
-    /// As hotspotd traces it: a `labAction` record (so the scripted trace holds it in order).
-    func recordStepDone(kind: String, index: Int) {
-        recorded.append("done \(index) \(kind)")
-        trace.append(["kind": "labAction", "action": ["stepDone": .number(Double(index)), "kind": .string(kind)]])
-        append(onStepDone)
+    func recordStep(_ text: String, line: Int, index: Int) {
+        recorded.append("\(index) \(line) \(text)")
+        if traceSteps { trace.append(["kind": "labAction", "action": ["step": .string(text), "line": .number(Double(line)), "index": .number(Double(index))]]) }
     }
     func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int {
         calls.append("waitForTransition \(state) after \(cursor)")
@@ -229,9 +227,8 @@ struct ScenarioRunnerTests {
         #expect(!context.calls.contains("leave"), "no step runs after a failure")
     }
 
-    /// A maintain round that ran while the DNS hijack was being set up (traced before the step had taken effect), and
-    /// the round after it: what a loaded machine gives when the 3 s maintain timer fires during the action.
-    static let racingRound: [JSON] = [
+    /// A maintain round the timer ran before the DNS hijack step began, and the round the hijack caused.
+    static let roundBefore: [JSON] = [
         FakeStepContext.transition("Authenticated", "Maintaining"),
         ["kind": "command", "id": 3, "commandType": "maintain", "helper": "com.hotspotlab.portal"],
         ["kind": "response", "command": 3, "result": "success"],
@@ -245,12 +242,12 @@ struct ScenarioRunnerTests {
         FakeStepContext.transition("Evaluating", "Authenticated"),
     ]
 
-    @Test("after: K: wait-state and expect-command look only past the record that the last K step took effect (trace order)")
+    @Test("after: K: wait-state and expect-command look only past the record of the last K step (trace order)")
     func afterAnchors() throws {
         let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
-        context.onDNS = Self.racingRound
-        context.onStepDone = Self.roundAfter
+        context.traceSteps = true
+        context.onJoin = Self.captiveRecords + Self.roundBefore
+        context.onDNS = Self.roundAfter
         let results = try Self.run("""
               - join: Cafe Lumiere
               - wait-state: Authenticated
@@ -261,19 +258,17 @@ struct ScenarioRunnerTests {
               - expect-command: {command: maintain, count: 1, after: dns}
             """, context)
         #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
-        // The join's 8 records and the racing round's 4, then the done record (line 12): the wait starts after it,
-        // not at the racing round's Maintaining (line 8).
-        #expect(context.calls.contains("waitForTransition Maintaining after 13"), "\(context.calls)")
-        #expect(context.recorded.contains("done 2 dns"), "only the kind an after: names records its end: \(context.recorded)")
-        #expect(context.recorded.filter { $0.hasPrefix("done") }.count == 1)
+        // The join's record (line 0), its 8 records and the earlier round's 4, the wait's record (13), the dns step's
+        // record (14): the wait starts after it, not at the earlier round's Maintaining (line 9).
+        #expect(context.calls.contains("waitForTransition Maintaining after 15"), "\(context.calls)")
     }
 
-    @Test("control for after: the same trace without after: sees the round that ran during the action")
+    @Test("control for after: the same trace without after: sees the round before the action")
     func withoutAfterSeesTheRace() throws {
         let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
-        context.onDNS = Self.racingRound
-        context.onStepDone = Self.roundAfter
+        context.traceSteps = true
+        context.onJoin = Self.captiveRecords + Self.roundBefore
+        context.onDNS = Self.roundAfter
         let results = try Self.run("""
               - join: Cafe Lumiere
               - wait-state: Authenticated
@@ -286,23 +281,22 @@ struct ScenarioRunnerTests {
         #expect(results.last?.message.hasSuffix("expected maintain answered success, actual failure") == true, "\(results.last?.message ?? "")")
     }
 
-    @Test("after: a command in flight while the action was under way counts by its answer (after the step took effect)")
+    @Test("after: a command in flight when the action began counts by its answer; a state entered before it does not")
     func afterCountsAnswersInFlight() throws {
         let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
-        context.onDNS = [FakeStepContext.transition("Authenticated", "Maintaining"),
-                         ["kind": "command", "id": 3, "commandType": "maintain", "helper": "com.hotspotlab.portal"]]
-        context.onStepDone = [["kind": "response", "command": 3, "result": "failure"], FakeStepContext.transition("Maintaining", "Evaluating")]
+        context.traceSteps = true
+        context.onJoin = Self.captiveRecords + [FakeStepContext.transition("Authenticated", "Maintaining"),
+                                                ["kind": "command", "id": 3, "commandType": "maintain", "helper": "com.hotspotlab.portal"]]
+        context.onDNS = [["kind": "response", "command": 3, "result": "failure"], FakeStepContext.transition("Maintaining", "Evaluating")]
         let results = try Self.run("""
               - join: Cafe Lumiere
-              - wait-state: Authenticated
+              - wait-state: Maintaining
               - dns: hijack
               - wait-state: {state: Evaluating, after: dns}
               - expect-command: {command: maintain, result: failure, after: dns}
               - wait-state: {state: Maintaining, after: dns, timeout: 1}
             """, context)
         #expect(results.map(\.passed) == [true, true, true, true, true, false], "\(results.map(\.message))")
-        // The Maintaining entered before the step took effect is not one entered after it.
         #expect(results.last?.message.contains("timed out waiting for a transition to Maintaining") == true, "\(results.last?.message ?? "")")
     }
 

@@ -1146,9 +1146,6 @@ public struct LabAction: Codable, Sendable, Hashable {
     public var step: String? { json["step"]?.stringValue }
     public var line: Int? { json["line"]?.intValue }
     public var index: Int? { json["index"]?.intValue }
-    /// A step that has taken effect (recorded after it was carried out): its index; `kind` is its step kind. What
-    /// `after:` anchors on (docs/SCENARIOS.md, "After a lab action").
-    public var stepDone: Int? { json["stepDone"]?.intValue }
 
     // A certify mark: its name, and the fields of the gate and portal marks.
     public var certify: String? { json["certify"]?.stringValue }

@@ -35,8 +35,6 @@ public protocol StepContext: AnyObject {
     func restartHotspotd(helperDelay: Duration) throws -> Int
     /// Records a step in hotspotd's trace (what a replay reads).
     func recordStep(_ text: String, line: Int, index: Int)
-    /// Records in hotspotd's trace that step `index` (of `kind`) has taken effect: what `after:` anchors on.
-    func recordStepDone(kind: String, index: Int)
     /// Waits for a transition to `state` after trace line `cursor` (never "already there"); returns the line after it.
     func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int
 
@@ -85,12 +83,17 @@ extension StepContext {
 
     func noHelper(_ name: String) -> StepFailure { StepFailure("no helper \(name) on station \(stationName)") }
 
-    /// The trace line after the record that the last step of `kind` had taken effect (`recordStepDone`): where a
-    /// step with `after: kind` starts looking. The parser makes sure such a step came before.
+    /// The trace line after the record of the last step of `kind` (`recordStep`, written before the step acts): where a
+    /// step with `after: kind` starts looking. Nothing the action causes can come before it; a maintain round the timer
+    /// ran before it, can. (Not the step's end: the action may take effect, and its consequences follow, well before
+    /// the step returns: CI run 20's `dns: servfail`.) The parser makes sure such a step came before.
     func lineAfterStep(ofKind kind: String) throws -> Int {
         let records = readTrace(from: 0)
-        guard let index = records.lastIndex(where: { $0.record.labAction?.action.stepDone != nil && $0.record.labAction?.action.kind == kind }) else {
-            throw StepFailure("no `\(kind)` step has taken effect before this one (after: \(kind))")
+        guard let index = records.lastIndex(where: { entry in
+            guard let text = entry.record.labAction?.action.step else { return false }
+            return text.split(separator: ":", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } == kind
+        }) else {
+            throw StepFailure("no `\(kind)` step before this one in hotspotd's trace (after: \(kind))")
         }
         return index + 1
     }
