@@ -242,12 +242,18 @@ struct ScenarioRunnerTests {
         FakeStepContext.transition("Evaluating", "Authenticated"),
     ]
 
+    /// A lab whose trace holds each step's record, a maintain round before the `dns` step and the round it causes.
+    static func roundsAroundTheHijack() throws -> FakeStepContext {
+        let context = FakeStepContext(topology: try topology())
+        context.traceSteps = true
+        context.onJoin = captiveRecords + roundBefore
+        context.onDNS = roundAfter
+        return context
+    }
+
     @Test("after: K: wait-state and expect-command look only past the record of the last K step (trace order)")
     func afterAnchors() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.traceSteps = true
-        context.onJoin = Self.captiveRecords + Self.roundBefore
-        context.onDNS = Self.roundAfter
+        let context = try Self.roundsAroundTheHijack()
         let results = try Self.run("""
               - join: Cafe Lumiere
               - wait-state: Authenticated
@@ -265,10 +271,7 @@ struct ScenarioRunnerTests {
 
     @Test("control for after: the same trace without after: sees the round before the action")
     func withoutAfterSeesTheRace() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.traceSteps = true
-        context.onJoin = Self.captiveRecords + Self.roundBefore
-        context.onDNS = Self.roundAfter
+        let context = try Self.roundsAroundTheHijack()
         let results = try Self.run("""
               - join: Cafe Lumiere
               - wait-state: Authenticated
