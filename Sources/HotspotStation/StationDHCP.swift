@@ -21,9 +21,9 @@ final class StationDHCP {
     private var ipv6Watcher: StationIPv6Watcher?
     private var ipv6Ready: StationIPv6Watcher.Ready?
     private var ipv4Failed = false
+    /// Why this association's IPv6 side gave up, while DHCPv4 had not (yet) failed: traced as `ipv6Failed` if it does.
+    private var ipv6Failure: String?
     private var associationStarted: Duration = .zero
-    /// How long the IPv6 side may take after the association (then only traced, and only when IPv4 failed too).
-    static let ipv6Timeout: Duration = .seconds(60)
 
     init(options: StationOptions) { self.options = options }
 
@@ -58,6 +58,8 @@ final class StationDHCP {
             // No DHCPv4 on this network: IP up is the IPv6 side's (an IPv6-only network), now or when it comes.
             ipv4Failed = true
             if let ipv6Ready, daemon.association != nil { ipv6IPUp(ipv6Ready) }
+            // The IPv6 side gave up first (a short --ipv6-timeout): now neither family has an address.
+            if let ipv6Failure { daemon.record(.station(.init(action: "ipv6Failed", status: ipv6Failure))) }
             return
         }
         do {
@@ -84,6 +86,7 @@ final class StationDHCP {
         ipv6Watcher = nil
         ipv6Ready = nil
         ipv4Failed = false
+        ipv6Failure = nil
         current?.cancel()
         current = nil
     }
@@ -91,7 +94,7 @@ final class StationDHCP {
     // MARK: IPv6 (docs/STATION.md, "IP up on an IPv6-only network")
 
     private func startIPv6(_ generation: Int) {
-        let watcher = StationIPv6Watcher(interface: options.interface, timeout: Self.ipv6Timeout) { [weak self] outcome in
+        let watcher = StationIPv6Watcher(interface: options.interface, timeout: options.ipv6Timeout) { [weak self] outcome in
             self?.daemon?.post { [weak self] in self?.ipv6Reported(generation, outcome) }
         }
         ipv6Watcher = watcher
@@ -106,7 +109,7 @@ final class StationDHCP {
         switch outcome {
         case .failure(let error):
             // Only worth a record where nothing came up: on an IPv4-only network no RA is the normal case.
-            if ipv4Failed { daemon.record(.station(.init(action: "ipv6Failed", status: "\(error)"))) }
+            if ipv4Failed { daemon.record(.station(.init(action: "ipv6Failed", status: "\(error)"))) } else { ipv6Failure = "\(error)" }
         case .success(let ready):
             ipv6Ready = ready
             var record = TraceRecord.Station(action: "ipv6Up", lease: Self.ipv6Lease(ready), latency_ms: ready.elapsed.milliseconds)

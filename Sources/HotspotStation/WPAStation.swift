@@ -21,15 +21,19 @@ public struct StationOptions: Sendable {
     public var signalPollInterval: Duration
     /// The RSSI change (dB) that counts as a change of signal (`signalChanged` to the state machine).
     public var signalChangeThreshold: Double
+    /// How long the IPv6 side (a Router Advertisement, SLAAC or DHCPv6) may take after an association. Past it IPv6
+    /// is given up for that association, which is traced (`ipv6Failed`) only when DHCPv4 failed too: no address.
+    public var ipv6Timeout: Duration
 
     public init(interface: String, wpaControlPath: String, runDirectory: String, suppressIP: Bool = true,
-                signalPollInterval: Duration = .seconds(1), signalChangeThreshold: Double = 2) {
+                signalPollInterval: Duration = .seconds(1), signalChangeThreshold: Double = 2, ipv6Timeout: Duration = .seconds(60)) {
         self.interface = interface
         self.wpaControlPath = wpaControlPath
         self.runDirectory = runDirectory
         self.suppressIP = suppressIP
         self.signalPollInterval = signalPollInterval
         self.signalChangeThreshold = signalChangeThreshold
+        self.ipv6Timeout = ipv6Timeout
     }
 
     /// Files the DHCP client writes for helpers (`HOTSPOT_DHCP_LEASE`, `HOTSPOT_RESOLV_CONF`).

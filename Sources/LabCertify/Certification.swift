@@ -141,6 +141,9 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     /// and a slow or loaded machine (a shared CI machine, the VM's emulated CPU) must not fail a helper that would
     /// answer in time on a phone. Scaled to 11.25 s it did both (issue 25).
     public var commandDeadline = 45.0
+    /// hotspotd's `--ipv6-timeout` (nil: its 60 s): how long a station without a DHCP lease waits for IPv6 before the
+    /// run is a lab fault. Tests that break the lab's addressing shorten it.
+    var ipv6Timeout: Double?
     /// How many runs' labs at once (`certify --jobs`).
     public var jobs = 1
     /// The tier: `.radio` (mac80211_hwsim) or `.veth` (the native tier: no radio; certify touches nothing of the air).
@@ -231,7 +234,8 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
             lab = try RunningTopology.up(topology, options: RunningTopologyOptions(
                 linkMode: linkMode, logRoot: logRoot,
                 stations: StationLabOptions(timeScale: timeScale, maintainInterval: maintainInterval,
-                                            commandDeadline: commandDeadline / timeScale, helperOverride: app == nil ? helpers : nil)))
+                                            commandDeadline: commandDeadline / timeScale, helperOverride: app == nil ? helpers : nil,
+                                            ipv6Timeout: ipv6Timeout)))
         } catch {
             record.error = "the lab could not be built: \(error)"
             record.duration = ScenarioRunner.seconds(since: start)

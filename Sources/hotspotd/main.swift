@@ -32,6 +32,7 @@ struct Hotspotd {
     var wpaSupplicant: String?
     var linkControl: String?
     var ipSuppression: String
+    var ipv6Timeout: Double
 
     static func main() {
         var options = OptionReader(
@@ -62,6 +63,7 @@ struct Hotspotd {
         echoTrace = o.flag("echo-trace", help: "Copy the trace to stderr.")
         wpaSupplicant = o.value("wpa-supplicant", help: "Run a real station: wpa_supplicant's control socket for --interface (association events in, DISCONNECT out; DHCP with hotspotd's own client; join/leave/autoJoin control requests).")
         linkControl = o.value("link-control", help: "Run a station on a link the lab attaches (the native tier, no radio): the lab's link controller socket (association events in, join/leave out; DHCP with hotspotd's own client).")
+        ipv6Timeout = o.value("ipv6-timeout", default: 60.0, help: "With --wpa-supplicant or --link-control: seconds after an association the IPv6 side (Router Advertisement, SLAAC, DHCPv6) may take (not scaled); with no DHCPv4 lease either, the station has no address (traced ipv6Failed).")
         ipSuppression = o.value("ip-suppression", default: "policy-routing", help: "With --wpa-supplicant or --link-control: carry out IP suppression with policy routing (policy-routing) or only trace it (none).")
     }
 
@@ -72,6 +74,7 @@ struct Hotspotd {
         guard partialFrameTimeout > 0 else { return "--partial-frame-timeout must be positive" }
         guard scanListRefresh > 0 else { return "--scan-list-refresh must be positive" }
         guard commandDeadline > 0, commandDeadline.isFinite else { return "--command-deadline must be a positive number of seconds, got \(commandDeadline)" }
+        guard ipv6Timeout > 0, ipv6Timeout.isFinite else { return "--ipv6-timeout must be a positive number of seconds, got \(ipv6Timeout)" }
         guard providerIdleTimeout > 0 else { return "--provider-idle-timeout must be positive" }
         guard ["netns", "none"].contains(evaluationSandbox) else {
             return "--evaluation-sandbox: expected netns or none, found `\(evaluationSandbox)`"
@@ -129,11 +132,13 @@ struct Hotspotd {
         do {
             if let wpaSupplicant {
                 let station = WPAStation(options: StationOptions(
-                    interface: interface, wpaControlPath: wpaSupplicant, runDirectory: runDir, suppressIP: ipSuppression == "policy-routing"))
+                    interface: interface, wpaControlPath: wpaSupplicant, runDirectory: runDir, suppressIP: ipSuppression == "policy-routing",
+                    ipv6Timeout: .milliseconds(Int64(ipv6Timeout * 1000))))
                 daemon = try Daemon(options: options, network: station, station: station)
             } else if let linkControl {
                 let station = LinkStation(options: StationOptions(
-                    interface: interface, wpaControlPath: "", runDirectory: runDir, suppressIP: ipSuppression == "policy-routing"),
+                    interface: interface, wpaControlPath: "", runDirectory: runDir, suppressIP: ipSuppression == "policy-routing",
+                    ipv6Timeout: .milliseconds(Int64(ipv6Timeout * 1000))),
                     linkPath: linkControl)
                 daemon = try Daemon(options: options, network: station, station: station)
             } else {

@@ -20,14 +20,17 @@ public struct StationLabOptions: Sendable {
     public var helperArguments: [String: [String]]
     /// Replace the topology's helper commands for every station (`hotspot-lab run --helper CMD`).
     public var helperOverride: [String]?
+    /// hotspotd's `--ipv6-timeout` in seconds, not scaled (nil: hotspotd's 60 s).
+    public var ipv6Timeout: Double?
 
     public init(timeScale: Double = 1, maintainInterval: Double = 300, commandDeadline: Double? = nil,
-                helperArguments: [String: [String]] = [:], helperOverride: [String]? = nil) {
+                helperArguments: [String: [String]] = [:], helperOverride: [String]? = nil, ipv6Timeout: Double? = nil) {
         self.timeScale = timeScale
         self.maintainInterval = maintainInterval
         self.commandDeadline = commandDeadline
         self.helperArguments = helperArguments
         self.helperOverride = helperOverride
+        self.ipv6Timeout = ipv6Timeout
     }
 }
 
@@ -179,7 +182,8 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
             "--run-dir", directory + "/hotspotd", "--interface", interface,
         ] + (link.map { ["--link-control", $0.socketPath] } ?? ["--wpa-supplicant", directory + "/wpa-ctrl/" + interface]) + [
             "--time-scale", "\(options.timeScale)", "--maintain-interval", "\(options.maintainInterval)",
-        ] + (options.commandDeadline.map { ["--command-deadline", "\($0)"] } ?? []) + apps, environment: apps.isEmpty ? nil : providerEnvironment(directory: directory), stdout: .file(log), stderr: .file(log)),
+        ] + (options.commandDeadline.map { ["--command-deadline", "\($0)"] } ?? [])
+          + (options.ipv6Timeout.map { ["--ipv6-timeout", "\($0)"] } ?? []) + apps, environment: apps.isEmpty ? nil : providerEnvironment(directory: directory), stdout: .file(log), stderr: .file(log)),
                              in: namespace, resolvConf: resolvConf)
     }
 
