@@ -289,7 +289,8 @@ enum Reports {
         let objects: [[String: Any]] = results.map { r in
             [
                 "name": r.scenario.name, "file": r.scenario.file, "tier": r.tier, "passed": r.passed, "flaky": r.flaky, "attempts": r.attempts,
-                "duration_s": r.duration, "labUp_s": r.labUpSeconds, "path": r.path, "checkedPath": r.checkedPath, "commands": r.commands, "results": r.results, "logs": r.logDirectory,
+                "duration_s": r.duration, "labUp_s": r.labUpSeconds,
+                "labUpParts": r.labUpParts.map { ["part": $0.0, "s": $0.1] as [String: Any] }, "path": r.path, "checkedPath": r.checkedPath, "commands": r.commands, "results": r.results, "logs": r.logDirectory,
                 "trace": r.traceFile ?? NSNull(), "setupError": r.setupError ?? NSNull(),
                 "steps": r.steps.map { s in
                     ["step": s.step.text, "line": s.step.line, "passed": s.passed, "elapsed_s": s.elapsed, "state": s.state, "message": s.message] as [String: Any]

@@ -281,12 +281,12 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         let ns = try lab.createNamespace("h\(index)")
         let uplink = try UplinkService(hotspot: hotspot, index: index, lab: lab, namespace: ns, internet: internet,
                                        topology: topology, launcher: launcher)
-        try uplink.start()
-        let side = try buildLAN(hotspot, index: index, in: ns)
+        try measure("\(hotspot.name): uplink") { try uplink.start() }
+        let side = try measure("\(hotspot.name): LAN") { try buildLAN(hotspot, index: index, in: ns) }
         let gate = GateService(gateway: gateway, namespace: ns.name, lan: side.lan, uplink: uplink.interface, directory: dir, launcher: launcher)
         let nat64Tun = gateway.ip == .v6Only ? try lab.name("h\(index)t") : nil
         gate.nat64 = nat64Tun
-        try gate.start()
+        try measure("\(hotspot.name): gate") { try gate.start() }
         var logs: [String: String] = [:]
         // IPv6 (`ip: dual` or `v6-only`): the LAN's address first (the portal listens on it,
         // dnsmasq's DHCPv6 range needs it), then the RAs.
@@ -322,7 +322,9 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         // hostapds start in parallel.
         var accessPoints: [AccessPointService] = []
         if !side.apInterfaces.isEmpty {
-            let security = try AccessPointService.prepareSecurity(hotspot, directory: dir, launcher: launcher)
+            let security = try measure("\(hotspot.name): access point security") {
+                try AccessPointService.prepareSecurity(hotspot, directory: dir, launcher: launcher)
+            }
             for (n, interface) in side.apInterfaces.enumerated() {
                 let service = AccessPointService(hotspot: hotspot, number: n, interface: interface,
                                                  bridge: side.apInterfaces.count > 1 ? side.lan : nil, namespace: ns.name,
