@@ -59,7 +59,7 @@ final class StationDHCP {
             ipv4Failed = true
             if let ipv6Ready, daemon.association != nil { ipv6IPUp(ipv6Ready) }
             // The IPv6 side gave up first (a short --ipv6-timeout): now neither family has an address.
-            if let ipv6Failure { daemon.record(.station(.init(action: "ipv6Failed", status: ipv6Failure))) }
+            if let ipv6Failure, daemon.association != nil { daemon.record(.station(.init(action: "ipv6Failed", status: ipv6Failure))) }
             return
         }
         do {
