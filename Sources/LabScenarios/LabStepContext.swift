@@ -49,8 +49,9 @@ final class LabStepContext: StepContext {
     func foreground(_ identifier: String?) throws { try station.foreground(identifier) }
     func logoff(helper identifier: String) throws -> Bool { try station.logoff(helper: identifier) }
     func restartHotspotd(helperDelay: Duration) throws -> Int { try station.restartHotspotd(helperDelay: helperDelay) }
-    func recordStep(_ text: String, line: Int, index: Int) {
-        _ = try? station.request(.record(["step": .string(text), "line": .number(Double(line)), "index": .number(Double(index))]))
+    func recordStep(_ text: String, kind: String, line: Int, index: Int) {
+        _ = try? station.request(.record(["step": .string(text), "stepKind": .string(kind), "line": .number(Double(line)),
+                                          "index": .number(Double(index))]))
     }
     func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int {
         try station.waitForState(state, after: cursor, timeout: timeout, acceptCurrent: false)

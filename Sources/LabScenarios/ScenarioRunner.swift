@@ -155,7 +155,7 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
             let stepStart = ContinuousClock.now
             var message = ""
             var passed = true
-            context.recordStep(step.text, line: step.line, index: index)
+            context.recordStep(step.text, kind: step.kind, line: step.line, index: index)
             do {
                 message = try step.action.perform(in: context)
             } catch {

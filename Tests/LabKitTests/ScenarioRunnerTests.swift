@@ -85,9 +85,12 @@ final class FakeStepContext: StepContext {
         calls.append("restartHotspotd \(helperDelay)")
         return trace.count
     }
-    func recordStep(_ text: String, line: Int, index: Int) {
+    func recordStep(_ text: String, kind: String, line: Int, index: Int) {
         recorded.append("\(index) \(line) \(text)")
-        if traceSteps { trace.append(["kind": "labAction", "action": ["step": .string(text), "line": .number(Double(line)), "index": .number(Double(index))]]) }
+        if traceSteps {
+            trace.append(["kind": "labAction", "action": ["step": .string(text), "stepKind": .string(kind), "line": .number(Double(line)),
+                                                         "index": .number(Double(index))]])
+        }
     }
     func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int {
         calls.append("waitForTransition \(state) after \(cursor)")

@@ -922,7 +922,7 @@ extension TraceRecord {
             self.via = via
             self.peer = peer
         }
-        public static let example = LabActionRecord(action: LabAction(json: ["step": "join: Cafe", "line": 7, "index": 0]), via: "control",
+        public static let example = LabActionRecord(action: LabAction(json: ["step": "join: Cafe", "stepKind": "join", "line": 7, "index": 0]), via: "control",
                                                     peer: TracePeer(connection: 2, pid: 6210, uid: 0, gid: 0))
     }
 
@@ -1144,6 +1144,8 @@ public struct LabAction: Codable, Sendable, Hashable {
 
     // A step.
     public var step: String? { json["step"]?.stringValue }
+    /// The step's kind (`dns`, `wait-state`, ...), as the scenario parser named it.
+    public var stepKind: String? { json["stepKind"]?.stringValue }
     public var line: Int? { json["line"]?.intValue }
     public var index: Int? { json["index"]?.intValue }
 

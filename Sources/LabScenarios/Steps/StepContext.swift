@@ -34,7 +34,7 @@ public protocol StepContext: AnyObject {
     /// Returns the trace line where the new daemon's records begin.
     func restartHotspotd(helperDelay: Duration) throws -> Int
     /// Records a step in hotspotd's trace (what a replay reads).
-    func recordStep(_ text: String, line: Int, index: Int)
+    func recordStep(_ text: String, kind: String, line: Int, index: Int)
     /// Waits for a transition to `state` after trace line `cursor` (never "already there"); returns the line after it.
     func waitForTransition(to state: String, after cursor: Int, timeout: Duration) throws -> Int
 
@@ -89,10 +89,7 @@ extension StepContext {
     /// the step returns: CI run 20's `dns: servfail`.) The parser makes sure such a step came before.
     func lineAfterStep(ofKind kind: String) throws -> Int {
         let records = readTrace(from: 0)
-        guard let index = records.lastIndex(where: { entry in
-            guard let text = entry.record.labAction?.action.step else { return false }
-            return text.split(separator: ":", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } == kind
-        }) else {
+        guard let index = records.lastIndex(where: { $0.record.labAction?.action.stepKind == kind }) else {
             throw StepFailure("no `\(kind)` step before this one in hotspotd's trace (after: \(kind))")
         }
         return index + 1
