@@ -507,8 +507,9 @@ final class RunDriver {
     /// authenticated the network (HotspotMachine's `logoffRequested`). A refusal is explained in the run's notes (the
     /// state it met); when that state was one hotspotd passes through on its own (`settlingStates`: a maintain the
     /// lab's timer fired between the return to Authenticated and the request, or the re-login it started, which a
-    /// loaded machine makes likelier), the run waits for Authenticated again and asks again, at most twice: what the
-    /// helper did decides the logoff check, never when the lab's request landed. (CI run 14: a provider pair's logoff
+    /// loaded machine makes likelier), the run waits for Authenticated again and asks again, at most four times: what the
+    /// helper did decides the logoff check, never when the lab's request landed. Five asks (three until CI run 23, where
+    /// a loaded VM's gate reading before each ask outlasted the 3 s to the next maintain twice). (CI run 14: a provider pair's logoff
     /// met the re-login of a maintain under load, in Authenticating, and failed logoff and the cached re-join.)
     func logoffWhenAllowed(_ helperID: String) throws -> Bool {
         try Self.logoffWhenAllowed(
@@ -533,7 +534,7 @@ final class RunDriver {
     /// on a refusal note the `state` met, and only where it was one of `settlingStates`, wait for the network to
     /// `settle` and ask again if that came back to Authenticated; at most `asks` asks.
     static func logoffWhenAllowed(ask: () throws -> Bool, state: () -> String, settle: () throws -> String?,
-                                  note: (String) -> Void, asks: Int = 3) throws -> Bool {
+                                  note: (String) -> Void, asks: Int = 5) throws -> Bool {
         var asked = 1
         while !(try ask()) {
             let met = state()

@@ -179,27 +179,41 @@ public enum GateInspector {
     /// The members of the gate's authenticated sets: `MAC . IPv4` of `authenticated`, and, on a LAN with IPv6, the
     /// MAC alone of `authenticated6` (the gate releases a MAC there on both families: docs/TOPOLOGY.md).
     public static func authenticated(in running: RunningHotspot) throws -> [String] {
-        var members = try elements(of: GateRuleset.set, in: running).compactMap { words -> String? in
+        // One `nft list table` for both sets: under TCG on a loaded machine each nft process costs seconds, and certify
+        // reads the gate right before its logoff ask, inside the 3 s before the next maintain (CI run 23).
+        let result = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"),
+                                                                ["list", "table", GateRuleset.family, GateRuleset.table])
+            .inNetworkNamespace(running.namespace.name))
+        guard result.status.succeeded else {
+            throw SystemError("list the gate table \(GateRuleset.family) \(GateRuleset.table) of", running.hotspot.name,
+                              reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return members(inTableListing: result.stdout, ipv6: running.hotspot.gateway.ip.hasIPv6)
+    }
+
+    /// The authenticated members in `nft list table` output: `MAC . IPv4` of `authenticated`, and with `ipv6` the MACs
+    /// of `authenticated6`.
+    static func members(inTableListing text: String, ipv6: Bool) -> [String] {
+        var members = elements(of: GateRuleset.set, inTableListing: text).compactMap { words -> String? in
             guard words.count >= 3, words[1] == "." else { return nil }
             return "\(words[0]) . \(words[2])"
         }
-        if running.hotspot.gateway.ip.hasIPv6 {
-            members += try elements(of: GateRuleset.set6, in: running).compactMap { $0.first.map(String.init) }
+        if ipv6 {
+            members += elements(of: GateRuleset.set6, inTableListing: text).compactMap { $0.first.map(String.init) }
         }
         return members
     }
 
-    /// The elements of one set of the gate, each split into words (`02:00:00:00:0a:00 . 198.51.100.14 timeout 1h ...`).
-    static func elements(of set: String, in running: RunningHotspot) throws -> [[Substring]] {
-        let result = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"),
-                                                                ["list", "set", GateRuleset.family, GateRuleset.table, set])
-            .inNetworkNamespace(running.namespace.name))
-        guard result.status.succeeded else {
-            throw SystemError("list the gate set \(set) of", running.hotspot.name, reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
-        }
+    /// The elements of one set in `nft list table` output, each split into words
+    /// (`02:00:00:00:0a:00 . 198.51.100.14 timeout 1h ...`); none when the set has none or is not there.
+    static func elements(of set: String, inTableListing text: String) -> [[Substring]] {
+        // The set's block: from `set NAME {` to its closing brace, alone on a line at the set's indentation.
+        guard let header = text.range(of: "set \(set) {") else { return [] }
+        let rest = text[header.upperBound...]
+        let block = rest.range(of: "\n\t}").map { rest[..<$0.lowerBound] } ?? rest
         // elements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m58s, ... }
-        guard let open = result.stdout.range(of: "elements = {") else { return [] }
-        let body = result.stdout[open.upperBound...].prefix { $0 != "}" }
+        guard let open = block.range(of: "elements = {") else { return [] }
+        let body = block[open.upperBound...].prefix { $0 != "}" }
         return body.split(separator: ",").map { item in item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }) }
     }
 }
