@@ -507,10 +507,11 @@ final class RunDriver {
     /// authenticated the network (HotspotMachine's `logoffRequested`). A refusal is explained in the run's notes (the
     /// state it met); when that state was one hotspotd passes through on its own (`settlingStates`: a maintain the
     /// lab's timer fired between the return to Authenticated and the request, or the re-login it started, which a
-    /// loaded machine makes likelier), the run waits for Authenticated again and asks again, at most four times: what the
-    /// helper did decides the logoff check, never when the lab's request landed. Five asks (three until CI run 23, where
-    /// a loaded VM's gate reading before each ask outlasted the 3 s to the next maintain twice). (CI run 14: a provider pair's logoff
-    /// met the re-login of a maintain under load, in Authenticating, and failed logoff and the cached re-join.)
+    /// loaded machine makes likelier), the run waits for Authenticated again and asks again, five asks in all: what the
+    /// helper did decides the logoff check, never when the lab's request landed. (CI run 14: a provider pair's logoff
+    /// met the re-login of a maintain under load, in Authenticating, and failed logoff and the cached re-join. CI run
+    /// 23, with three asks then: on a very slow VM each ask met a maintain or its re-login, the lab's gate reading
+    /// before the ask taking longer than the 3 s to the next maintain.)
     func logoffWhenAllowed(_ helperID: String) throws -> Bool {
         try Self.logoffWhenAllowed(
             // The gate is observed right before each ask, so `beforeLogoff` is what the accepted logoff found (CI run 17:

@@ -128,18 +128,18 @@ struct Hotspotd {
         let registration = SignalService.onStop { _ in stopper.stop() }
         defer { registration.cancel() }
 
+        // Both station backends (radio, native link) take the same options; only the radio has a wpa_supplicant socket.
+        var stationOptions = StationOptions(interface: interface, wpaControlPath: "", runDirectory: runDir,
+                                            suppressIP: ipSuppression == "policy-routing",
+                                            ipv6Timeout: .milliseconds(Int64(ipv6Timeout * 1000)))
         let daemon: Daemon
         do {
             if let wpaSupplicant {
-                let station = WPAStation(options: StationOptions(
-                    interface: interface, wpaControlPath: wpaSupplicant, runDirectory: runDir, suppressIP: ipSuppression == "policy-routing",
-                    ipv6Timeout: .milliseconds(Int64(ipv6Timeout * 1000))))
+                stationOptions.wpaControlPath = wpaSupplicant
+                let station = WPAStation(options: stationOptions)
                 daemon = try Daemon(options: options, network: station, station: station)
             } else if let linkControl {
-                let station = LinkStation(options: StationOptions(
-                    interface: interface, wpaControlPath: "", runDirectory: runDir, suppressIP: ipSuppression == "policy-routing",
-                    ipv6Timeout: .milliseconds(Int64(ipv6Timeout * 1000))),
-                    linkPath: linkControl)
+                let station = LinkStation(options: stationOptions, linkPath: linkControl)
                 daemon = try Daemon(options: options, network: station, station: station)
             } else {
                 daemon = try Daemon(options: options)

@@ -174,6 +174,23 @@ final class HelperStation: @unchecked Sendable {
 
     func helperLog(_ identifier: String) -> String { readSmallFile(helperLogs[identifier] ?? "/nonexistent") ?? "" }
 
+    /// Waits until the helper's log contains `text` (a helper still working may write its line after the state the
+    /// test waited for).
+    func waitForHelperLog(_ identifier: String, containing text: String, timeout: Duration = .seconds(30)) throws {
+        try Self.waitForFile(helperLogs[identifier] ?? "/nonexistent", "the line `\(text)`", timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Polls `file` until `done` holds for its text; an error names the file, what was awaited and what it holds.
+    static func waitForFile(_ file: String, _ what: String, timeout: Duration, until done: (String) -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while !done(readSmallFile(file) ?? "") {
+            guard ContinuousClock.now < deadline else {
+                throw SystemError("wait for \(what) in", file, reason: "not there within \(timeout): \(readSmallFile(file) ?? "")")
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
     /// The station's MAC and leased IP as the gate's set element `mac . ip`.
     func gateElement() throws -> String {
         let link = try Self.check(["ip", "-o", "link", "show", "dev", staInterface], in: sta).stdout
@@ -197,12 +214,8 @@ final class HelperStation: @unchecked Sendable {
     /// for it, so a state it reports may come before the hook's route change (CI run 18: a curl right after
     /// Authenticated met the unreachable route the release-ip hook was about to delete).
     func waitForHook(_ action: String, timeout: Duration = .seconds(30)) throws {
-        let deadline = ContinuousClock.now + timeout
-        while !(readSmallFile(hookLog) ?? "").split(separator: "\n").contains(Substring("done " + action)) {
-            guard ContinuousClock.now < deadline else {
-                throw SystemError("wait for the hook's", action, reason: "no `done \(action)` in \(hookLog) within \(timeout): \(readSmallFile(hookLog) ?? "")")
-            }
-            Thread.sleep(forTimeInterval: 0.02)
+        try Self.waitForFile(hookLog, "the hook's `done \(action)`", timeout: timeout) {
+            $0.split(separator: "\n").contains(Substring("done " + action))
         }
     }
 
@@ -348,8 +361,7 @@ struct HelperRootTests {
             // The portal helper may still be evaluating when the voucher helper's claim has won (CI run 24: its log had only
             // "received"): its reason is awaited, bounded, not read at once.
             let reason = "Cafe (02:00:00:00:01:00): confidence none: the portal page http://198.51.100.1:8080/ is not a form-login"
-            let until = ContinuousClock.now + .seconds(30)
-            while !station.helperLog(portalID).contains(reason), ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.05) }
+            try station.waitForHelperLog(portalID, containing: reason)
             #expect(station.helperLog(portalID).contains(reason), "\(station.helperLog(portalID))")
             // The user opens the helper: presentUI, then types the voucher.
             try station.control.request(.foreground(helper: voucherID))
