@@ -174,47 +174,44 @@ final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; the cap
     }
 }
 
-/// Reads a hotspot's captive gate: the `mac . ip` elements of its authenticated set.
+/// Reads a hotspot's captive gate: the members of its authenticated sets, over nfnetlink (no `nft` process).
 public enum GateInspector {
     /// The members of the gate's authenticated sets: `MAC . IPv4` of `authenticated`, and, on a LAN with IPv6, the
-    /// MAC alone of `authenticated6` (the gate releases a MAC there on both families: docs/TOPOLOGY.md).
+    /// MAC alone of `authenticated6` (the gate releases a MAC there on both families: docs/TOPOLOGY.md). Spelled as
+    /// `nft list set` prints them (`02:00:00:00:0a:00 . 198.51.100.14`). A gateway without a portal has no such sets:
+    /// no members; a captive one without them is an error.
+    /// Read in-process with one GETSETELEM dump per set: certify reads the gate right before its logoff ask, inside
+    /// the 3 s before the next maintain, and under TCG on a loaded machine an `nft` process cost seconds of that
+    /// (CI run 23).
     public static func authenticated(in running: RunningHotspot) throws -> [String] {
-        // One `nft list table` for both sets: under TCG on a loaded machine each nft process costs seconds, and certify
-        // reads the gate right before its logoff ask, inside the 3 s before the next maintain (CI run 23).
-        let result = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"),
-                                                                ["list", "table", GateRuleset.family, GateRuleset.table])
-            .inNetworkNamespace(running.namespace.name))
-        guard result.status.succeeded else {
-            throw SystemError("list the gate table \(GateRuleset.family) \(GateRuleset.table) of", running.hotspot.name,
-                              reason: "nft: \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        let ipv6 = running.hotspot.gateway.ip.hasIPv6
+        let hotspot = running.hotspot.name
+        let captive = running.hotspot.gateway.portal != nil
+        return try running.namespace.runInside {
+            let socket = try MNLSocket(netlinkProtocol: NFT.netlinkProtocol)
+            defer { socket.close() }
+            func keys(_ set: String) throws -> [[UInt8]] {
+                do {
+                    return try NFTSet(socket: socket, family: GateRuleset.family, table: GateRuleset.table, set: set).elementKeys()
+                } catch let error as SystemError where error.errno == ENOENT && !captive {
+                    return []
+                } catch let error as SystemError {
+                    throw SystemError("read the gate of", hotspot, reason: error.description)
+                }
+            }
+            var members = try keys(GateRuleset.set).compactMap(member(macIPv4:))
+            if ipv6 { members += try keys(GateRuleset.set6).compactMap { MACAddress(bytes: $0)?.description } }
+            return members
         }
-        return members(inTableListing: result.stdout, ipv6: running.hotspot.gateway.ip.hasIPv6)
     }
 
-    /// The authenticated members in `nft list table` output: `MAC . IPv4` of `authenticated`, and with `ipv6` the MACs
-    /// of `authenticated6`.
-    static func members(inTableListing text: String, ipv6: Bool) -> [String] {
-        var members = elements(of: GateRuleset.set, inTableListing: text).compactMap { words -> String? in
-            guard words.count >= 3, words[1] == "." else { return nil }
-            return "\(words[0]) . \(words[2])"
+    /// An `ether_addr . ipv4_addr` key (the MAC, 2 bytes of padding, the address) as `nft` prints it; nil for a key
+    /// of another shape.
+    static func member(macIPv4 key: [UInt8]) -> String? {
+        guard key.count == 12, let mac = MACAddress(bytes: Array(key[0..<6])), let ip = IPAddress(bytes: Array(key[8..<12])) else {
+            return nil
         }
-        if ipv6 {
-            members += elements(of: GateRuleset.set6, inTableListing: text).compactMap { $0.first.map(String.init) }
-        }
-        return members
-    }
-
-    /// The elements of one set in `nft list table` output, each split into words
-    /// (`02:00:00:00:0a:00 . 198.51.100.14 timeout 1h ...`); none when the set has none or is not there.
-    static func elements(of set: String, inTableListing text: String) -> [[Substring]] {
-        // The set's block: from `set NAME {` to its closing brace, alone on a line at the set's indentation.
-        guard let header = text.range(of: "set \(set) {") else { return [] }
-        let rest = text[header.upperBound...]
-        let block = rest.range(of: "\n\t}").map { rest[..<$0.lowerBound] } ?? rest
-        // elements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m58s, ... }
-        guard let open = block.range(of: "elements = {") else { return [] }
-        let body = block[open.upperBound...].prefix { $0 != "}" }
-        return body.split(separator: ",").map { item in item.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }) }
+        return "\(mac) . \(ip)"
     }
 }
 

@@ -13,6 +13,7 @@ public enum NFT {
     static let batchEnd: UInt16 = 0x11    // NFNL_MSG_BATCH_END
     public static let newSetElement: UInt16 = subsystem << 8 | 12  // NFT_MSG_NEWSETELEM
     public static let deleteSetElement: UInt16 = subsystem << 8 | 14  // NFT_MSG_DELSETELEM
+    public static let getSetElement: UInt16 = subsystem << 8 | 13  // NFT_MSG_GETSETELEM
 
     // NFTA_SET_ELEM_LIST_*
     static let listTable: UInt16 = 1
@@ -88,14 +89,35 @@ public enum NFTMessages {
         return builder.finish()
     }
 
+    /// NFT_MSG_GETSETELEM as a dump of one set's elements (`nft list set` without the process; no batch: a read).
+    public static func getSetElements(family: UInt8, table: String, set: String) -> NetlinkMessage {
+        let builder = MessageBuilder(type: NFT.getSetElement, flags: NL.request | NL.dump)
+        builder.putFixed(nfgen(family: family))
+        builder.put(NFT.listTable, string: table)
+        builder.put(NFT.listSet, string: set)
+        return builder.finish()
+    }
+
+    /// The keys (NFTA_DATA_VALUE bytes) of the elements in a GETSETELEM dump's replies, in the kernel's order.
+    /// Each reply is an NFT_MSG_NEWSETELEM: nfgenmsg, then NFTA_SET_ELEM_LIST_ELEMENTS { NFTA_LIST_ELEM { NFTA_SET_ELEM_KEY
+    /// { NFTA_DATA_VALUE } ... } ... }. The kernel leaves expired elements out of a dump. Other replies are skipped.
+    public static func elementKeys(in replies: [NetlinkReply]) -> [[UInt8]] {
+        replies.filter { $0.type == NFT.newSetElement && $0.payload.count >= 4 }.flatMap { reply -> [[UInt8]] in
+            guard let list = NetlinkAttributes(reply.payload, offset: 4).nested(NFT.listElements) else { return [] }
+            return list.values.filter { $0.type == NFT.listElement }.compactMap { element in
+                NetlinkAttributes(element.value).nested(NFT.elementKey)?[NFT.dataValue]
+            }
+        }
+    }
+
     /// The batch around `message`: BATCH_BEGIN, the message, BATCH_END (nftables answers changes only in batches).
     public static func batch(_ message: NetlinkMessage) -> [NetlinkMessage] {
         [batchMarker(NFT.batchBegin), message, batchMarker(NFT.batchEnd)]
     }
 }
 
-/// Adds and removes elements of one nftables set over nfnetlink, in the calling thread's network namespace:
-/// what `nft add element` / `nft delete element` do, without starting a process.
+/// Adds, removes and lists elements of one nftables set over nfnetlink, in the calling thread's network namespace:
+/// what `nft add element` / `nft delete element` / `nft list set` do, without starting a process.
 public struct NFTSet: Sendable {
     public let socket: any NetlinkSocket
     public let family: String
@@ -128,6 +150,15 @@ public struct NFTSet: Sendable {
     /// Throws ENOENT when the set has no such element.
     public func delete(_ element: NFTSetElement) throws {
         try change(NFT.deleteSetElement, element, operation: "delete element")
+    }
+
+    /// The keys of the set's elements (an `ether_addr . ipv4_addr` key: the MAC, 2 bytes of padding, the address), read
+    /// with one GETSETELEM dump. Throws ENOENT when there is no such table or set.
+    public func elementKeys() throws -> [[UInt8]] {
+        let request = NFTMessages.getSetElements(family: familyNumber, table: table, set: set)
+        return try perform("list elements", "\(family) \(table) \(set)") {
+            NFTMessages.elementKeys(in: try socket.request(request))
+        }
     }
 
     private func change(_ type: UInt16, _ element: NFTSetElement, operation: String) throws {

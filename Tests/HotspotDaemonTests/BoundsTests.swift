@@ -230,10 +230,10 @@ struct CloseRaceTests {
         #expect(calm.isEmpty, "\(calm.count) of 500 rounds failed: \(calm.prefix(5))")
 
         let loaded = try DaemonUnderTest(name: "race-hog", timeScale: "1")
-        var hogs: [Child] = []
-        for k in 0..<2 { hogs.append(try Child("/bin/sh", ["-c", "exec yes > /dev/null"], log: loaded.logDir + "/hog-\(k).log")) }
-        defer { for hog in hogs { hog.kill9() } }
+        let hogs = try CPUHogs(2)
+        defer { hogs.stop() }
         let busy = try Self.run(loaded, rounds: 500, tag: "hog")
+        #expect(hogs.stopped().isEmpty, "CPU hogs (pids \(hogs.stopped())) stopped early: the load was not there")
         #expect(busy.isEmpty, "\(busy.count) of 500 rounds beside CPU hogs failed: \(busy.prefix(5))")
     }
 }

@@ -96,46 +96,15 @@ struct CertifyLogoffTests {
     }
 }
 
-/// The gate's members read from one `nft list table` (both sets in one process).
-@Suite struct GateListingTests {
-    static let listing = """
-        table inet hotspot {
-        \tset authenticated {
-        \t\ttype ether_addr . ipv4_addr
-        \t\tflags timeout
-        \t\telements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m59s956ms,
-        \t\t\t     02:00:00:00:0b:00 . 198.51.100.15 timeout 1h expires 59m1s }
-        \t}
-
-        \tset authenticated6 {
-        \t\ttype ether_addr
-        \t\tflags timeout
-        \t\telements = { 02:00:00:00:0c:00 timeout 1h expires 59m59s988ms }
-        \t}
-
-        \tchain forward {
-        \t\ttype filter hook forward priority filter; policy drop;
-        \t\tether saddr . ip saddr @authenticated accept
-        \t}
-        }
-
-        """
-
-    @Test func bothSetsFromOneListing() {
-        #expect(GateInspector.members(inTableListing: Self.listing, ipv6: true)
-                == ["02:00:00:00:0a:00 . 198.51.100.14", "02:00:00:00:0b:00 . 198.51.100.15", "02:00:00:00:0c:00"])
-        // An IPv4-only LAN: authenticated6 is not read.
-        #expect(GateInspector.members(inTableListing: Self.listing, ipv6: false)
-                == ["02:00:00:00:0a:00 . 198.51.100.14", "02:00:00:00:0b:00 . 198.51.100.15"])
-    }
-
-    @Test func anEmptySetIsNotItsNeighboursElements() {
-        // authenticated has no elements: authenticated6's must not be read as its own.
-        let listing = Self.listing.replacingOccurrences(
-            of: "\t\telements = { 02:00:00:00:0a:00 . 198.51.100.14 timeout 1h expires 59m59s956ms,\n\t\t\t     02:00:00:00:0b:00 . 198.51.100.15 timeout 1h expires 59m1s }\n",
-            with: "")
-        #expect(listing != Self.listing)
-        #expect(GateInspector.members(inTableListing: listing, ipv6: true) == ["02:00:00:00:0c:00"])
-        #expect(GateInspector.members(inTableListing: "table inet hotspot {\n}\n", ipv6: true).isEmpty)
+/// The gate's members as `GateInspector` spells them from the keys of a GETSETELEM dump (the dump itself:
+/// NFTablesMessageTests and NFTablesRootTests).
+@Suite struct GateMemberTests {
+    @Test func macIPv4KeyAsNftPrintsIt() {
+        // 02:00:00:00:0a:00, 2 bytes of padding, 198.51.100.14
+        let key: [UInt8] = [0x02, 0, 0, 0, 0x0a, 0, 0, 0, 198, 51, 100, 14]
+        #expect(GateInspector.member(macIPv4: key) == "02:00:00:00:0a:00 . 198.51.100.14")
+        // Another shape (a MAC alone, an IPv6 concatenation) is not read as a MAC . IPv4 member.
+        #expect(GateInspector.member(macIPv4: Array(key[0..<6])) == nil)
+        #expect(GateInspector.member(macIPv4: key + [0, 0, 0, 0]) == nil)
     }
 }

@@ -129,20 +129,14 @@ struct NativeCertifyUnderLoadRootTests {
             return CertifyVerdict(subject: c.subject, report: report, fails: c.fails, names: c.names, othersToo: !c.isPair)
         }
 
-        var hogs: [ChildProcess] = []
-        defer {
-            for hog in hogs {
-                try? hog.signal(SIGKILL)
-                _ = try? hog.wait()
-            }
-        }
-        for _ in 0..<2 { hogs.append(try ChildProcess.spawn(ProcessConfiguration("yes", stdout: .discard, stderr: .discard))) }
+        let hogs = try CPUHogs(2)
+        defer { hogs.stop() }
 
         let work = (0..<Self.rounds).flatMap { round in cases.indices.map { (round, $0) } }
         let start = ContinuousClock.now
         let loaded = ParallelRuns.map(work, jobs: Self.jobs) { round, i in Result { try cases[i].certify() } }
         print("under load: \(work.count) certifies (\(cases.count) fixtures x \(Self.rounds)) beside 2 CPU hogs in \(ContinuousClock.now - start)")
-        for hog in hogs { #expect(try hog.poll() == nil, "a CPU hog (pid \(hog.pid)) stopped early: the load was not there") }
+        #expect(hogs.stopped().isEmpty, "CPU hogs (pids \(hogs.stopped())) stopped early: the load was not there")
 
         var wobbles: [String] = []
         // Pass against "not reached", or where a cause is also named: reported, not failed on (open: issue 25 item 4).

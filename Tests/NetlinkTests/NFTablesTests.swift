@@ -46,6 +46,50 @@ struct NFTablesMessageTests {
                                      "14000000" + "1100" + "0100" + "0000000000000000" + "0000000a"])
     }
 
+    @Test func getSetElementsGolden() {
+        let message = NFTMessages.getSetElements(family: NFT.family("inet")!, table: "hotspot", set: "authenticated")
+        // nlmsghdr: len 52, NFT_MSG_GETSETELEM (10 << 8 | 13), REQUEST|DUMP (0x301), seq 0, pid 0; nfgenmsg NFPROTO_INET;
+        // NFTA_SET_ELEM_LIST_TABLE "hotspot", NFTA_SET_ELEM_LIST_SET "authenticated" (padded). `nft --debug=mnl list
+        // set inet hotspot authenticated` sends the same 52 bytes but for the two attributes' order (the set's first),
+        // after a GETTABLE and a GETSET.
+        let expected = "34000000" + "0d0a" + "0103" + "00000000" + "00000000"
+            + "01000000"
+            + "0c000100" + "686f7473706f7400"
+            + "12000200" + "61757468656e74696361746564000000"
+        #expect(message.hex == expected)
+    }
+
+    /// A dump's replies as the kernel lays them out (nf_tables_fill_setelem): per element a NFTA_LIST_ELEM holding
+    /// the key, the timeout and the expiration; the elements may come in more than one message.
+    @Test func elementKeysFromADump() {
+        func bytes(_ hex: String) -> [UInt8] {
+            stride(from: 0, to: hex.count, by: 2).map { i in
+                UInt8(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 2)], radix: 16)!
+            }
+        }
+        func element(_ key: String) -> String {
+            // NFTA_LIST_ELEM { NFTA_SET_ELEM_KEY { NFTA_DATA_VALUE key (12 bytes) }, NFTA_SET_ELEM_TIMEOUT 900000 ms,
+            // NFTA_SET_ELEM_EXPIRATION 899000 ms }
+            "30000180" + "14000180" + "10000100" + key + "0c000400" + "00000000000dbba0" + "0c000500" + "00000000000db7b8"
+        }
+        let head = "01000000" + "0c000100" + "686f7473706f7400" + "12000200" + "61757468656e74696361746564000000"
+        let first = NetlinkReply(type: NFT.newSetElement, flags: NL.multi, sequence: 1,
+                                 payload: bytes(head + "64000380" + element("020000000a000000c633640e") + element("020000000b000000c633640f")))
+        let second = NetlinkReply(type: NFT.newSetElement, flags: NL.multi, sequence: 1,
+                                  payload: bytes(head + "34000380" + element("020000000c000000c6336410")))
+        let other = NetlinkReply(type: NFT.newSetElement + 1, flags: NL.multi, sequence: 1, payload: first.payload)
+        #expect(NFTMessages.elementKeys(in: [first, other, second]).map { $0.map { hexByte($0) }.joined() }
+                == ["020000000a000000c633640e", "020000000b000000c633640f", "020000000c000000c6336410"])
+        #expect(NFTMessages.elementKeys(in: []).isEmpty)
+    }
+
+    @Test func listRefusalNamesTheSet() throws {
+        let socket = RecordingSocket { _ in throw NetlinkKernelError(code: ENOENT) }
+        let set = try NFTSet(socket: socket, family: "inet", table: "hotspot", set: "authenticated6")
+        #expect(throws: SystemError("list elements", "inet hotspot authenticated6", errno: ENOENT)) { try set.elementKeys() }
+        #expect(socket.sent.map(\.type) == [NFT.getSetElement])
+    }
+
     @Test func onlyIPv4ElementsAndKnownFamilies() throws {
         #expect(NFTSetElement.macIPv4(MACAddress("02:00:00:00:01:00")!, IPAddress("2001:db8::1")!) == nil)
         #expect(NFT.family("inet") == 1 && NFT.family("ip6") == 10 && NFT.family("nope") == nil)
@@ -92,6 +136,14 @@ struct NFTablesRootTests {
         let listed = try runNft(["list", "set", "inet", "hotspot", "authenticated"])
         #expect(listed.contains("02:00:00:00:01:00 . 192.0.2.10 timeout 5m"), "\(listed)")
 
+        // Read back over nfnetlink too, beside a second element nft added (a dump of more than one).
+        _ = try runNft(["add element inet hotspot authenticated { 02:00:00:00:02:00 . 192.0.2.11 }"])
+        let keys = try set.elementKeys().map { $0.map { hexByte($0) }.joined() }
+        #expect(keys.sorted() == ["0200000001000000c000020a", "0200000002000000c000020b"], "\(keys)")
+        _ = try runNft(["flush set inet hotspot authenticated"])
+        #expect(try set.elementKeys().isEmpty)
+        try set.add(element)
+
         try set.delete(element)
         #expect(!(try runNft(["list", "set", "inet", "hotspot", "authenticated"])).contains("192.0.2.10"))
         #expect(throws: SystemError("delete element", "inet hotspot authenticated { 02:00:00:00:01:00 . 192.0.2.10 }", errno: ENOENT)) {
@@ -99,6 +151,7 @@ struct NFTablesRootTests {
         }
         let missing = try namespace.runInside { try NFTSet(family: "inet", table: "nosuchtable", set: "authenticated") }
         #expect(throws: SystemError.self) { try missing.add(element) }
+        #expect(throws: SystemError("list elements", "inet nosuchtable authenticated", errno: ENOENT)) { try missing.elementKeys() }
         do { try missing.add(element) } catch { #expect("\(error)".contains("add element inet nosuchtable authenticated"), "\(error)") }
     }
 }
