@@ -38,7 +38,7 @@ struct Hotspotd {
         var options = OptionReader(
             command: "hotspotd",
             abstract: "Run the Hotspot Helper state machine for one interface; helpers and control clients connect over Unix sockets.")
-        var daemon = Hotspotd(options: &options)
+        let daemon = Hotspotd(options: &options)
         options.finish()
         if let problem = daemon.validate() { options.usageError(problem) }
         daemon.run()
