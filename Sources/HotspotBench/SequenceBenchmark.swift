@@ -58,7 +58,7 @@ public struct SequenceBenchmark: Sendable {
             guard !values.isEmpty else { continue }
             print(String(format: "| %@ | %.3f s | %.3f s | %.3f s |", key, values[values.count / 2], values.first!, values.last!))
         }
-        print(String(format: "\n%d runs in the %@ tier on %@, load average %@", runs, linkMode.tier, InVM.isActive ? "the VM (TCG)" : "the host kernel",
+        print(String(format: "\n%d runs in the %@ tier on %@, %@ build, load average %@", runs, linkMode.tier, InVM.isActive ? "the VM (TCG)" : "the host kernel", BenchBuild.configuration,
                      VMBenchmark.loadAverage()))
     }
 

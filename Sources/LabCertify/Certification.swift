@@ -23,6 +23,12 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     case cookiePortal = "cookie-portal"
     /// The café is IPv6-only (NAT64 and DNS64, as App Review's network): IPv6OnlyCheck.
     case ipv6Only = "ipv6-only"
+
+    /// The lab's networks this run needs: the scan and captive runs every network of the topology (their traces feed
+    /// the checks of the scan list, the decoys and the protocol as a whole); the others the café alone, since each
+    /// feeds only its own check, which reads the café's commands (`CertificationCheck.runs`). Fewer hotspots, fewer
+    /// daemons to start: under TCG each costs about a second of CPU.
+    public var needsEveryNetwork: Bool { self == .scan || self == .captive }
 }
 
 public struct CertificationCheck: Sendable {
@@ -219,12 +225,27 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
         return second
     }
 
+    /// `topology` with the hotspot of `home` alone (and the internet), the stations knowing only it.
+    static func homeOnly(_ topology: Topology, home: String) throws -> Topology {
+        var topology = topology
+        guard topology.hotspots.contains(where: { $0.ssid == home }) else {
+            throw SystemError("bring up the café alone", home,
+                              reason: "\(topology.file) has no hotspot with this SSID; expected the certification topology's networks")
+        }
+        topology.hotspots = topology.hotspots.filter { $0.ssid == home }
+        for index in topology.stations.indices {
+            topology.stations[index].knownNetworks = topology.stations[index].knownNetworks.filter { $0.ssid == home }
+        }
+        return topology
+    }
+
     func performOnce(_ run: CertificationRun, attempt: Int) -> CertificationRunRecord {
         let start = ContinuousClock.now
         var record = CertificationRunRecord(run: run, records: [TraceEntry](), notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
         let lab: RunningTopology
         do {
             var topology = try TopologyParser.load(path: topologyPath)
+            if !run.needsEveryNetwork { topology = try Self.homeOnly(topology, home: home) }
             if run == .ipv6Only { topology = try IPv6OnlyCheck.ipv6Only(topology, home: home) }
             // A provider pair: the station's only app (no helper runs); otherwise the helpers replace the topology's.
             if let app, !topology.stations.isEmpty {

@@ -42,6 +42,7 @@ struct BenchCore: ParsableCommand {
     var quiet = false
 
     func run() throws {
+        BenchBuild.announce()
         try CoreBenchmark(iterations: iterations, countMallocs: countMallocs, quiet: quiet).run()
     }
 }
@@ -62,6 +63,7 @@ struct BenchVM: AsyncParsableCommand {
     var target: Double = 8
 
     func run() async throws {
+        BenchBuild.announce()
         guard runs > 0 else { throw ValidationError("--runs must be at least 1") }
         try await VMBenchmark(options: try vm.options(), runs: runs, target: target).run()
     }
@@ -79,6 +81,7 @@ struct BenchProtocol: ParsableCommand {
     @Option(help: "Evaluate arbitrations with the largest helper count.") var arbitrations: Int = 100
 
     func run() throws {
+        BenchBuild.announce()
         try ProtocolBenchmark(helpers: helpers, roundTrips: roundTrips, scanRounds: scanRounds, arbitrations: arbitrations).run()
     }
 }
@@ -94,6 +97,7 @@ struct BenchProviders: ParsableCommand {
     @Flag(help: "Run the evaluation provider in its netns sandbox (root), as hotspotd does by default.") var sandbox = false
 
     func run() throws {
+        BenchBuild.announce()
         guard coldStarts >= 1, roundTrips >= 1 else { throw ValidationError("--cold-starts and --round-trips must be at least 1") }
         try ProviderBenchmark(coldStarts: coldStarts, roundTrips: roundTrips, sandbox: sandbox).run()
     }
@@ -122,6 +126,7 @@ struct BenchLab: ParsableCommand {
     var withRadios = false
 
     func run() throws {
+        BenchBuild.announce()
         LabSignals.install(command: "bench lab")
         try LabBenchmark(sizes: sizes, skipIP: skipIP, pauseAfter: pauseAfter, withRadios: withRadios).run()
     }
@@ -143,6 +148,7 @@ struct BenchSequence: AsyncParsableCommand {
     @OptionGroup var tier: TierOption
 
     func run() async throws {
+        BenchBuild.announce()
         var bench = try SequenceBenchmark(runs: runs, topologyPath: ScenarioFiles.resolveFolder(topology))
         bench.linkMode = try tier.mode() ?? .radio
         if bench.linkMode == .radio { try await placement.relayIfNeeded() }
@@ -161,6 +167,7 @@ struct BenchDemo: AsyncParsableCommand {
     var demoOnly = false
 
     func run() throws {
+        BenchBuild.announce()
         try DemoBenchmark(demoOnly: demoOnly).run()
     }
 }
@@ -177,6 +184,7 @@ struct BenchReplay: AsyncParsableCommand {
     @OptionGroup var placement: Placement
 
     func run() async throws {
+        BenchBuild.announce()
         let bench = try ReplayBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario))
         try await placement.relayIfNeeded()
         LabSignals.install(command: "bench replay")
@@ -203,6 +211,7 @@ struct BenchProfile: AsyncParsableCommand {
     @OptionGroup var placement: Placement
 
     func run() async throws {
+        BenchBuild.announce()
         if let report { return try ProfileBenchmark.report(folder: report) }
         let bench = try ProfileBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario), frequency: frequency)
         if InVM.isActive, let share = InVM.resultsDirectory {

@@ -387,3 +387,32 @@ struct CertifyJudgeTests {
         #expect(lines.joined().unicodeScalars.allSatisfy { $0.value < 0x2000 })
     }
 }
+
+/// Which networks each run's lab brings up: every network for the runs whose traces feed the checks of the scan list,
+/// the decoys and the protocol as a whole; the café alone for the runs that feed one check each about the café.
+@Suite("certify: each run's networks")
+struct CertifyRunNetworksTests {
+    @Test func onlyScanAndCaptiveNeedEveryNetwork() throws {
+        #expect(CertificationRun.allCases.filter(\.needsEveryNetwork) == [.scan, .captive])
+        // A run that reads another network than the café must bring it up: every check that reads a run without
+        // every network reads that run alone.
+        for check in CertifyChecks.all where check.runs.contains(where: { !$0.needsEveryNetwork }) {
+            #expect(check.runs.count == 1, "\(check.id) reads \(check.runs) and one of them has the café alone")
+        }
+    }
+
+    @Test func homeOnlyKeepsTheCafeAndItsKnownNetwork() throws {
+        let topology = try TopologyParser.load(path: "topologies/certify.yaml")
+        #expect(topology.hotspots.count == 4)
+        let cafe = try Certifier.homeOnly(topology, home: "Cafe Lumiere")
+        #expect(cafe.hotspots.map(\.ssid) == ["Cafe Lumiere"])
+        #expect(cafe.stations.map { $0.knownNetworks.map(\.ssid) } == [["Cafe Lumiere"]])
+        #expect(cafe.internet == topology.internet)
+        do {
+            _ = try Certifier.homeOnly(topology, home: "Nowhere")
+            Issue.record("a topology without the home network was accepted")
+        } catch {
+            #expect("\(error)".contains("Nowhere") && "\(error)".contains("no hotspot with this SSID"), "\(error)")
+        }
+    }
+}
