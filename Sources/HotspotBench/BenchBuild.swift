@@ -2,7 +2,7 @@ import Foundation
 
 /// Which build a benchmark measures. The lab's programs (hotspotd, the portals, the helpers) are found next to
 /// `hotspot-lab`, so they come from the same build. Under TCG a debug build's programs take about 1.4x the wall time
-/// of a release build's (bench/README.md, "Release builds"), so a figure is only comparable with one of the same build.
+/// of a release build's (bench/README.md, "Release builds and café-only certify runs"), so a figure is only comparable with one of the same build.
 public enum BenchBuild {
     /// `debug` or `release` (SwiftPM defines DEBUG for a debug build's Swift targets).
     public static var configuration: String {
