@@ -30,6 +30,16 @@ struct DemoCommand: AsyncParsableCommand {
 
     static let sequences = ["captive", "not-captive", "cached", "ui-required"]
 
+    /// Under TCG every program of the lab runs about 100x slower than native, and a debug build's programs take about
+    /// 1.4x a release build's time there (bench/README.md, "Release builds and café-only certify runs").
+    static var buildHint: String {
+        #if DEBUG
+        return "; a debug build: `swift build -c release && .build/release/hotspot-lab demo` takes about 0.7 of its time"
+        #else
+        return ""
+        #endif
+    }
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
         _ = try tier.mode()
@@ -41,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
         // The radio path by default (what the guide shows); the native tier on the host kernel with --link native.
         let mode = try tier.mode() ?? .radio
         if mode == .radio {
-            labSay("hotspot-lab demo: the radio tier (mac80211_hwsim radios, hostapd, wpa_supplicant); `hotspot-lab demo --link native` runs the same sequences in seconds without radios")
+            labSay("hotspot-lab demo: the radio tier (mac80211_hwsim radios, hostapd, wpa_supplicant); `hotspot-lab demo --link native` runs the same sequences in seconds without radios" + Self.buildHint)
             try await placement.relayIfNeeded()
         }
         LabSignals.install(command: "demo")
