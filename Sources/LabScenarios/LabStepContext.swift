@@ -15,6 +15,7 @@ final class LabStepContext: StepContext {
     let station: RunningStation
     var stateCheckpoint = 0
     var waitCursor = 0
+    var stateBound: Int?
 
     init(lab: RunningTopology, station: RunningStation) {
         self.lab = lab

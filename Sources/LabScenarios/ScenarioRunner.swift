@@ -156,6 +156,9 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
             var message = ""
             var passed = true
             context.recordStep(step.text, kind: step.kind, line: step.line, index: index)
+            // A step that acts (or waits on purpose) ends the stretch in which `expect-states` reads up to the last
+            // `wait-state`'s transition; `wait-state` sets a new bound when it matches.
+            if !ExpectStatesStep.checksOnly.contains(step.kind) { context.stateBound = nil }
             do {
                 message = try step.action.perform(in: context)
             } catch {

@@ -15,6 +15,7 @@ final class FakeStepContext: StepContext {
     var stationName = "phone"
     var stateCheckpoint = 0
     var waitCursor = 0
+    var stateBound: Int?
     var calls: [String] = []
     var trace: [JSON] = []
     /// Records appended to the trace when the user joins (and auto-joins, leaves).
@@ -23,6 +24,10 @@ final class FakeStepContext: StepContext {
     var onLeave: [JSON] = []
     /// Records appended when a `dns` step acts (what hotspotd traced while the action was under way).
     var onDNS: [JSON] = []
+    /// Records appended while an `application` step's request is under way, and during a `sleep` (what hotspotd's
+    /// timers traced meanwhile).
+    var onApplication: [JSON] = []
+    var onPause: [JSON] = []
     /// Each step's record goes into the trace too, as hotspotd writes it (what `after:` looks for); off by default so
     /// the other tests' line numbers stay the scripted records'.
     var traceSteps = false
@@ -106,6 +111,7 @@ final class FakeStepContext: StepContext {
     func macAddress() throws -> String { mac }
     func application(_ url: String) throws -> (status: Int?, error: String) {
         calls.append("application \(url)")
+        append(onApplication)
         return applicationAnswer
     }
     func probe(_ urls: [String]) throws -> [ProbeObservation] {
@@ -146,7 +152,10 @@ final class FakeStepContext: StepContext {
         return "signal of \(hotspot) set"
     }
     func expirePortalSessions(hotspot: String) throws { calls.append("expire \(hotspot)") }
-    func pause(_ seconds: Double) { calls.append("pause \(seconds)") }
+    func pause(_ seconds: Double) {
+        calls.append("pause \(seconds)")
+        append(onPause)
+    }
 }
 
 /// The scenario runner without root or a lab: parsed scenarios run against `FakeStepContext`; the calls each
@@ -209,9 +218,82 @@ struct ScenarioRunnerTests {
             "showScanList", "join Cafe Lumiere -", "waitForState Authenticated after 0", "application http://198.18.0.1/", "gate cafe",
             "foreground com.hotspotlab.portal", "logoff com.hotspotlab.portal", "pause 2.0",
         ])
-        #expect(context.waitCursor == 7 && context.stateCheckpoint == 8)
+        // expect-states read up to the transition the wait matched (line 7), not to the trace's end (8: the notification
+        // after it): only checks ran between them.
+        #expect(context.waitCursor == 7 && context.stateCheckpoint == 7)
         #expect(context.recorded.first == "0 3 show-scan-list: {expect: {Cafe Lumiere: Portal Login}}")
         #expect(context.recorded.count == 11)
+    }
+
+    static let maintainRound: [JSON] = [
+        FakeStepContext.transition("Authenticated", "Maintaining"),
+        ["kind": "command", "id": 3, "commandType": "maintain", "helper": "com.hotspotlab.portal"],
+        ["kind": "response", "command": 3, "result": "success"],
+        FakeStepContext.transition("Maintaining", "Authenticated"),
+    ]
+
+    @Test("expect-states reads up to the last wait-state's transition while only checks ran since: a maintain round the timer ran meanwhile counts toward the next expect-states")
+    func expectStatesStopsAtTheWait() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        // The maintain timer fires while the application request is under way (a loaded machine): it is after the
+        // transition the wait matched, in trace order.
+        context.onApplication = Self.maintainRound
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - application: allowed
+              - expect-states: [Evaluating, Authenticating, Authenticated]
+              - expect-states: []
+              - wait-state: Maintaining
+              - wait-state: Authenticated
+              - expect-states: [Maintaining, Authenticated]
+            """, context)
+        #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
+        #expect(results.count == 8)
+    }
+
+    @Test("after a step that acts or waits on purpose (sleep), expect-states reads up to now: a round during a sleep is counted (the control)")
+    func expectStatesAfterASleepReadsToNow() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        context.onPause = Self.maintainRound
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - sleep: 1
+              - expect-states: [Evaluating, Authenticating, Authenticated]
+            """, context)
+        #expect(results.map(\.passed) == [true, true, true, false])
+        #expect(results.last?.message.hasSuffix("expected the states Evaluating -> Authenticating -> Authenticated, actual "
+                                                + "Evaluating -> Authenticating -> Authenticated -> Maintaining -> Authenticated") == true,
+                "\(results.last?.message ?? "")")
+        // The same round during a check that follows an acting step (leave) is counted too.
+        let acted = FakeStepContext(topology: try Self.topology())
+        acted.onJoin = Self.captiveRecords
+        acted.onApplication = Self.maintainRound
+        let second = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - auto-join
+              - application: allowed
+              - expect-states: [Evaluating, Authenticating, Authenticated, Maintaining, Authenticated]
+            """, acted)
+        #expect(second.allSatisfy { $0.passed }, "\(second.filter { !$0.passed }.map(\.message))")
+    }
+
+    @Test("every step kind either only looks (keeps expect-states' bound) or acts and waits (clears it); the lookers are expectations")
+    func stepKindClasses() {
+        let waits: Set<String> = ["wait-state", "wait-ipv6", "sleep"]
+        for kind in StepRegistry.kinds {
+            let replayed = kind.replay.replayed("x") != nil
+            if ExpectStatesStep.checksOnly.contains(kind.name) {
+                #expect(!replayed, "\(kind.name) keeps expect-states' bound but is replayed as an action")
+            } else if !replayed {
+                #expect(waits.contains(kind.name), "\(kind.name) is an expectation (not replayed): say whether it only looks (ExpectStatesStep.checksOnly)")
+            }
+        }
+        #expect(ExpectStatesStep.checksOnly.isSubset(of: Set(StepRegistry.names)))
     }
 
     @Test("a failing expectation: the message names the step, file:line:column, expected and actual; the run stops there")

@@ -20,10 +20,12 @@ public struct WaitStateStep: ScenarioStepAction {
         let timeout = Duration.milliseconds(Int64(self.timeout * 1000))
         guard let after else {
             context.waitCursor = try context.waitForState(state, after: context.waitCursor, timeout: timeout)
+            context.stateBound = context.waitCursor
             return "state \(state)"
         }
         let cursor = max(context.waitCursor, try context.lineAfterStep(ofKind: after))
         context.waitCursor = try context.waitForTransition(to: state, after: cursor, timeout: timeout)
+        context.stateBound = context.waitCursor
         return "state \(state) (entered after the \(after) step took effect)"
     }
 }
