@@ -29,6 +29,27 @@ public enum VMLogMirror {
 /// read-only (changes land in a throwaway overlay), so the file goes to the results share with a manifest
 /// line, and the host process moves it to `path` when the VM has stopped (`deliver`).
 public enum ReportFile {
+    /// Why a report may not be written at `path` (nil: it may): a folder, or an existing YAML file (a scenario or a
+    /// topology: `run --json` takes the next argument as its path, so `--json s.yaml t.yaml` would write the report
+    /// over s.yaml). `flag` names the option in the message. Relative paths are taken from `cwd`.
+    public static func refusal(flag: String, path: String,
+                               cwd: String = ProcessInfo.processInfo.environment["HOTSPOT_LAB_HOST_CWD"] ?? FileManager.default.currentDirectoryPath) -> String? {
+        let absolute = path.hasPrefix("/") ? path : cwd + "/" + path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) else { return nil }
+        if isDirectory.boolValue { return "\(flag) \(path): is a folder; expected a file to write the report to" }
+        let ext = (path as NSString).pathExtension.lowercased()
+        if ext == "yaml" || ext == "yml" {
+            return "\(flag) \(path): is an existing YAML file (a scenario or topology?) that the report would overwrite; expected the report's own path (.\(flag.dropFirst(2)) or any other file that is not YAML)"
+        }
+        return nil
+    }
+
+    /// `refusal` for each (flag, path) given, as a ValidationError-ready message (nil: all may be written).
+    public static func refusal(_ outputs: [(String, String?)]) -> String? {
+        outputs.lazy.compactMap { flag, path in path.flatMap { refusal(flag: flag, path: $0) } }.first
+    }
+
     public static func write(_ text: String, to path: String) throws {
         let env = ProcessInfo.processInfo.environment
         // Relative to the directory the user ran the command in (inside the VM it may be another).

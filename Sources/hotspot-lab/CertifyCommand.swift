@@ -56,6 +56,7 @@ struct CertifyCommand: AsyncParsableCommand {
     @OptionGroup var tier: TierOption
 
     func validate() throws {
+        if let problem = ReportFile.refusal([("--junit", junit), ("--html", html)]) { throw ValidationError(problem) }
         if let shard { do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") } }
         let providers = evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
         if appManifest != nil, evaluationProvider != nil || authenticationProvider != nil {

@@ -37,6 +37,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @OptionGroup var tier: TierOption
 
     func validate() throws {
+        if let problem = ReportFile.refusal([("--junit", junit), ("--html", html)]) { throw ValidationError(problem) }
         _ = try tier.mode()
         guard speed > 0, speed.isFinite else { throw ValidationError("--speed must be a positive number, found \(speed)") }
     }

@@ -41,6 +41,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if let problem = ReportFile.refusal([("--junit", junit), ("--html", html)]) { throw ValidationError(problem) }
         guard jobs >= 1 else { throw ValidationError("--jobs: expected at least 1, found \(jobs)") }
         _ = try tier.mode()
     }
@@ -117,6 +118,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var tier: TierOption
 
     func validate() throws {
+        if let problem = ReportFile.refusal([("--junit", junit), ("--json", json), ("--html", html)]) { throw ValidationError(problem) }
         _ = try tier.mode()
         if let shard {
             do { _ = try Shard.parse(shard) } catch { throw ValidationError("\(error)") }
