@@ -28,6 +28,10 @@ final class FakeStepContext: StepContext {
     /// timers traced meanwhile).
     var onApplication: [JSON] = []
     var onPause: [JSON] = []
+    /// Records that reach the trace only after a wait answered "already there" from the status (`statusAfterLeave`).
+    var lateRecords: [JSON] = []
+    /// The state `leave` puts in the status before its transition record is read (nil: as `onLeave` says).
+    var statusAfterLeave: String?
     /// Each step's record goes into the trace too, as hotspotd writes it (what `after:` looks for); off by default so
     /// the other tests' line numbers stay the scripted records'.
     var traceSteps = false
@@ -62,7 +66,14 @@ final class FakeStepContext: StepContext {
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
         calls.append("waitForState \(state) after \(cursor)")
         guard let index = trace.indices.first(where: { $0 >= cursor && trace[$0]["kind"]?.stringValue == "transition" && trace[$0]["to"]?.stringValue == state })
-        else { throw StepFailure("timed out waiting for \(state)") }
+        else {
+            // Already there, as the real lab answers from hotspotd's status when no transition has been read since the
+            // cursor; `lateRecords` are what hotspotd had written but the lab had not read yet.
+            guard statusValue["state"]?.stringValue == state else { throw StepFailure("timed out waiting for \(state)") }
+            append(lateRecords)
+            lateRecords = []
+            return cursor
+        }
         return index + 1
     }
     func showScanList() throws -> [TraceScanListEntry] {
@@ -80,6 +91,7 @@ final class FakeStepContext: StepContext {
     func leave() throws {
         calls.append("leave")
         append(onLeave)
+        if let statusAfterLeave { statusValue = ["state": .string(statusAfterLeave)] }
     }
     func foreground(_ identifier: String?) throws { calls.append("foreground \(identifier ?? "none")") }
     func logoff(helper identifier: String) throws -> Bool {
@@ -251,6 +263,24 @@ struct ScenarioRunnerTests {
             """, context)
         #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
         #expect(results.count == 8)
+    }
+
+    @Test("a wait-state answered from the status (already there, its transition not read yet) sets no bound: expect-states reads to now (CI run 27's dual-cached)")
+    func alreadyThereSetsNoBound() throws {
+        let context = FakeStepContext(topology: try Self.topology())
+        context.onJoin = Self.captiveRecords
+        context.statusAfterLeave = "Inactive"
+        context.lateRecords = [FakeStepContext.transition("Authenticated", "Inactive")]
+        let results = try Self.run("""
+              - join: Cafe Lumiere
+              - wait-state: Authenticated
+              - expect-states: [Evaluating, Authenticating, Authenticated]
+              - leave
+              - wait-state: Inactive
+              - expect-states: [Inactive]
+            """, context)
+        #expect(results.allSatisfy { $0.passed }, "\(results.filter { !$0.passed }.map(\.message))")
+        #expect(context.calls.contains("waitForState Inactive after 7"))
     }
 
     @Test("after a step that acts or waits on purpose (sleep), expect-states reads up to now: a round during a sleep is counted (the control)")

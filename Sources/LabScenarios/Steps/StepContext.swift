@@ -15,7 +15,8 @@ public protocol StepContext: AnyObject {
     var stateCheckpoint: Int { get set }
     /// Trace line where the next `wait-state` starts looking.
     var waitCursor: Int { get set }
-    /// The trace line after the transition the last `wait-state` matched, while only checks have run since it
+    /// The trace line after the transition the last `wait-state` matched (not one that found hotspotd already in the
+    /// state), while only checks have run since it
     /// (`ExpectStatesStep.checksOnly`); nil otherwise. Where `expect-states` stops reading: the states a timer adds
     /// after it count toward the next `expect-states`, however long the checks in between took.
     var stateBound: Int? { get set }
