@@ -39,7 +39,6 @@ final class LabStepContext: StepContext {
     func status() throws -> JSON { try station.status() }
     func readTrace(from line: Int) -> [TraceEntry] { station.readTrace(from: line) }
     func traceLineCount() -> Int { station.traceLineCount() }
-    func states(from line: Int) -> [String] { station.states(from: line) }
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
         try station.waitForState(state, after: cursor, timeout: timeout)
     }

@@ -32,9 +32,8 @@ public enum ReportFile {
     /// Why a report may not be written at `path` (nil: it may): a folder, or an existing YAML file (a scenario or a
     /// topology: `run --json` takes the next argument as its path, so `--json s.yaml t.yaml` would write the report
     /// over s.yaml). `flag` names the option in the message. Relative paths are taken from `cwd`.
-    public static func refusal(flag: String, path: String,
-                               cwd: String = ProcessInfo.processInfo.environment["HOTSPOT_LAB_HOST_CWD"] ?? FileManager.default.currentDirectoryPath) -> String? {
-        let absolute = path.hasPrefix("/") ? path : cwd + "/" + path
+    public static func refusal(flag: String, path: String, cwd: String = userDirectory) -> String? {
+        let absolute = absolutePath(path, cwd: cwd)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) else { return nil }
         if isDirectory.boolValue { return "\(flag) \(path): is a folder; expected a file to write the report to" }
@@ -50,11 +49,19 @@ public enum ReportFile {
         outputs.lazy.compactMap { flag, path in path.flatMap { refusal(flag: flag, path: $0) } }.first
     }
 
+    /// The directory the user ran the command in (inside the VM the process's own may be another).
+    public static var userDirectory: String {
+        ProcessInfo.processInfo.environment["HOTSPOT_LAB_HOST_CWD"] ?? FileManager.default.currentDirectoryPath
+    }
+
+    /// `path`, relative ones taken from `cwd`.
+    static func absolutePath(_ path: String, cwd: String = userDirectory) -> String {
+        path.hasPrefix("/") ? path : cwd + "/" + path
+    }
+
     public static func write(_ text: String, to path: String) throws {
         let env = ProcessInfo.processInfo.environment
-        // Relative to the directory the user ran the command in (inside the VM it may be another).
-        let cwd = env["HOTSPOT_LAB_HOST_CWD"] ?? FileManager.default.currentDirectoryPath
-        let absolute = path.hasPrefix("/") ? path : cwd + "/" + path
+        let absolute = absolutePath(path)
         guard InVM.isActive, env[VMLogMirror.environmentKey] != nil, let share = InVM.resultsDirectory else {
             try text.write(toFile: absolute, atomically: true, encoding: .utf8)
             return

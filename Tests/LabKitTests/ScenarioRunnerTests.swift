@@ -60,9 +60,6 @@ final class FakeStepContext: StepContext {
     func status() throws -> JSON { statusValue }
     func readTrace(from line: Int) -> [TraceEntry] { trace.dropFirst(line).map(TraceEntry.init(json:)) }
     func traceLineCount() -> Int { trace.count }
-    func states(from line: Int) -> [String] {
-        readTrace(from: line).compactMap { $0.record.transition?.to }
-    }
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int {
         calls.append("waitForState \(state) after \(cursor)")
         guard let index = trace.indices.first(where: { $0 >= cursor && trace[$0]["kind"]?.stringValue == "transition" && trace[$0]["to"]?.stringValue == state })
@@ -188,6 +185,13 @@ struct ScenarioRunnerTests {
         ["kind": "notification", "helper": "com.hotspotlab.portal", "title": "Cafe", "body": "Signed in"],
     ]
 
+    /// A fake lab whose join makes hotspotd trace the captive sequence (`captiveRecords`).
+    static func captiveContext() throws -> FakeStepContext {
+        let context = FakeStepContext(topology: try topology())
+        context.onJoin = captiveRecords
+        return context
+    }
+
     static func run(_ steps: String, _ context: FakeStepContext) throws -> [StepResult] {
         let scenario = try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n" + steps, file: "topologies/scenarios/s.yaml")
         return ScenarioRunner.runSteps(scenario, in: context)
@@ -195,8 +199,7 @@ struct ScenarioRunnerTests {
 
     @Test("the captive sequence: each step's calls, messages and the state after it; every step recorded in the trace")
     func captivePasses() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
+        let context = try Self.captiveContext()
         context.gate = ["02:00:00:00:0a:00 . 198.51.100.14"]
         let results = try Self.run("""
               - show-scan-list: {expect: {Cafe Lumiere: Portal Login}}
@@ -246,8 +249,7 @@ struct ScenarioRunnerTests {
 
     @Test("expect-states reads up to the last wait-state's transition while only checks ran since: a maintain round the timer ran meanwhile counts toward the next expect-states")
     func expectStatesStopsAtTheWait() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
+        let context = try Self.captiveContext()
         // The maintain timer fires while the application request is under way (a loaded machine): it is after the
         // transition the wait matched, in trace order.
         context.onApplication = Self.maintainRound
@@ -267,8 +269,7 @@ struct ScenarioRunnerTests {
 
     @Test("a wait-state answered from the status (already there, its transition not read yet) sets no bound: expect-states reads to now (CI run 27's dual-cached)")
     func alreadyThereSetsNoBound() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
+        let context = try Self.captiveContext()
         context.statusAfterLeave = "Inactive"
         context.lateRecords = [FakeStepContext.transition("Authenticated", "Inactive")]
         let results = try Self.run("""
@@ -285,8 +286,7 @@ struct ScenarioRunnerTests {
 
     @Test("after a step that acts or waits on purpose (sleep), expect-states reads up to now: a round during a sleep is counted (the control)")
     func expectStatesAfterASleepReadsToNow() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
+        let context = try Self.captiveContext()
         context.onPause = Self.maintainRound
         let results = try Self.run("""
               - join: Cafe Lumiere
@@ -299,8 +299,7 @@ struct ScenarioRunnerTests {
                                                 + "Evaluating -> Authenticating -> Authenticated -> Maintaining -> Authenticated") == true,
                 "\(results.last?.message ?? "")")
         // The same round during a check that follows an acting step (leave) is counted too.
-        let acted = FakeStepContext(topology: try Self.topology())
-        acted.onJoin = Self.captiveRecords
+        let acted = try Self.captiveContext()
         acted.onApplication = Self.maintainRound
         let second = try Self.run("""
               - join: Cafe Lumiere
@@ -328,8 +327,7 @@ struct ScenarioRunnerTests {
 
     @Test("a failing expectation: the message names the step, file:line:column, expected and actual; the run stops there")
     func failureStops() throws {
-        let context = FakeStepContext(topology: try Self.topology())
-        context.onJoin = Self.captiveRecords
+        let context = try Self.captiveContext()
         let results = try Self.run("""
               - join: Cafe Lumiere
               - wait-state: Authenticated

@@ -9,7 +9,7 @@ public struct ExpectStatesStep: ScenarioStepAction {
 
     /// The step kinds that only look (at hotspotd's trace and status, the gate, the network from the station): they keep
     /// the bound the last `wait-state` set. Every other step acts or lets time pass on purpose (`sleep` before
-    /// `expect-states: []`), and clears it (`ScenarioRunner.runSteps`). `StepKindClassTests` holds every kind to one side.
+    /// `expect-states: []`), and clears it (`ScenarioRunner.runSteps`). `ScenarioRunnerTests.stepKindClasses` holds every kind to one side.
     public static let checksOnly: Set<String> = [
         "expect-states", "expect-command", "expect-cache", "expect-notification", "expect-provider",
         "expect-auto-join-disabled", "gate", "application", "probe",

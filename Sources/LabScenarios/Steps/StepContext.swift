@@ -16,17 +16,15 @@ public protocol StepContext: AnyObject {
     /// Trace line where the next `wait-state` starts looking.
     var waitCursor: Int { get set }
     /// The trace line after the transition the last `wait-state` matched (not one that found hotspotd already in the
-    /// state), while only checks have run since it
-    /// (`ExpectStatesStep.checksOnly`); nil otherwise. Where `expect-states` stops reading: the states a timer adds
-    /// after it count toward the next `expect-states`, however long the checks in between took.
+    /// state), while only checks have run since it (`ExpectStatesStep.checksOnly`); nil otherwise. Where `expect-states`
+    /// stops reading: the states a timer adds after it count toward the next `expect-states`, however long the checks in
+    /// between took.
     var stateBound: Int? { get set }
 
     // MARK: the station's hotspotd
     func status() throws -> JSON
     func readTrace(from line: Int) -> [TraceEntry]
     func traceLineCount() -> Int
-    /// The states entered from trace line `line` on.
-    func states(from line: Int) -> [String]
     /// Waits for the first transition to `state` after trace line `cursor`; returns the line after it.
     func waitForState(_ state: String, after cursor: Int, timeout: Duration) throws -> Int
     func showScanList() throws -> [TraceScanListEntry]
