@@ -41,6 +41,11 @@ extension VMBootTests {
         // Parity: every scenario that runs in both tiers ran in the radio tier in the VM (its outcome in the results share)
         // and now runs in the native tier here; the two outcomes must be the same.
         nativeSide?.join()
+        // Each native run is judged here too (the same judgment as NativeTierRootTests.scenario, which CI's host suites
+        // skip so that the native labs run once: ci/test.sh).
+        if everySuite {
+            for file in NativeTierRootTests.files { try NativeTierRootTests.judge(file) }
+        }
         try TierParityCheck.compare(radioFolder: results + "/" + TierParityCheck.folder, expected: everySuite)
         // The same for certify: the radio verdicts of InVMCertifyTests' sample of broken fixtures against the native tier's.
         try CertifyParityCheck.compare(radioFolder: results + "/" + CertifyParityCheck.folder, expected: everySuite)
