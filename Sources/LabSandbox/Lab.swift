@@ -333,8 +333,9 @@ public enum LabAddressPolicy {
 /// On kernels with module support (the VM's distribution kernel), loads what labs use before the first
 /// request: inside the VM the kernel's on-demand loading runs `/sbin/modprobe` in the initramfs root,
 /// where it does not exist, so veth, nf_tables and the nft expressions never autoload.
-enum LabKernelModules {
-    static let modules = [
+public enum LabKernelModules {
+    /// A VM run that builds labs loads these in the background while its job starts (`VMOptions.preloadModules`).
+    public static let modules = [
         "veth", "bridge", "tun", "nf_tables", "nft_chain_nat", "nft_nat", "nft_masq", "nft_redir", "nft_ct",
         "nft_reject", "nft_reject_inet", "nft_socket", "nft_tproxy", "nft_fib_inet", "nft_limit", "nft_log",
         "sch_netem", "sch_tbf", "sch_htb",
@@ -349,11 +350,23 @@ enum LabKernelModules {
             if done { return }
             done = true
             guard getuid() == 0, access("/proc/modules", F_OK) == 0 else { return }
+            waitForTheVMInit()
             let missing = modules.filter { access("/sys/module/\($0)", F_OK) != 0 }
             guard !missing.isEmpty, let modprobe = SystemTools.find("modprobe") else { return }
             _ = try? ProcessRunner.run(ProcessConfiguration(modprobe, ["-a", "-q"] + missing), timeout: .seconds(30))
         }
     }
+
+    /// In a VM whose init loads the modules in the background (`VMInit.modulesLoading` present), waits for it to finish
+    /// (bounded: after 60 s the missing ones are loaded here, as without it). A module half loaded by the init shows in
+    /// /sys/module before its init has run, so the marker, not /sys/module, says when they can be used.
+    static func waitForTheVMInit(marker: String = modulesLoadingMarker, timeout: Duration = .seconds(60)) {
+        let deadline = ContinuousClock.now + timeout
+        while access(marker, F_OK) == 0, ContinuousClock.now < deadline { usleep(20_000) }
+    }
+
+    /// `VMInit.modulesLoading` (LabSandbox does not import LabVM; `VMInitMarkerTests` holds the two equal).
+    static let modulesLoadingMarker = "/run/hotspot-lab-modules.loading"
 }
 
 /// SIGINT, SIGTERM ... for messages.

@@ -192,6 +192,8 @@ public enum VMCache {
 public enum VMInit {
     /// Where the writable results share is mounted inside the chroot.
     public static let resultsMount = "/run/hotspot-lab-vm"
+    /// Present while the init loads `VMOptions.preloadModules` in the background (removed when modprobe is done).
+    public static let modulesLoading = "/run/hotspot-lab-modules.loading"
 
     public static func script(modules: [String]) -> String {
         """
@@ -231,6 +233,16 @@ public enum VMInit {
         mkdir -p $R\(resultsMount)
         mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results $R\(resultsMount) || fail "mount results share"
         ip link set lo up || fail "bring lo up"
+        # Modules a lab job will need (hsl.modules=a,b,c: veth, bridge, nf_tables...), loaded in the background while
+        # the job starts; the job waits for the marker to go away before it relies on them (LabKernelModules).
+        MODS=""
+        for w in $(cat /proc/cmdline); do
+          case $w in hsl.modules=*) MODS=$(echo "${w#hsl.modules=}" | tr , ' ') ;; esac
+        done
+        if [ -n "$MODS" ]; then
+          : > $R\(modulesLoading)
+          (chroot $R /sbin/modprobe -a -q $MODS; rm -f $R\(modulesLoading)) &
+        fi
         if grep -q hsl.hwsim /proc/cmdline; then
           # mac80211_hwsim with no radios: tests and labs create theirs over netlink (NEW_RADIO).
           chroot $R /sbin/modprobe mac80211_hwsim radios=0 || fail "modprobe mac80211_hwsim radios=0"

@@ -90,6 +90,9 @@ public struct VMOptions: Sendable {
     public var resultsDirectory: String?
     /// Load `mac80211_hwsim radios=0` before the job starts (so `Netlink.Hwsim` works at once inside).
     public var preloadHwsim: Bool
+    /// Kernel modules to load in the background while the job starts (a job that builds labs: `LabKernelModules`);
+    /// the job waits for `VMInit.modulesLoading` to go away before it relies on them. Empty: none.
+    public var preloadModules: [String] = []
 
     public init(
         kernelPath: String? = nil, timeout: Double = 900, bootTimeout: Double = 60,
@@ -189,7 +192,7 @@ public final class VMRunner: @unchecked Sendable {  // @unchecked: lets only (it
         let args = Self.qemuArguments(
             qemu: qemu, kernel: bootImage, initramfs: initramfs.path, accelerator: accel,
             memoryMB: options.memoryMB, cpus: options.cpus, console: console, results: results, probe: false,
-            preloadHwsim: options.preloadHwsim
+            preloadHwsim: options.preloadHwsim, preloadModules: options.preloadModules
         )
         var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw VMError.errno("create pipe for", "qemu") }
@@ -268,8 +271,11 @@ public final class VMRunner: @unchecked Sendable {  // @unchecked: lets only (it
     /// The qemu command line (no network device at all: `-nic none`).
     public static func qemuArguments(
         qemu: String, kernel: String, initramfs: String, accelerator: VMAccelerator,
-        memoryMB: Int, cpus: Int, console: String, results: String?, probe: Bool, preloadHwsim: Bool = false
+        memoryMB: Int, cpus: Int, console: String, results: String?, probe: Bool, preloadHwsim: Bool = false,
+        preloadModules: [String] = []
     ) -> [String] {
+        // Module names are [A-Za-z0-9_-]: anything else is dropped rather than let into the kernel's command line.
+        let modules = preloadModules.filter { !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") } }
         var args = [qemu, "-name", "hotspot-lab-vm"]
         switch accelerator {
         case .kvm: args += ["-accel", "kvm", "-cpu", "host"]
@@ -279,7 +285,8 @@ public final class VMRunner: @unchecked Sendable {  // @unchecked: lets only (it
             "-m", "\(memoryMB)", "-smp", "\(cpus)",
             "-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
             "-kernel", kernel, "-initrd", initramfs,
-            "-append", "console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.nokbd i8042.nopnp random.trust_cpu=on" + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : ""),
+            "-append", "console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.nokbd i8042.nopnp random.trust_cpu=on" + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : "")
+                + (modules.isEmpty ? "" : " hsl.modules=" + modules.joined(separator: ",")),
             "-chardev", "file,id=con,path=\(console)", "-serial", "chardev:con",
         ]
         if !probe {

@@ -101,6 +101,8 @@ struct Placement: ParsableArguments {
         FileHandle.standardError.write(Data("hotspot-lab: running in the VM (\(reason)); --where host to force the host kernel\n".utf8))
         // The VM's own /tmp is gone when it stops: its labs write their logs to a host folder, at the same path.
         var options = vm
+        // The lab's kernel modules load in the background while hotspot-lab starts inside (about 1 s under TCG).
+        options.preloadModules = LabKernelModules.modules
         var environment: [String: String] = [:]
         if options.resultsDirectory == nil, let folder = VMLogs.hostFolder() {
             options.resultsDirectory = folder

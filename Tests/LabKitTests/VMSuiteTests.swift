@@ -28,7 +28,9 @@ extension VMBootTests {
         let job = try VMSuiteRun.job(bundle: bundle)
         // About 810-1050 s under TCG with every InVM suite on a quiet machine; a loaded one (a shared CI machine) has been
         // seen past 1800 s with certify and replay alone, so the bound is an hour (a hang, not a slow run).
-        let options = VMOptions(timeout: 3600, resultsDirectory: results, preloadHwsim: VMSuiteRun.preloadHwsim)
+        var options = VMOptions(timeout: 3600, resultsDirectory: results, preloadHwsim: VMSuiteRun.preloadHwsim)
+        // As `hotspot-lab` runs lab jobs in the VM: the lab's modules load in the background while the bundle starts.
+        options.preloadModules = LabKernelModules.modules
         let result = try await VMRunner(options: options).run(job) { collector.append($0, $1) }
         let xml = (try? String(contentsOfFile: "\(results)/xunit.xml", encoding: .utf8)) ?? ""
         let counts = VMSuiteRun.count(xunit: xml)

@@ -1,6 +1,8 @@
 import Foundation
+import HotspotSystem
 import Testing
 @testable import LabKit
+@testable import LabSandbox
 @testable import LabVM
 
 /// The VM runner's pure parts: no qemu, no root.
@@ -105,6 +107,48 @@ struct VMUnitTests {
         #expect(joined.contains("path=/,security_model=none,readonly=on"))
         #expect(joined.contains("-accel tcg,thread=multi -cpu max"))
         #expect(joined.contains("path=/r,security_model=none"))
+    }
+
+    @Test("a lab job's kernel modules go on the kernel command line (names only) and the init loads them in the background")
+    func preloadModules() throws {
+        let args = VMRunner.qemuArguments(qemu: "qemu", kernel: "k", initramfs: "i", accelerator: .tcg, memoryMB: 512, cpus: 2, console: "c",
+                                          results: "/r", probe: false, preloadModules: ["veth", "nf_tables", "x;reboot", ""])
+        let append = try #require(args.firstIndex(of: "-append").map { args[$0 + 1] })
+        #expect(append.hasSuffix(" hsl.modules=veth,nf_tables"), "\(append)")
+        // Control: no modules, no parameter.
+        let none = VMRunner.qemuArguments(qemu: "qemu", kernel: "k", initramfs: "i", accelerator: .tcg, memoryMB: 512, cpus: 2, console: "c",
+                                          results: "/r", probe: false)
+        #expect(!none.joined(separator: " ").contains("hsl.modules"))
+        // The init script's own lines read the list back from a command line like the one above (run by sh here).
+        let script = VMInit.script(modules: [])
+        let start = try #require(script.range(of: "\nMODS=\"\"\n"))
+        let end = try #require(script.range(of: "\ndone\n", range: start.upperBound..<script.endIndex))
+        let fragment = String(script[start.lowerBound..<end.upperBound])
+            .replacingOccurrences(of: "$(cat /proc/cmdline)", with: "console=ttyS0 quiet " + append.split(separator: " ").last! + " panic=-1")
+        let output = try ProcessRunner.run(ProcessConfiguration("/bin/sh", ["-c", fragment + "echo \"[$MODS]\""]), timeout: .seconds(10))
+        #expect(output.stdout == "[veth nf_tables]\n", "\(output)")
+        #expect(script.contains("(chroot $R /sbin/modprobe -a -q $MODS; rm -f $R\(VMInit.modulesLoading)) &"))
+        #expect(LabKernelModules.modulesLoadingMarker == VMInit.modulesLoading)
+    }
+
+    @Test("a lab waits for the VM init's background module load to finish, and no longer than its bound")
+    func labWaitsForTheInitsModules() throws {
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-modules-\(getpid()).loading").path
+        #expect(FileManager.default.createFile(atPath: marker, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: marker) }
+        let remover = try SystemThread.start("remove the marker") {
+            usleep(300_000)
+            unlink(marker)
+        }
+        LabKernelModules.waitForTheVMInit(marker: marker, timeout: .seconds(60))
+        #expect(!FileManager.default.fileExists(atPath: marker), "returned while the init was still loading")
+        remover.join()
+        // Control: a marker nobody removes ends the wait at the bound.
+        #expect(FileManager.default.createFile(atPath: marker, contents: Data()))
+        let start = ContinuousClock.now
+        LabKernelModules.waitForTheVMInit(marker: marker, timeout: .milliseconds(200))
+        #expect(ContinuousClock.now - start >= .milliseconds(200))
+        #expect(FileManager.default.fileExists(atPath: marker))
     }
 
     @Test("--where: host and vm as given, auto follows the hwsim check")

@@ -237,28 +237,75 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
                 hotspots.append(try buildHotspot(hotspot, index: index, portalBinary: portalBinary, pending: &pending))
             }
         }
-        for (label, wait) in pending { try measure(label, wait) }
-        // DNS faults a topology asks for from the start (`faults: {dns: MODE}`) other than dnsmasq's own.
-        for hotspot in topology.hotspots {
-            if let mode = hotspot.faults.dns, mode != "normal", mode != "refused" {
-                try measure("hotspot \(hotspot.name): DNS \(mode)") { try setDNS(hotspot: hotspot.name, mode: mode) }
+        // The stations (wpa_supplicant, hotspotd, the helpers, each awaited in turn) are built on a thread of their own
+        // while the hotspots' readiness is awaited here: under TCG both are mostly process starts, and one after the
+        // other left a vCPU idle through each wait (issue 25). Nothing a station does at its start needs a hotspot to be
+        // ready: it joins, scans or leases only when a step asks, after `up` returns. Their timings are noted after.
+        let stationBuild = try startStations()
+        var hotspotsError: (any Error)?
+        do {
+            for (label, wait) in pending { try measure(label, wait) }
+            // DNS faults a topology asks for from the start (`faults: {dns: MODE}`) other than dnsmasq's own.
+            for hotspot in topology.hotspots {
+                if let mode = hotspot.faults.dns, mode != "normal", mode != "refused" {
+                    try measure("hotspot \(hotspot.name): DNS \(mode)") { try setDNS(hotspot: hotspot.name, mode: mode) }
+                }
             }
+            try measure("internet server ready") { try internetService.waitUntilReady() }
+        } catch {
+            hotspotsError = error
         }
-        try measure("internet server ready") { try internetService.waitUntilReady() }
-        if let stationOptions = options.stations {
-            for (index, station) in topology.stations.enumerated() {
-                try measure("station \(station.name) ready") {
-                    switch options.linkMode {
+        stationBuild?.thread.join()
+        // The stations built so far belong to the lab either way (`down()` closes them).
+        if let built = stationBuild?.outcome.withLock({ $0 }) {
+            stations += built.stations
+            timings += built.timings
+            if let hotspotsError { throw hotspotsError }
+            if let error = built.error { throw error }
+        }
+        if let hotspotsError { throw hotspotsError }
+    }
+
+    /// What the station thread built, its timings (noted on `timings` after it is joined) and its error.
+    struct StationBuild {
+        var stations: [RunningStation] = []
+        var timings: [(String, Double)] = []
+        var error: (any Error)?
+    }
+
+    /// Starts building every station of the topology on a thread of its own (nil: the lab has no stations).
+    func startStations() throws -> (thread: SystemThread, outcome: Locked<StationBuild>)? {
+        guard let stationOptions = options.stations, !topology.stations.isEmpty else { return nil }
+        let outcome = Locked(StationBuild())
+        // The topology is only read by the thread; `stations` and `timings` are written after it is joined.
+        let lab = UncheckedBox(self)
+        let thread = try SystemThread.start("build the stations of lab \(self.lab.prefix)") {
+            let topology = lab.value
+            for (index, station) in topology.topology.stations.enumerated() {
+                let start = ContinuousClock.now
+                do {
+                    let built: RunningStation
+                    switch topology.options.linkMode {
                     case .radio:
-                        stations.append(try RunningStation.build(station, index: index, lab: lab, topology: topology,
-                                                                 logDirectory: logDirectory, options: stationOptions))
+                        built = try RunningStation.build(station, index: index, lab: topology.lab, topology: topology.topology,
+                                                         logDirectory: topology.logDirectory, options: stationOptions)
                     case .veth:
-                        stations.append(try RunningStation.buildLinked(station, index: index, lab: self, topology: topology,
-                                                                       logDirectory: logDirectory, options: stationOptions))
+                        built = try RunningStation.buildLinked(station, index: index, lab: topology, topology: topology.topology,
+                                                               logDirectory: topology.logDirectory, options: stationOptions)
                     }
+                    let elapsed = ContinuousClock.now - start
+                    outcome.withLock {
+                        $0.stations.append(built)
+                        $0.timings.append(("station \(station.name) ready",
+                                           Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                    }
+                } catch {
+                    outcome.withLock { $0.error = error }
+                    return
                 }
             }
         }
+        return (thread, outcome)
     }
 
     /// The station by name (nil: the first).
