@@ -151,7 +151,7 @@ public struct LabBenchmark: Sendable {
 }
 
 private func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    duration.secondsDouble
 }
 
 private func ms(_ seconds: Double) -> String {

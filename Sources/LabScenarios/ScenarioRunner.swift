@@ -189,7 +189,7 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
 
     public static func seconds(since start: ContinuousClock.Instant) -> Double {
         let d = ContinuousClock.now - start
-        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        return d.secondsDouble
     }
 }
 

@@ -285,7 +285,7 @@ final class ProgressReporter: @unchecked Sendable {  // @unchecked: `named` is s
 
     func summary(_ results: [ScenarioResult], wall: Duration) {
         let passed = results.filter(\.passed).count
-        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let seconds = wall.secondsDouble
         say("")
         for r in results {
             say("  \(r.passed ? "✓" : "✗") \(r.scenario.name)\(r.flaky ? " (flaky)" : "")" + (r.failure.map { ": \($0.message)" } ?? r.setupError.map { ": \($0)" } ?? ""))

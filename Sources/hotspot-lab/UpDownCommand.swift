@@ -94,7 +94,7 @@ struct UpCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - start
         upDownSay(lab.summary())
-        upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)))
+        upDownSay(String(format: "up in %.2f s. Ctrl-C (or `hotspot-lab down`) tears it down.", elapsed.secondsDouble))
         // Up: until a stop request, the end of --for, or stdout's reader gone (`up | head -1`: POLLERR on the pipe;
         // nothing more is written, so no EPIPE would ever tell).
         let reason = SignalService.wait(timeout: seconds.map { .milliseconds(Int64(max($0, 0) * 1000)) }, watchingOutput: 1)
@@ -104,7 +104,7 @@ struct UpCommand: AsyncParsableCommand {
         let downElapsed = ContinuousClock.now - downStart
         if errors.isEmpty {
             upDownSay(String(format: "lab %@ down in %.2f s (%@); logs kept in %@", lab.lab.prefix,
-                         Double(downElapsed.components.seconds) + Double(downElapsed.components.attoseconds) / 1e18, reason, lab.logDirectory))
+                         downElapsed.secondsDouble, reason, lab.logDirectory))
         } else {
             for error in errors { upDownWarn("hotspot-lab down: \(error)") }
             throw ExitCode(1)

@@ -203,13 +203,13 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         let start = ContinuousClock.now
         let result = try body()
         let elapsed = ContinuousClock.now - start
-        timings.append((label, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        timings.append((label, elapsed.secondsDouble))
         return result
     }
 
     func note(_ label: String, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        timings.append((label, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        timings.append((label, elapsed.secondsDouble))
     }
 
     func build(portalBinary: String) throws {
@@ -297,7 +297,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
                     outcome.withLock {
                         $0.stations.append(built)
                         $0.timings.append(("station \(station.name) ready",
-                                           Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                                           elapsed.secondsDouble))
                     }
                 } catch {
                     outcome.withLock { $0.error = error }
