@@ -26,49 +26,46 @@ bundle="$(swift build --show-bin-path)/HotspotLabPackageTests.xctest"
 # It runs in a session of its own, so that a step failing below (set -e) stops it and its VM with one signal to its
 # process group (SIGTERM to all of them, qemu included: a background job of a script ignores SIGINT) instead of
 # leaving them running.
-vmlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-vm-suite.XXXXXX")"
-vmstart=$SECONDS
-HSL_BUNDLE="$bundle" HSL_VMLOG="$vmlog" setsid bash -c 'set -o pipefail; echo $$ > "$HSL_VMLOG.pgid"; status=0
-  "$HSL_BUNDLE" --testing-library swift-testing --filter VMBootTests 2>&1 | tee "$HSL_VMLOG" | sed -u "s/^/[vm-suite] /" || status=$?
-  echo "$status" > "$HSL_VMLOG.status"' &
-vmjob=$!
-stop_vm_suite() { # on the way out: the VM suite's process group, if it still runs
+# background LOG PREFIX COMMAND...: COMMAND in a session of its own, its output kept in LOG and printed with PREFIX;
+# LOG.pgid holds its process group, LOG.status its exit status once it ended. `$!` is the job afterwards.
+background() {
+    local log=$1 prefix=$2
+    shift 2
+    HSL_LOG="$log" HSL_PREFIX="$prefix" setsid bash -c 'set -o pipefail; echo $$ > "$HSL_LOG.pgid"; status=0
+      "$@" 2>&1 | tee "$HSL_LOG" | sed -u "s/^/$HSL_PREFIX /" || status=$?
+      echo "$status" > "$HSL_LOG.status"' background "$@" &
+}
+# stop_background LOG JOB WHAT: on the way out, a background part's process group, if it still runs.
+stop_background() {
     local group
-    group=$(cat "$vmlog.pgid" 2>/dev/null || true)
-    if [ -n "$group" ] && [ ! -e "$vmlog.status" ] && kill -0 -- "-$group" 2>/dev/null; then
-        echo "=== stopping the VM suite (process group $group)"
+    group=$(cat "$1.pgid" 2>/dev/null || true)
+    if [ -n "$group" ] && [ ! -e "$1.status" ] && kill -0 -- "-$group" 2>/dev/null; then
+        echo "=== stopping $3 (process group $group)"
         kill -TERM -- "-$group" 2>/dev/null || true
-        wait "$vmjob" 2>/dev/null || true
+        wait "$2" 2>/dev/null || true
     fi
 }
-trap 'stop_vm_suite; print_timings' EXIT
+vmlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-vm-suite.XXXXXX")"
+vmstart=$SECONDS
+background "$vmlog" "[vm-suite]" "$bundle" --testing-library swift-testing --filter VMBootTests
+vmjob=$!
+trap 'stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
 # Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
 # target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
 # trap or a hang and keeps the input under Tests/Fuzz/crashes/. Builds into .build-fuzz.
 # It starts now and runs beside the checks and the host suites, not before them (issue 25): it is CPU work (its own
 # instrumented build, then the inputs) where the host suites mostly wait on labs' timers, and one after the other they
-# were CI's longest path
-# (run 29: fuzz 312 s, then the host suites 642 s, while the VM suite was done after 669 s). Like the VM suite it
-# runs in a session of its own (stopped with its process group on the way out); its lines are prefixed [fuzz] and
-# kept in a file, printed again on a failure. It runs at nice 19: the VM suite is now the longest path (run 31: 762 s
-# against the host branch's 705 s) and the fuzzing has the slack, so it takes the CPU the others leave; its verdict
-# is its fixed inputs', not its speed.
+# were CI's longest path (run 29: fuzz 312 s, then the host suites 642 s, while the VM suite was done after 669 s).
+# Like the VM suite it runs in a session of its own; its lines are prefixed [fuzz] and kept in a file, printed again
+# on a failure. It runs at nice 19: the VM suite is now the longest path (run 31: 762 s against the host branch's
+# 705 s) and the fuzzing has the slack, so it takes the CPU the others leave; its verdict is its fixed inputs', not
+# its speed.
 fuzzlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-fuzz.XXXXXX")"
 fuzzstart=$SECONDS
-HSL_FUZZLOG="$fuzzlog" setsid bash -c 'set -o pipefail; echo $$ > "$HSL_FUZZLOG.pgid"; status=0
-  nice -n 19 ci/fuzz.sh --runs 100000 2>&1 | tee "$HSL_FUZZLOG" | sed -u "s/^/[fuzz] /" || status=$?
-  echo "$status" > "$HSL_FUZZLOG.status"' &
+background "$fuzzlog" "[fuzz]" nice -n 19 ci/fuzz.sh --runs 100000
 fuzzjob=$!
-stop_fuzz() { # on the way out: the fuzzing's process group, if it still runs
-    local group
-    group=$(cat "$fuzzlog.pgid" 2>/dev/null || true)
-    if [ -n "$group" ] && [ ! -e "$fuzzlog.status" ] && kill -0 -- "-$group" 2>/dev/null; then
-        echo "=== stopping the fuzzing (process group $group)"
-        kill -TERM -- "-$group" 2>/dev/null || true
-        wait "$fuzzjob" 2>/dev/null || true
-    fi
-}
-trap 'stop_fuzz; stop_vm_suite; print_timings' EXIT
+trap 'stop_background "$fuzzlog" "$fuzzjob" "the fuzzing"
+      stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
 step "workflow certify" /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.

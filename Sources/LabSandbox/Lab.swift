@@ -365,7 +365,7 @@ public enum LabKernelModules {
         while access(marker, F_OK) == 0, ContinuousClock.now < deadline { usleep(20_000) }
     }
 
-    /// `VMInit.modulesLoading` (LabSandbox does not import LabVM; `VMInitMarkerTests` holds the two equal).
+    /// `VMInit.modulesLoading` (LabSandbox does not import LabVM; `VMUnitTests.preloadModules` holds the two equal).
     static let modulesLoadingMarker = "/run/hotspot-lab-modules.loading"
 }
 

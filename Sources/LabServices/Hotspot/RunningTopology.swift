@@ -257,13 +257,10 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         }
         stationBuild?.thread.join()
         // The stations built so far belong to the lab either way (`down()` closes them).
-        if let built = stationBuild?.outcome.withLock({ $0 }) {
-            stations += built.stations
-            timings += built.timings
-            if let hotspotsError { throw hotspotsError }
-            if let error = built.error { throw error }
-        }
-        if let hotspotsError { throw hotspotsError }
+        let built = stationBuild?.outcome.withLock { $0 }
+        stations += built?.stations ?? []
+        timings += built?.timings ?? []
+        if let error = hotspotsError ?? built?.error { throw error }
     }
 
     /// What the station thread built, its timings (noted on `timings` after it is joined) and its error.
@@ -278,26 +275,25 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         guard let stationOptions = options.stations, !topology.stations.isEmpty else { return nil }
         let outcome = Locked(StationBuild())
         // The topology is only read by the thread; `stations` and `timings` are written after it is joined.
-        let lab = UncheckedBox(self)
-        let thread = try SystemThread.start("build the stations of lab \(self.lab.prefix)") {
-            let topology = lab.value
-            for (index, station) in topology.topology.stations.enumerated() {
+        let box = UncheckedBox(self)
+        let thread = try SystemThread.start("build the stations of lab \(lab.prefix)") {
+            let running = box.value
+            for (index, station) in running.topology.stations.enumerated() {
                 let start = ContinuousClock.now
                 do {
                     let built: RunningStation
-                    switch topology.options.linkMode {
+                    switch running.options.linkMode {
                     case .radio:
-                        built = try RunningStation.build(station, index: index, lab: topology.lab, topology: topology.topology,
-                                                         logDirectory: topology.logDirectory, options: stationOptions)
+                        built = try RunningStation.build(station, index: index, lab: running.lab, topology: running.topology,
+                                                         logDirectory: running.logDirectory, options: stationOptions)
                     case .veth:
-                        built = try RunningStation.buildLinked(station, index: index, lab: topology, topology: topology.topology,
-                                                               logDirectory: topology.logDirectory, options: stationOptions)
+                        built = try RunningStation.buildLinked(station, index: index, lab: running, topology: running.topology,
+                                                               logDirectory: running.logDirectory, options: stationOptions)
                     }
-                    let elapsed = ContinuousClock.now - start
+                    let elapsed = (ContinuousClock.now - start).secondsDouble
                     outcome.withLock {
                         $0.stations.append(built)
-                        $0.timings.append(("station \(station.name) ready",
-                                           elapsed.secondsDouble))
+                        $0.timings.append(("station \(station.name) ready", elapsed))
                     }
                 } catch {
                     outcome.withLock { $0.error = error }
