@@ -127,50 +127,25 @@ final class LabStepContext: StepContext {
     func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
 }
 
-/// tcpdump on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's frames. Only inside the
-/// hotspot-lab VM (there hwsim0 belongs to the VM; on a host with hwsim it is the host's and is left alone).
-final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; the capture process locks its own state
-    let process: ChildProcess
-    let path: String
-
-    private init(process: ChildProcess, path: String) {
-        self.process = process
-        self.path = path
-    }
-
+/// A radio scenario's capture of the air (`AirCapture`, LabVM), only inside the hotspot-lab VM (there hwsim0
+/// belongs to the VM; on a host with hwsim it is the host's and is left alone). A capture that cannot start is
+/// reported and the run goes on without it.
+enum ScenarioAirCapture {
     static func start(into path: String) -> AirCapture? {
         guard InVM.isActive, FileManager.default.fileExists(atPath: "/sys/class/net/hwsim0"),
               let tcpdump = try? RunningTopology.findTool("tcpdump") else { return nil }
         do {
-            try RouteNetlink.current().setUp("hwsim0")
-            let log = path + ".log"
-            let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "--immediate-mode", "-U", "-w", path], stdout: .file(log), stderr: .file(log)))
             // The steps wait for the capture: with two labs at a time under TCG tcpdump once took more than the 5 s
             // this used to allow, and a short scenario was over before its first frame (air.pcap: the header only).
-            let deadline = ContinuousClock.now + .seconds(30)
-            while !(readSmallFile(log)?.contains("listening on") ?? false), ContinuousClock.now < deadline, (try? child.poll()) == nil {
-                usleep(20_000)
+            let capture = try AirCapture.start(into: path, tcpdump: tcpdump, listenTimeout: .seconds(30))
+            if !capture.listening {
+                FileHandle.standardError.write(Data("hotspot-lab: tcpdump on hwsim0 did not say it was listening within 30 s; the capture may miss the start (\(capture.log))\n".utf8))
             }
-            if !(readSmallFile(log)?.contains("listening on") ?? false) {
-                FileHandle.standardError.write(Data("hotspot-lab: tcpdump on hwsim0 did not say it was listening within 30 s; the capture may miss the start (\(log))\n".utf8))
-            }
-            return AirCapture(process: child, path: path)
+            return capture
         } catch {
             FileHandle.standardError.write(Data("hotspot-lab: no capture of the air: \(error)\n".utf8))
             return nil
         }
-    }
-
-    /// Stops tcpdump once the file holds a frame past its 24-byte header (the access points beacon every 100 ms,
-    /// so one comes soon; up to 5 s): a scenario of a few seconds once ended before tcpdump had handed libpcap's
-    /// first buffer to the file (air.pcap: the header only), hence also `--immediate-mode`.
-    func stop() {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline, (try? process.poll()) == nil,
-              ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) <= 24 {
-            usleep(20_000)
-        }
-        _ = try? process.terminate(grace: .seconds(2))
     }
 }
 

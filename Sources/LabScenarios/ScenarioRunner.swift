@@ -116,7 +116,7 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
         result.logDirectory = lab.logDirectory
         // The air: every radio's frames on hwsim0, as a pcap in the lab's log folder (stopped before the lab goes
         // down, whose log copy takes it to the host). Runs at once share hwsim0: each capture holds all of them.
-        let capture = linkMode == .radio ? AirCapture.start(into: lab.logDirectory + "/air.pcap") : nil
+        let capture = linkMode == .radio ? ScenarioAirCapture.start(into: lab.logDirectory + "/air.pcap") : nil
         defer { capture?.stop() }
         guard let station = lab.station(scenario.station) else {
             result.setupError = "\(scenario.file): station `\(scenario.station ?? "")` is not in \(topology.file)"

@@ -1,5 +1,6 @@
 import Foundation
 import Netlink
+import HotspotSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -185,11 +186,15 @@ public struct HwsimSelftest {
 
         try provider.loadModule()
         report.hwsimReady = mark("hwsim ready")
-        var capture: VMChild?
+        var capture: AirCapture?
+        defer { capture?.stop(frameTimeout: .zero) }
         if let pcapPath {
-            try sh(["ip", "link", "set", "hwsim0", "up"])
-            capture = try start(["tcpdump", "-i", "hwsim0", "-U", "-w", pcapPath], log: "\(dir)/tcpdump.log")
-            try waitFor("\(dir)/tcpdump.log", "listening on", what: "tcpdump on hwsim0", process: capture!)
+            let started = try AirCapture.start(into: pcapPath, tcpdump: SystemTools.require("tcpdump"), listenTimeout: .seconds(stepTimeout))
+            capture = started
+            guard started.listening else {
+                throw VMError.system(operation: "wait for", object: "tcpdump on hwsim0",
+                                     cause: "no `listening on` after \(Int(stepTimeout)) s: \(readSmallFile(started.log)?.suffix(800) ?? "")")
+            }
         }
         radios = try provider.createRadios(count: 2)
         report.radios = radios
@@ -263,8 +268,10 @@ public struct HwsimSelftest {
 
         try sh(["ip", "netns", "exec", nsSTA, "busybox", "ping", "-c", "1", "-W", "3", apAddress])
         report.pinged = mark("pinged \(apAddress) over the air")
-        if let capture, let pcapPath {
-            capture.stop(grace: 3)
+        if let started = capture, let pcapPath {
+            // Frames went over the air (the ping's, at least): wait for the first in the file, bounded.
+            started.stop(frameTimeout: .seconds(stepTimeout), grace: .seconds(3))
+            capture = nil
             let read = try VMChild.capture(["tcpdump", "-n", "-r", pcapPath])
             report.capturedFrames = read.output.split(separator: "\n").filter { !$0.hasPrefix("reading from") }.count
             log("selftest: captured \(report.capturedFrames) frames of the air in \(pcapPath)")

@@ -29,7 +29,7 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
         lines.append("spawn in \(namespace ?? "-"): " + configuration.commandLine)
         let args = configuration.arguments
         if let i = args.firstIndex(of: "--ready-file"), i + 1 < args.count {
-            FileManager.default.createFile(atPath: args[i + 1], contents: nil)
+            _ = FileManager.default.createFile(atPath: args[i + 1], contents: nil)
         }
         if let facility = args.first(where: { $0.hasPrefix("--log-facility=") }) {
             try "dnsmasq[1]: started, version 2.89\n".write(toFile: String(facility.dropFirst("--log-facility=".count)), atomically: true, encoding: .utf8)
