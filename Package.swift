@@ -26,7 +26,7 @@
 //   LabKit             the lab as one import (re-exports the Lab* modules) and `doctor`
 //   HotspotBench       the `hotspot-lab bench` measurements (a library the CLI calls)
 //   PortalKinds        one file per captive portal kind, as data and request handling (the `portals/` folder)
-//   Portals            the portal server around them: HTTP (FlyingFox) and TLS (`portals/Server/`)
+//   Portals            the portal server around them: HTTP/1.1, plain and over TLS, our own (`portals/Server/`)
 //   StepRegistryScanner, step-registry-tool, StepRegistryPlugin  the build-tool plugin that lists LabScenarios' step kinds and LabCertify's checks
 import PackageDescription
 
@@ -59,7 +59,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
     ],
     targets: [
         // MARK: the subsystem
@@ -199,12 +198,11 @@ let package = Package(
         .plugin(name: "StepRegistryPlugin", capability: .buildTool(), dependencies: ["step-registry-tool"]),
         // The portal kinds as data and their request handling, one file per kind; no HTTP server (LabTopology reads it).
         .target(name: "PortalKinds", path: "portals", exclude: ["Server"], swiftSettings: strict),
-        // The portal server (FlyingFox, OpenSSL) around the kinds; re-exports PortalKinds.
+        // The portal server (our HTTP/1.1 server, OpenSSL for TLS) around the kinds; re-exports PortalKinds.
         .target(
             name: "Portals",
             dependencies: [
                 "PortalKinds",
-                .product(name: "FlyingFox", package: "FlyingFox"), .product(name: "FlyingSocks", package: "FlyingFox"),
                 "COpenSSL", "CTLSShim",
             ],
             path: "portals/Server",

@@ -5,12 +5,12 @@ import Testing
 
 /// The lab internet's HTTPS (loopback, no root): a certificate per SNI name issued on the fly by a CA (the
 /// openssl command), answering the backend routes and probe endpoints; a client trusting only that CA.
-/// Part of the serialized `TLSClientTests`: the TLS server answers on Swift's cooperative pool, which tests
-/// blocking in a synchronous client in parallel could starve.
+/// Part of the serialized `TLSClientTests`. (The server answers on each connection's own thread, not on Swift's
+/// cooperative pool, which synchronous tests blocking in a client could starve: `LabHTTPServerTests`.)
 extension TLSClientTests {
     final class InternetServerFixture: @unchecked Sendable {
         let port: UInt16
-        let server: TLSHTTPServer
+        let server: LabHTTPServer
         let issuer: TLSCertificateIssuer
 
         init(fixture: TLSFixture, sni: Bool = true, ip: String = "127.0.0.1") throws {
@@ -22,8 +22,8 @@ extension TLSClientTests {
                               body: "{\"session\":\"active\"}"),
             ])
             let listener: Int32
-            (listener, port) = try TLSHTTPServer.listen(ip: ip, port: 0)
-            server = TLSHTTPServer(context: context, ioTimeoutSeconds: 5) { request, _ in
+            (listener, port) = try LabHTTPServer.listen(ip: ip, port: 0)
+            server = LabHTTPServer(tls: context, ioTimeoutSeconds: 5) { request, _ in
                 await InternetServer.answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
             }
             server.start(listener: listener)
@@ -63,7 +63,7 @@ extension TLSClientTests {
         defer { dns.stop() }
         let reply = try internetClient(dns).get("https://[::1]:\(server.port)/hotspot-detect.html")
         #expect(reply.status == 200 && String(decoding: reply.body, as: UTF8.self) == InternetResponder.appleSuccess)
-        #expect(throws: (any Error).self) { try TLSHTTPServer.listen(ip: "2001:db8::zz", port: 0) }
+        #expect(throws: (any Error).self) { try LabHTTPServer.listen(ip: "2001:db8::zz", port: 0) }
     }
 
     @Test("without the SNI selection a name gets the address's certificate, which the client refuses")

@@ -55,7 +55,7 @@ struct TLSFixture: Sendable {
     }
 }
 
-/// The portal's TLS server (`Portals.TLSHTTPServer`) on 127.0.0.1: answers with the request it saw and the peer.
+/// The portal's TLS server (`Portals.LabHTTPServer` with TLS) on 127.0.0.1: answers with the request it saw and the peer.
 /// A flag one thread sets and another polls, and a "done" the setter's peer waits for.
 final class ManagedFlag: @unchecked Sendable {
     private let lock = NSLock()
@@ -69,13 +69,13 @@ final class ManagedFlag: @unchecked Sendable {
 
 final class LocalTLSServer: @unchecked Sendable {
     let port: UInt16
-    let server: TLSHTTPServer
+    let server: LabHTTPServer
 
     init(certificate: String, key: String, delaySeconds: Int = 0) throws {
         let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
         let listener: Int32
-        (listener, port) = try TLSHTTPServer.listen(ip: "127.0.0.1", port: 0)
-        server = TLSHTTPServer(context: context, ioTimeoutSeconds: 5) { request, peer in
+        (listener, port) = try LabHTTPServer.listen(ip: "127.0.0.1", port: 0)
+        server = LabHTTPServer(tls: context, ioTimeoutSeconds: 5) { request, peer in
             if delaySeconds > 0 { try? await Task.sleep(for: .seconds(delaySeconds)) }
             let body = "\(request.method) \(request.path)?\(request.query) host=\(request.host ?? "-") peer=\(peer) body=\(String(decoding: request.body, as: UTF8.self))"
             return PortalResponse(status: 200, headers: ["Content-Type": "text/plain"], body: body)
@@ -83,7 +83,7 @@ final class LocalTLSServer: @unchecked Sendable {
         server.start(listener: listener)
     }
 
-    /// The server closes its own listening socket, after its accept loop has ended (see `TLSHTTPServer.stop`).
+    /// The server closes its own listening socket, after its accept loop has ended (see `LabHTTPServer.stop`).
     func stop() { server.stop() }
 }
 
@@ -288,7 +288,7 @@ struct TLSClientTests {
         let tcp = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(3), mark: HotspotHelper.commandTrafficMark)
         let tls = try HotspotTLSConnection.handshake(over: tcp, serverName: "127.0.0.1", trust: .caFile(fixture.ca), deadline: TrafficDeadline(.seconds(3)))
         #expect(tcp.mark == 0x4853)
-        try tls.write(Array("GET /m HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), deadline: TrafficDeadline(.seconds(3)))
+        try tls.write(Array("GET /m HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8), deadline: TrafficDeadline(.seconds(3)))
         var answer: [UInt8] = []
         while true {
             let more = try tls.read(maximum: 4096, deadline: TrafficDeadline(.seconds(3)))

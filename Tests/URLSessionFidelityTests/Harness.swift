@@ -31,12 +31,12 @@ struct Answer: Sendable {
 }
 
 /// The local servers the fidelity tests talk to: plain HTTP (own code, one thread per connection) and HTTPS
-/// (the portal's `TLSHTTPServer`) on 127.0.0.1, port 0, the same routes on both. Every request is logged.
+/// (the portal's `LabHTTPServer` with TLS) on 127.0.0.1, port 0, the same routes on both. Every request is logged.
 final class FidelityServer: @unchecked Sendable {
     let httpPort: UInt16
     let httpsPort: UInt16
     private let listener: Int32
-    private let tls: TLSHTTPServer
+    private let tls: LabHTTPServer
     private let lock = NSLock()
     private var seen: [Seen] = []
     private var hits: [String: Int] = [:]
@@ -56,10 +56,10 @@ final class FidelityServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) } }
         httpPort = UInt16(bigEndian: actual.sin_port)
         let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
-        let (tlsListener, tlsPort) = try TLSHTTPServer.listen(ip: "127.0.0.1", port: 0)
+        let (tlsListener, tlsPort) = try LabHTTPServer.listen(ip: "127.0.0.1", port: 0)
         httpsPort = tlsPort
         nonisolated(unsafe) var me: FidelityServer?
-        tls = TLSHTTPServer(context: context, ioTimeoutSeconds: 10) { request, _ in
+        tls = LabHTTPServer(tls: context, ioTimeoutSeconds: 10) { request, _ in
             let seen = Seen(method: request.method, path: request.path, query: request.query, headers: request.headers, body: request.body)
             guard let server = me else { return PortalResponse(status: 500) }
             let answer = server.answer(seen, secure: true)

@@ -1,10 +1,8 @@
-// The portal server: serves one portal kind (PortalKinds, HTTP-free) over HTTP with FlyingFox, or over TLS.
+// The portal server: serves one portal kind (PortalKinds, HTTP-free) over HTTP, or over TLS (`LabHTTPServer`).
 @_exported import PortalKinds
-import FlyingFox
-import FlyingSocks
 import Foundation
 
-/// Serves one portal kind over HTTP with FlyingFox. Requests whose Host is not the portal's own
+/// Serves one portal kind over HTTP (or HTTPS). Requests whose Host is not the portal's own
 /// address are treated as intercepted (redirected by the gate).
 public struct PortalServer: Sendable {
     public let kind: any PortalKind
@@ -27,7 +25,7 @@ public struct PortalServer: Sendable {
     public static let readinessPath = "/.hotspot-lab/ready"
 
     /// The answer to the readiness request.
-    static var readinessResponse: HTTPResponse { HTTPResponse(statusCode: .noContent) }
+    static var readinessResponse: PortalResponse { PortalResponse(status: 204) }
 
     func addressesPortal(_ host: String?) -> Bool {
         guard let host else { return false }
@@ -41,8 +39,9 @@ public struct PortalServer: Sendable {
         return response
     }
 
-    /// A request read off a TLS connection (`TLSHTTPServer`), from the TCP peer `peer`.
+    /// One request (plain HTTP or TLS) from the TCP peer `peer`: the readiness request, or the kind's answer.
     public func handle(_ request: RawHTTPRequest, peer: String) async -> PortalResponse {
+        if request.path == Self.readinessPath { return Self.readinessResponse }
         var form: [String: String] = [:]
         if request.method == "POST" { form = parseForm(String(decoding: request.body, as: UTF8.self)) }
         var portalRequest = PortalRequest(
@@ -57,90 +56,43 @@ public struct PortalServer: Sendable {
     /// `httpsURL` (the same path and query when addressed to the portal; the portal's entry page when intercepted).
     public func runHTTPSOnly(ip: String, port: UInt16, tls: TLSServerContext, tlsIP: String, tlsPort: UInt16, httpsURL: String,
                              onListening: @Sendable @escaping () -> Void = {}) async throws {
-        let listener = try TLSHTTPServer.listen(ip: tlsIP, port: tlsPort)
         let handler = self
-        TLSHTTPServer(context: tls) { request, peer in await handler.handle(request, peer: peer) }.start(listener: listener.fd)
-        logLine("https portal on \(tlsIP):\(listener.port) as \(httpsURL)")
-        let server = HTTPServer(address: try .inet(ip4: ip, port: port), timeout: 120, logger: LineLogger(category: "portal"))
-        await server.appendRoute("*") { request in
+        let secure = try LabHTTPServer.listen(ip: tlsIP, port: tlsPort)
+        let servers = [LabHTTPServer(tls: tls, ioTimeoutSeconds: 120) { request, peer in await handler.handle(request, peer: peer) }]
+        servers[0].start(listener: secure.fd)
+        logLine("https portal on \(tlsIP):\(secure.port) as \(httpsURL)")
+        let plain = try LabHTTPServer.listen(ip: ip, port: port)
+        let redirect = LabHTTPServer(ioTimeoutSeconds: 120, logTag: "[portal]") { request, _ in
             if request.path == Self.readinessPath { return Self.readinessResponse }
-            let host = Self.host(of: request)
-            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-            let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text }
-            let query = request.query.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
-            let location = HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: query,
-                                                  intercepted: !handler.addressesPortal(host) && host != ip)
-            return httpResponse(.redirect(location))
+            let host = request.host
+            return .redirect(HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: request.query,
+                                                   intercepted: !handler.addressesPortal(host) && host != ip))
         }
-        try await runUntilCancelled(server, onListening: onListening)
+        redirect.start(listener: plain.fd)
+        try await serveUntilCancelled(servers + [redirect], onListening: onListening)
     }
 
-    /// The request's Host header without its port.
-    static func host(of request: HTTPRequest) -> String? {
-        request.headers[HTTPHeader("Host")].map { h -> String in
-            if let colon = h.lastIndex(of: ":"), !h.hasSuffix("]") { return String(h[..<colon]) }
-            return h
-        }
-    }
-
-    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        if request.path == Self.readinessPath { return Self.readinessResponse }
-        let host = Self.host(of: request)
-        var clientIP = ""
-        switch request.remoteAddress {
-        case .ip4(let ip, _): clientIP = ip
-        case .ip6(let ip, _): clientIP = ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip
-        default: break
-        }
-        var query: [String: String] = [:]
-        for item in request.query { query[item.name] = item.value }
-        var form: [String: String] = [:]
-        if request.method == .POST, let body = try? await request.bodyData {
-            form = parseForm(String(decoding: body, as: UTF8.self))
-        }
-        var portalRequest = PortalRequest(
-            method: request.method.rawValue, path: request.path, host: host, query: query, form: form,
-            clientIP: clientIP, intercepted: !addressesPortal(host))
-        portalRequest.cookies = parseCookies(request.headers[HTTPHeader("Cookie")])
-        return httpResponse(await answer(portalRequest))
-    }
-
-    /// Listens on `ip:port` (IPv4: FlyingFox's `.loopback` would bind ::1), and on the same port of every
-    /// address of `alsoOn` (the gateway's IPv6 address on a dual-stack hotspot), until cancelled.
+    /// Listens on `ip:port`, and on the same port of every address of `alsoOn` (the gateway's IPv6 address on a
+    /// dual-stack hotspot), until cancelled.
     public func run(ip: String, port: UInt16, alsoOn: [String] = [], onListening: @Sendable @escaping () -> Void = {}) async throws {
-        var servers: [HTTPServer] = []
         let handler = self
+        var servers: [LabHTTPServer] = []
         for address in [ip] + alsoOn {
-            let server = HTTPServer(address: try listenAddress(address, port), timeout: 120, logger: LineLogger(category: "portal"))
-            await server.appendRoute("*") { request in await handler.handle(request) }
+            let listener = try LabHTTPServer.listen(ip: address, port: port)
+            let server = LabHTTPServer(ioTimeoutSeconds: 120, logTag: "[portal]") { request, peer in await handler.handle(request, peer: peer) }
+            server.start(listener: listener.fd)
             servers.append(server)
         }
-        try await runUntilCancelled(servers, onListening: onListening)
+        try await serveUntilCancelled(servers, onListening: onListening)
     }
 }
 
-/// A socket address for `ip` (IPv4 `198.51.100.1` or IPv6 `2001:db8:1::1`, brackets allowed) and `port`.
-func listenAddress(_ ip: String, _ port: UInt16) throws -> any SocketAddress {
-    if ip.contains(":") {
-        return try sockaddr_in6.inet6(ip6: ip.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port)
-    }
-    return try sockaddr_in.inet(ip4: ip, port: port)
-}
-
-func runUntilCancelled(_ server: HTTPServer, onListening: @Sendable @escaping () -> Void) async throws {
-    try await runUntilCancelled([server], onListening: onListening)
-}
-
-/// Runs every server until cancelled; `onListening` once all of them listen.
-func runUntilCancelled(_ servers: [HTTPServer], onListening: @Sendable @escaping () -> Void) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for server in servers { group.addTask { try await server.run() } }
-        group.addTask {
-            for server in servers { try await server.waitUntilListening(timeout: 10) }
-            onListening()
-        }
-        for _ in 0...servers.count { try await group.next() }
-    }
+/// Calls `onListening` (every server already listens: `LabHTTPServer.listen` returned), then keeps the servers
+/// until the task is cancelled, and stops them.
+func serveUntilCancelled(_ servers: [LabHTTPServer], onListening: @Sendable @escaping () -> Void) async throws {
+    defer { servers.forEach { $0.stop() } }
+    onListening()
+    while true { try await Task.sleep(for: .seconds(3600)) }
 }
 
 /// Where the https-only portal's plain HTTP sends a request.
@@ -151,29 +103,6 @@ public enum HTTPSRedirect {
         if intercepted { return httpsURL }
         let base = httpsURL.hasSuffix("/") ? String(httpsURL.dropLast()) : httpsURL
         return base + (path.hasPrefix("/") ? path : "/" + path) + (query.isEmpty ? "" : "?" + query)
-    }
-}
-
-/// A portal (or the internet's) answer as FlyingFox sends it.
-func httpResponse(_ response: PortalResponse) -> HTTPResponse {
-    var headers = HTTPHeaders()
-    for (name, value) in response.headers { headers[HTTPHeader(name)] = value }
-    return HTTPResponse(statusCode: HTTPStatusCode(response.status, phrase: phrase(response.status)),
-                        headers: headers, body: Data(response.body.utf8))
-}
-
-func phrase(_ status: Int) -> String {
-    switch status {
-    case 200: return "OK"
-    case 204: return "No Content"
-    case 302: return "Found"
-    case 400: return "Bad Request"
-    case 401: return "Unauthorized"
-    case 403: return "Forbidden"
-    case 404: return "Not Found"
-    case 500: return "Internal Server Error"
-    case 511: return "Network Authentication Required"
-    default: return "Status"
     }
 }
 
@@ -212,12 +141,12 @@ public enum InternetServer {
                            tls: TLSServerContext? = nil, tlsPort: UInt16 = 443,
                            onListening: @Sendable @escaping () -> Void = {}) async throws {
         // HTTPS on every address HTTP is on (both families where `alsoOn` has the IPv6 one).
-        var tlsServers: [TLSHTTPServer] = []
+        var tlsServers: [LabHTTPServer] = []
         defer { tlsServers.forEach { $0.stop() } }
         if let tls {
             for address in [ip] + alsoOn {
-                let listener = try TLSHTTPServer.listen(ip: address, port: tlsPort)
-                let server = TLSHTTPServer(context: tls) { request, _ in
+                let listener = try LabHTTPServer.listen(ip: address, port: tlsPort)
+                let server = LabHTTPServer(tls: tls, logTag: "[internet]", logRequests: false) { request, _ in
                     await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
                 }
                 server.start(listener: listener.fd)
@@ -225,28 +154,16 @@ public enum InternetServer {
                 logLine("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(listener.port)")
             }
         }
-        var servers: [HTTPServer] = []
+        var servers: [LabHTTPServer] = []
         for address in [ip] + alsoOn {
-            let server = HTTPServer(address: try listenAddress(address, port), timeout: 60, logger: LineLogger(category: "internet"))
-            await server.appendRoute("*") { request in
+            let listener = try LabHTTPServer.listen(ip: address, port: port)
+            let server = LabHTTPServer(ioTimeoutSeconds: 60, logTag: "[internet]", logRequests: false) { request, _ in
                 if request.path == PortalServer.readinessPath { return PortalServer.readinessResponse }
-                return httpResponse(await answer(responder, method: request.method.rawValue, host: PortalServer.host(of: request),
-                                          path: request.path, scheme: "http"))
+                return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http")
             }
+            server.start(listener: listener.fd)
             servers.append(server)
         }
-        try await runUntilCancelled(servers, onListening: onListening)
+        try await serveUntilCancelled(servers, onListening: onListening)
     }
-}
-
-/// Writes one unbuffered line per message to stdout (the lab's per-daemon log file).
-public struct LineLogger: Logging {
-    let category: String
-    public init(category: String) { self.category = category }
-    func write(_ level: String, _ text: String) { logLine("[\(category)] \(level): \(text)") }
-    public func logDebug(_ debug: @autoclosure () -> String) {}
-    public func logInfo(_ info: @autoclosure () -> String) { write("info", info()) }
-    public func logWarning(_ warning: @autoclosure () -> String) { write("warning", warning()) }
-    public func logError(_ error: @autoclosure () -> String) { write("error", error()) }
-    public func logCritical(_ critical: @autoclosure () -> String) { write("critical", critical()) }
 }

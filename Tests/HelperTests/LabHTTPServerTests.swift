@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+@testable import Portals
+#if canImport(Glibc)
+import Glibc
+import Synchronization
+#endif
+
+/// The portals' and the lab internet's HTTP/1.1 server (`LabHTTPServer`, plain here) on 127.0.0.1, port 0, spoken to
+/// byte by byte: persistent connections, pipelining, chunked bodies, `Expect: 100-continue`, HEAD, HTTP/1.0, and the
+/// answers to requests it cannot read. No root.
+@Suite("LabHTTPServer: HTTP/1.1 as RFC 9112 has it (loopback)")
+struct LabHTTPServerTests {
+    /// A server that answers `METHOD PATH body=BODY` with the request's version, and counts its connections by peer port.
+    final class EchoServer: @unchecked Sendable {
+        let port: UInt16
+        let server: LabHTTPServer
+
+        init() throws {
+            let (listener, port) = try LabHTTPServer.listen(ip: "127.0.0.1", port: 0)
+            self.port = port
+            server = LabHTTPServer(ioTimeoutSeconds: 10) { request, _ in
+                PortalResponse(status: request.path == "/missing" ? 404 : 200, headers: ["Content-Type": "text/plain", "X-Version": request.version],
+                               body: "\(request.method) \(request.path) query=\(request.query) body=\(String(decoding: request.body, as: UTF8.self))")
+            }
+            server.start(listener: listener)
+        }
+
+        func stop() { server.stop() }
+    }
+
+    /// A blocking TCP client with a 10 s read timeout: what it read, and whether the server closed.
+    final class RawClient {
+        let fd: Int32
+        var received: [UInt8] = []
+        var closedByServer = false
+
+        init(port: UInt16) throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = port.bigEndian
+            inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+            let connected = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            try #require(fd >= 0 && connected == 0, "connect to 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit { close(fd) }
+
+        func send(_ text: String) {
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+
+        /// Reads until `text` holds `count` complete responses (by Content-Length; HEAD's given as `heads`), or the
+        /// server closes, or 10 s pass without a byte.
+        func responses(_ count: Int, heads: Set<Int> = []) -> [String] {
+            while true {
+                let parsed = Self.split(received, heads: heads)
+                if parsed.count >= count { return parsed }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = recv(fd, &chunk, chunk.count, 0)
+                if n <= 0 {
+                    closedByServer = n == 0
+                    return parsed
+                }
+                received += chunk[0..<n]
+            }
+        }
+
+        /// After the responses read: whether the server closes (EOF) within 10 s with nothing more sent.
+        func serverCloses() -> Bool {
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, 0) == 0
+        }
+
+        static func split(_ bytes: [UInt8], heads: Set<Int>) -> [String] {
+            var out: [String] = []
+            var rest = Substring(String(decoding: bytes, as: UTF8.self))
+            while let end = rest.range(of: "\r\n\r\n") {
+                let head = rest[..<end.lowerBound]
+                if head.hasPrefix("HTTP/1.1 100 ") {
+                    out.append(String(head))
+                    rest = rest[end.upperBound...]
+                    continue
+                }
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                let bodyLength = heads.contains(out.count) ? 0 : length
+                guard rest[end.upperBound...].utf8.count >= bodyLength else { break }
+                let bodyEnd = rest.utf8.index(end.upperBound, offsetBy: bodyLength)
+                out.append(String(rest[..<bodyEnd]))
+                rest = rest[bodyEnd...]
+            }
+            return out
+        }
+    }
+
+    @Test("HTTP/1.1 keeps the connection: two requests on one, answered in order; `Connection: close` ends it after the answer")
+    func persistentConnections() throws {
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let client = try RawClient(port: echo.port)
+        client.send("GET /one HTTP/1.1\r\nHost: a\r\n\r\n")
+        let first = client.responses(1)
+        #expect(first.count == 1 && first[0].hasSuffix("GET /one query= body="), "\(first)")
+        #expect(!first[0].contains("Connection:"), "a kept connection needs no Connection header in HTTP/1.1: \(first)")
+        client.send("POST /two?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+        let both = client.responses(2)
+        #expect(both.count == 2 && both[1].hasSuffix("POST /two query=x=1 body=abc"), "\(both)")
+        #expect(both.count == 2 && both[1].contains("Connection: close\r\n"), "\(both)")
+        #expect(client.serverCloses(), "the server kept the connection after Connection: close")
+    }
+
+    @Test("pipelined requests in one write get their answers in order")
+    func pipelining() throws {
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let client = try RawClient(port: echo.port)
+        client.send("GET /a HTTP/1.1\r\nHost: a\r\n\r\nPOST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhiGET /missing HTTP/1.1\r\nHost: a\r\n\r\n")
+        let answers = client.responses(3)
+        #expect(answers.count == 3, "\(answers)")
+        guard answers.count == 3 else { return }
+        #expect(answers[0].hasSuffix("GET /a query= body=") && answers[1].hasSuffix("POST /b query= body=hi"), "\(answers)")
+        #expect(answers[2].hasPrefix("HTTP/1.1 404 Not Found\r\n"), "\(answers[2])")
+    }
+
+    @Test("a chunked body is decoded (sizes in hex, extensions and trailers ignored); Expect: 100-continue is answered before the body")
+    func chunkedAndContinue() throws {
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let client = try RawClient(port: echo.port)
+        client.send("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nB\r\n, the world\r\n0\r\nX-Trailer: t\r\n\r\n")
+        let chunked = client.responses(1)
+        #expect(chunked.first?.hasSuffix("POST /c query= body=hello, the world") == true, "\(chunked)")
+        client.send("POST /d HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        let interim = client.responses(2)
+        #expect(interim.count == 2 && interim[1] == "HTTP/1.1 100 Continue", "the client waits for 100 Continue before it sends the body: \(interim)")
+        client.send("data")
+        let all = client.responses(3)
+        #expect(all.count == 3 && all[2].hasSuffix("POST /d query= body=data"), "\(all)")
+    }
+
+    @Test("HEAD: the GET's headers and Content-Length, no body; the connection stays usable")
+    func head() throws {
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let client = try RawClient(port: echo.port)
+        client.send("HEAD /h HTTP/1.1\r\nHost: a\r\n\r\nGET /g HTTP/1.1\r\nHost: a\r\n\r\n")
+        let answers = client.responses(2, heads: [0])
+        #expect(answers.count == 2, "\(answers)")
+        guard answers.count == 2 else { return }
+        #expect(answers[0].contains("\r\nContent-Length: \("HEAD /h query= body=".utf8.count)\r\n") && answers[0].hasSuffix("\r\n\r\n"), "\(answers[0])")
+        #expect(answers[1].hasSuffix("GET /g query= body="), "the body of HEAD was sent after all: \(answers)")
+    }
+
+    @Test("HTTP/1.0 closes unless it asks for keep-alive, which the answer confirms")
+    func http10() throws {
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let kept = try RawClient(port: echo.port)
+        kept.send("GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        let one = kept.responses(1)
+        #expect(one.first?.contains("Connection: keep-alive\r\n") == true && one.first?.contains("X-Version: HTTP/1.0") == true, "\(one)")
+        kept.send("GET /k2 HTTP/1.0\r\n\r\n")
+        let two = kept.responses(2)
+        #expect(two.count == 2 && two[1].contains("Connection: close\r\n"), "\(two)")
+        #expect(kept.serverCloses())
+    }
+
+    @Test("what the server cannot read gets 400 (or 413, 501) naming the fault, and the connection is closed")
+    func badRequests() throws {
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        for (request, status, cause) in [
+            ("NONSENSE\r\n\r\n", 400, "not `METHOD /path HTTP/1.x`"),
+            ("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "both Content-Length and Transfer-Encoding"),
+            ("POST / HTTP/1.1\r\nContent-Length: many\r\n\r\n", 400, "Content-Length `many` is not a number"),
+            ("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413, "over 1 MiB"),
+            ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "only chunked"),
+            ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, "is not hexadecimal"),
+        ] {
+            let client = try RawClient(port: echo.port)
+            client.send(request)
+            let answer = client.responses(1)
+            #expect(answer.first?.hasPrefix("HTTP/1.1 \(status) ") == true && answer.first?.contains(cause) == true, "\(request.debugDescription): \(answer)")
+            #expect(answer.first?.contains("Connection: close\r\n") == true)
+            #expect(client.serverCloses(), "\(request.debugDescription): the connection stayed open")
+        }
+    }
+
+    @Test("the handler runs on the connection's own thread, sleeps included: never waiting for Swift's cooperative pool")
+    func handlerOnTheConnectionThread() throws {
+        let caller = pthread_self()
+        let seen = Mutex<[pthread_t]>([])
+        let response = LabHTTPServer.run({ _, _ in
+            seen.withLock { $0.append(pthread_self()) }
+            try? await Task.sleep(for: .milliseconds(20))
+            seen.withLock { $0.append(pthread_self()) }
+            return PortalResponse(status: 204)
+        }, RawHTTPRequest(method: "GET", path: "/", query: "", headers: [], body: []), "127.0.0.1")
+        #expect(response.status == 204)
+        let threads = seen.withLock { $0 }
+        #expect(threads.count == 2 && threads.allSatisfy { pthread_equal($0, caller) != 0 },
+                "the handler ran on another thread (before and after its sleep), the cooperative pool's")
+    }
+}
