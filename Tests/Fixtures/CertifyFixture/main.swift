@@ -86,16 +86,22 @@ func replaced(_ json: JSON, _ key: String, _ value: JSON) -> JSON {
     return .object(o)
 }
 
-/// sign-out-after-login: the logoff command to hand the helper after relaying its login.
+/// sign-out-after-login: the logoff command to hand the helper after its login, and the login's success answer,
+/// held until the helper has answered that logoff (signed out).
 var pendingFakeLogoff: JSON?
 var fakeLogoffs = 0
+var heldLoginAnswers: [Int: JSON] = [:]
 
 /// A helper's message on its way to hotspotd: returns what to send instead (empty: drop).
 @MainActor func fromHelper(_ message: JSON) -> [JSON] {
     guard message["type"]?.stringValue == "response", let id = message["command"]?.intValue, let command = commands[id] else { return [message] }
     if id > 1_000_000 {
-        log("the helper answered the fake logoff \(id): not relayed")
-        return []
+        guard let held = heldLoginAnswers.removeValue(forKey: id) else {
+            log("the helper answered the fake logoff \(id): not relayed")
+            return []
+        }
+        log("the helper answered the fake logoff \(id) (signed out): not relayed; now relaying its login's success")
+        return [held]
     }
     let type = command["commandType"]?.intValue ?? 0   // 1 filterScanList 2 evaluate 3 authenticate 5 maintain
     let result = message["result"]?.intValue ?? 0
@@ -133,14 +139,19 @@ var fakeLogoffs = 0
         return [message, ["type": "report", "kind": "secondDelivery", "command": .number(Double(id)),
                           "message": .string("deliver() called a second time for command \(id): ignored")]]
     case "sign-out-after-login" where type == 3 && result == 0:
-        // The answer goes on; then the helper is told to log off (a command hotspotd never sent), so it signs out
-        // of the portal right after signing in, as a helper that calls its logout after its login does.
+        // The helper is told to log off (a command hotspotd never sent), so it signs out of the portal right after
+        // signing in, as a helper whose authenticate handler calls its logout after its login does; its success
+        // answer goes on only once it has signed out. (Relaying the answer first made the sign-out race the lab's
+        // gate reading after Authenticated: on a loaded machine the reading could come first, every time, and the
+        // verdict changed with the load; CI run 35.)
         fakeLogoffs += 1
         let fake = 1_000_000 + fakeLogoffs
         pendingFakeLogoff = ["type": "command", "id": .number(Double(fake)), "commandType": 6, "commandName": "logoff",
                              "helper": command["helper"] ?? "", "network": command["network"] ?? .null]
         commands[fake] = pendingFakeLogoff
-        log("signing out right after the login of command \(id) (fake logoff \(fake))")
+        heldLoginAnswers[fake] = message
+        log("signing out right after the login of command \(id) (fake logoff \(fake)); its answer waits for that")
+        return []
     case "high-everything" where type == 2:
         var network = command["network"]?.objectValue ?? [:]
         network["confidence"] = 2
