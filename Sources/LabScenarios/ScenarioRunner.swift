@@ -58,6 +58,34 @@ public struct ScenarioResult: Sendable {
     public var failure: StepResult? { steps.first { !$0.passed } }
 }
 
+/// Labs that go down on threads of their own (`ScenarioRunner.teardowns`): a scenario's result (steps, timeline, path)
+/// is complete before its lab goes down, so the worker can bring the next scenario's lab up meanwhile. Under the VM's
+/// emulation a radio lab's teardown and the copy of its logs to the host took 0.8-1.1 s, on every worker's critical
+/// path (bench/README.md). `joinAll` before the command reports or exits: every lab is down and its logs copied then.
+public final class LabTeardowns: Sendable {
+    private let threads = Locked<[SystemThread]>([])
+
+    public init() {}
+
+    /// Runs `body` on a thread of its own (inline when no thread can be started).
+    func run(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        do {
+            let thread = try SystemThread.start(name, body)
+            threads.withLock { $0.append(thread) }
+        } catch {
+            body()
+        }
+    }
+
+    /// Labs handed over and not yet joined.
+    public var pending: Int { threads.withLock { $0.count } }
+
+    /// Waits until every lab handed over so far is down.
+    public func joinAll() {
+        while let thread = threads.withLock({ $0.popLast() }) { thread.join() }
+    }
+}
+
 /// Runs scenarios against a real lab: topology up with its stations, steps carried out through hotspotd's
 /// control socket, wpa_supplicant, the portals' gate and curl; every expectation checked against hotspotd's
 /// trace and status.
@@ -69,6 +97,9 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
     public var onStep: (@Sendable (Scenario, StepResult) -> Void)?
     /// The tier: `.radio` (mac80211_hwsim: the VM or a host with it) or `.veth` (the native tier, no radio).
     public var linkMode: HotspotLinkMode = .radio
+    /// Where labs go down when `run` returns: nil, before it returns; else on a thread of their own, which the caller
+    /// joins (`LabTeardowns.joinAll`) before it reports or exits.
+    public var teardowns: LabTeardowns?
 
     public init(logRoot: String? = nil, helperOverride: [String]? = nil) {
         self.logRoot = logRoot
@@ -108,8 +139,11 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
             return result
         }
         defer {
-            let errors = lab.down()
-            if !errors.isEmpty { FileHandle.standardError.write(Data("hotspot-lab: teardown of \(lab.lab.prefix): \(errors)\n".utf8)) }
+            let down: @Sendable () -> Void = {
+                let errors = lab.down()
+                if !errors.isEmpty { FileHandle.standardError.write(Data("hotspot-lab: teardown of \(lab.lab.prefix): \(errors)\n".utf8)) }
+            }
+            if let teardowns { teardowns.run("down \(lab.lab.prefix)", down) } else { down() }
         }
         result.labUpSeconds = Self.seconds(since: start)
         result.labUpParts = lab.timings

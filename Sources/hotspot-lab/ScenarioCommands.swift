@@ -63,6 +63,9 @@ struct DemoCommand: AsyncParsableCommand {
         let runner = ScenarioRunner(logRoot: logs)
         runner.linkMode = mode
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
+        // A worker brings its next lab up while the last one goes down (and its logs are copied out of the VM).
+        let teardowns = LabTeardowns()
+        runner.teardowns = teardowns
         let start = ContinuousClock.now
         let results = ParallelRuns.map(loaded, jobs: jobs) { scenario in
             reporter.say("\n━━ \(scenario.name) (\(mode.tier) tier): \(scenario.description)")
@@ -70,6 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
             reporter.finish(result, timeline: true)
             return result
         }
+        teardowns.joinAll()
         reporter.summary(results, wall: ContinuousClock.now - start)
         if let junit { try ReportFile.write(JUnit.scenarios(results, suite: "hotspot-lab demo"), to: junit) }
         if let html { try ReportFile.write(HTMLReport.render(results, title: "hotspot-lab demo"), to: html) }
@@ -158,6 +162,8 @@ struct RunCommand: AsyncParsableCommand {
         let runner = ScenarioRunner(logRoot: logs, helperOverride: helpers.isEmpty ? nil : helpers)
         runner.linkMode = mode
         runner.onStep = { scenario, step in reporter.step(scenario, step) }
+        let teardowns = LabTeardowns()
+        runner.teardowns = teardowns
         let start = ContinuousClock.now
         let retry = !noRetry
         let showTimeline = timeline
@@ -167,6 +173,7 @@ struct RunCommand: AsyncParsableCommand {
             reporter.finish(result, timeline: showTimeline)
             return result
         }
+        teardowns.joinAll()
         reporter.summary(results, wall: ContinuousClock.now - start)
         if let junit { try ReportFile.write(JUnit.scenarios(results, suite: "hotspot-lab run"), to: junit) }
         if let json { try ReportFile.write(Reports.json(results), to: json) }

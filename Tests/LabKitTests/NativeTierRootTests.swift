@@ -65,6 +65,46 @@ struct NativeTierRootTests {
         #expect(Self.shipped.leftovers.isEmpty, "labs left namespaces behind: \(Self.shipped.leftovers)")
     }
 
+    @Test("root: with LabTeardowns (run, demo) the result comes before the lab goes down on a thread of its own; joinAll leaves nothing of it")
+    func labDownOnItsOwnThread() throws {
+        let scenario = try ScenarioParser.load(path: Self.folder + "/not-captive.yaml")
+        let runner = ScenarioRunner()
+        runner.linkMode = .veth
+        let teardowns = LabTeardowns()
+        runner.teardowns = teardowns
+        let result = runner.run(scenario)
+        #expect(result.passed, "\(result.failure?.message ?? result.setupError ?? "")")
+        #expect(result.path.last == "Authenticated" && !result.timeline.isEmpty, "the result is whole before the lab goes down")
+        #expect(teardowns.pending == 1, "the lab was not handed over: it went down before run returned")
+        teardowns.joinAll()
+        #expect(teardowns.pending == 0)
+        let prefix = (result.logDirectory as NSString).lastPathComponent
+        #expect(!prefix.isEmpty && !NetworkNamespace.list().contains { $0.hasPrefix(prefix) }, "namespaces of \(prefix) left after joinAll")
+        // Control: without LabTeardowns the lab is down when run returns.
+        let inline = ScenarioRunner()
+        inline.linkMode = .veth
+        let second = inline.run(scenario)
+        let secondPrefix = (second.logDirectory as NSString).lastPathComponent
+        #expect(second.passed && !NetworkNamespace.list().contains { $0.hasPrefix(secondPrefix) })
+    }
+
+    /// README's main command in the tier that needs no VM: the four sequences pass, the exit status is 0, and every
+    /// lab is down (namespaces gone) when the command has returned: its labs go down on threads of their own
+    /// (`LabTeardowns`), joined before it reports.
+    @Test("root: hotspot-lab demo --link native: the four sequences pass, exit 0, and no lab is left when it returns")
+    func demoCommand() throws {
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-demo-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: logs) }
+        let binary = try BuildProducts.locate("hotspot-lab")
+        let result = try ProcessRunner.run(ProcessConfiguration(binary, ["demo", "--link", "native", "--logs", logs]), timeout: .seconds(600))
+        #expect(result.status == .exited(0), "\(result.stdout.suffix(2000))\n\(result.stderr.suffix(2000))")
+        #expect(result.stdout.contains("4 passed, 0 failed"), "\(result.stdout.suffix(2000))")
+        let labs = ((try? FileManager.default.contentsOfDirectory(atPath: logs)) ?? []).filter { $0.hasPrefix("hsl") }
+        #expect(labs.count == 4, "one log folder per sequence: \(labs)")
+        let left = NetworkNamespace.list().filter { name in labs.contains { name.hasPrefix($0) } }
+        #expect(left.isEmpty, "namespaces left after the demo returned: \(left)")
+    }
+
     @Test("root: the native tier refuses a scenario that needs the air, before building anything")
     func needsAirRefused() throws {
         let scenario = try ScenarioParser.load(path: Self.folder + "/roaming.yaml")
