@@ -26,15 +26,11 @@ struct NativeTierRootTests {
 
     /// Run once, two labs at a time, the first time a test asks; each file's test then judges its own result.
     static let shipped: (results: [String: Result<ScenarioResult, any Error>], leftovers: [String]) = {
-        // Each lab goes down on a thread of its own while its worker brings up the next (as `run` and `demo` do);
-        // all of them are down before the namespaces are checked.
-        let teardowns = LabTeardowns()
         let outcomes = ParallelRuns.map(files, jobs: 2) { file -> Result<ScenarioResult, any Error> in
             Result {
                 let scenario = try ScenarioParser.load(path: folder + "/" + file)
                 let runner = ScenarioRunner()
                 runner.linkMode = .veth
-                runner.teardowns = teardowns
                 let result = runner.run(scenario)
                 print("native: scenario \(file): \(result.passed ? "passed" : "FAILED") in \(String(format: "%.1f", result.duration)) s")
                 if !result.passed {
@@ -46,7 +42,6 @@ struct NativeTierRootTests {
         // Each lab's namespaces carry its prefix, the last component of its log folder. Only these labs are judged:
         // others may be running on this machine (CI runs the VM suite, whose parity check runs native labs, beside
         // the host suites).
-        teardowns.joinAll()
         let prefixes = outcomes.compactMap { try? $0.get() }.map { ($0.logDirectory as NSString).lastPathComponent }.filter { !$0.isEmpty }
         let leftovers = NetworkNamespace.list().filter { name in prefixes.contains { name.hasPrefix($0) } }
         return (Dictionary(uniqueKeysWithValues: zip(files, outcomes)), leftovers)

@@ -60,16 +60,11 @@ struct InVMScenarioTests {
     /// the vCPUs were idle most of a scenario's time), each retried once; then the namespaces left behind. Run once,
     /// the first time a test asks; each file's test then judges its own result.
     static let shipped: (results: [String: Result<ScenarioResult, any Error>], leftovers: [String]) = {
-        // Each lab goes down on a thread of its own while its worker brings up the next (as `run` and `demo` do);
-        // all of them are down before the namespaces are checked.
-        let teardowns = LabTeardowns()
         let outcomes = ParallelRuns.map(files, jobs: 2) { file -> Result<ScenarioResult, any Error> in
             Result {
                 try loadHwsim()
                 let scenario = try ScenarioParser.load(path: folder + "/" + file)
-                let runner = ScenarioRunner()
-                runner.teardowns = teardowns
-                let result = runner.runWithRetry(scenario)
+                let result = ScenarioRunner().runWithRetry(scenario)
                 print("scenario \(file): \(result.passed ? "passed" : "FAILED") in \(String(format: "%.1f", result.duration)) s (lab up \(String(format: "%.1f", result.labUpSeconds)) s)")
                 if result.flaky { print("FLAKY: scenario \(scenario.name) failed once and passed on the retry") }
                 if !result.passed {
@@ -78,7 +73,6 @@ struct InVMScenarioTests {
                 return result
             }
         }
-        teardowns.joinAll()
         let leftovers = NetworkNamespace.list().filter { $0.hasPrefix("hsl") && !$0.hasPrefix("hslt") }
         return (Dictionary(uniqueKeysWithValues: zip(files, outcomes)), leftovers)
     }()
