@@ -21,12 +21,9 @@ extension TLSClientTests {
                 InternetRoute(host: "api.vendor.example", path: "/session", status: 200, headers: ["Content-Type": "application/json"],
                               body: "{\"session\":\"active\"}"),
             ])
-            let listener: Int32
-            (listener, port) = try LabHTTPServer.listen(ip: ip, port: 0)
-            server = LabHTTPServer(tls: context, ioTimeoutSeconds: 5) { request, _ in
+            (server, port) = try LabHTTPServer.serving(ip: ip, port: 0, tls: context, ioTimeoutSeconds: 5) { request, _ in
                 await InternetServer.answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
             }
-            server.start(listener: listener)
         }
 
         func stop() { server.stop() }

@@ -17,13 +17,10 @@ struct LabHTTPServerTests {
         let server: LabHTTPServer
 
         init() throws {
-            let (listener, port) = try LabHTTPServer.listen(ip: "127.0.0.1", port: 0)
-            self.port = port
-            server = LabHTTPServer(ioTimeoutSeconds: 10) { request, _ in
+            (server, port) = try LabHTTPServer.serving(ip: "127.0.0.1", port: 0, ioTimeoutSeconds: 10) { request, _ in
                 PortalResponse(status: request.path == "/missing" ? 404 : 200, headers: ["Content-Type": "text/plain", "X-Version": request.version],
                                body: "\(request.method) \(request.path) query=\(request.query) body=\(String(decoding: request.body, as: UTF8.self))")
             }
-            server.start(listener: listener)
         }
 
         func stop() { server.stop() }

@@ -73,14 +73,11 @@ final class LocalTLSServer: @unchecked Sendable {
 
     init(certificate: String, key: String, delaySeconds: Int = 0) throws {
         let context = try TLSServerContext(certificateFile: certificate, keyFile: key)
-        let listener: Int32
-        (listener, port) = try LabHTTPServer.listen(ip: "127.0.0.1", port: 0)
-        server = LabHTTPServer(tls: context, ioTimeoutSeconds: 5) { request, peer in
+        (server, port) = try LabHTTPServer.serving(ip: "127.0.0.1", port: 0, tls: context, ioTimeoutSeconds: 5) { request, peer in
             if delaySeconds > 0 { try? await Task.sleep(for: .seconds(delaySeconds)) }
             let body = "\(request.method) \(request.path)?\(request.query) host=\(request.host ?? "-") peer=\(peer) body=\(String(decoding: request.body, as: UTF8.self))"
             return PortalResponse(status: 200, headers: ["Content-Type": "text/plain"], body: body)
         }
-        server.start(listener: listener)
     }
 
     /// The server closes its own listening socket, after its accept loop has ended (see `LabHTTPServer.stop`).

@@ -149,9 +149,9 @@ struct HTTPRequestReader {
         return true
     }
 
-    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int = 0) -> Int? {
-        guard bytes.count >= needle.count + start else { return nil }
-        for i in start...(bytes.count - needle.count) where bytes[i] == needle[0] && Array(bytes[i..<(i + needle.count)]) == needle {
+    private static func find(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        for i in 0...(bytes.count - needle.count) where bytes[i] == needle[0] && Array(bytes[i..<(i + needle.count)]) == needle {
             return i
         }
         return nil
@@ -182,12 +182,14 @@ struct HTTPRequestReader {
     /// The next request; nil when the peer closed (or went idle past the read timeout) between requests.
     /// `continueAnswer` is called for `Expect: 100-continue` before the body is read.
     mutating func next(continueAnswer: () -> Void) throws -> RawHTTPRequest? {
-        var headEnd: Int?
+        let headEnd: Int
         while true {
             // Empty lines ahead of a request line are ignored (RFC 9112 §2.2).
             while buffer.starts(with: [13, 10]) { buffer.removeFirst(2) }
-            headEnd = Self.find([13, 10, 13, 10], in: buffer)
-            if headEnd != nil { break }
+            if let end = Self.find([13, 10, 13, 10], in: buffer) {
+                headEnd = end
+                break
+            }
             guard buffer.count <= Self.headLimit else {
                 throw HTTPReadError(what: "an HTTP request head", cause: "longer than 64 KiB", status: 431)
             }
@@ -196,8 +198,8 @@ struct HTTPRequestReader {
                 throw HTTPReadError(what: "an HTTP request head", cause: "the client closed the connection after \(buffer.count) bytes", status: nil)
             }
         }
-        let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
-        buffer.removeFirst(headEnd! + 4)
+        let head = String(decoding: buffer[0..<headEnd], as: UTF8.self)
+        buffer.removeFirst(headEnd + 4)
         guard var request = RawHTTPRequest.parseHead(head) else {
             throw HTTPReadError(what: "an HTTP request head", cause: "not `METHOD /path HTTP/1.x` and header lines: \(head.prefix(80))", status: 400)
         }
@@ -266,6 +268,16 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
         self.ioTimeoutSeconds = ioTimeoutSeconds
         self.logTag = logTag ?? (tls == nil ? "[http]" : "[tls]")
         self.logRequests = logRequests
+    }
+
+    /// A server listening on `ip:port` (`listen`) and accepting there (`start`): the server and the port it got.
+    public static func serving(ip: String, port: UInt16, tls: TLSServerContext? = nil, ioTimeoutSeconds: Int = 30,
+                               logTag: String? = nil, logRequests: Bool = true,
+                               handler: @escaping Handler) throws -> (server: LabHTTPServer, port: UInt16) {
+        let listener = try listen(ip: ip, port: port)
+        let server = LabHTTPServer(tls: tls, ioTimeoutSeconds: ioTimeoutSeconds, logTag: logTag, logRequests: logRequests, handler: handler)
+        server.start(listener: listener.fd)
+        return (server, listener.port)
     }
 
     /// A listening TCP socket on `ip` (IPv4, or IPv6 such as `2001:db8:ffff::1`, IPv6 only) and `port` (0: any),

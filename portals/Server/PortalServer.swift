@@ -57,40 +57,41 @@ public struct PortalServer: Sendable {
     public func runHTTPSOnly(ip: String, port: UInt16, tls: TLSServerContext, tlsIP: String, tlsPort: UInt16, httpsURL: String,
                              onListening: @Sendable @escaping () -> Void = {}) async throws {
         let handler = self
-        let secure = try LabHTTPServer.listen(ip: tlsIP, port: tlsPort)
-        let servers = [LabHTTPServer(tls: tls, ioTimeoutSeconds: 120) { request, peer in await handler.handle(request, peer: peer) }]
-        servers[0].start(listener: secure.fd)
-        logLine("https portal on \(tlsIP):\(secure.port) as \(httpsURL)")
-        let plain = try LabHTTPServer.listen(ip: ip, port: port)
-        let redirect = LabHTTPServer(ioTimeoutSeconds: 120, logTag: "[portal]") { request, _ in
-            if request.path == Self.readinessPath { return Self.readinessResponse }
-            let host = request.host
-            return .redirect(HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: request.query,
-                                                   intercepted: !handler.addressesPortal(host) && host != ip))
+        try await serveUntilCancelled(onListening: onListening) { servers in
+            let secure = try LabHTTPServer.serving(ip: tlsIP, port: tlsPort, tls: tls, ioTimeoutSeconds: 120) { request, peer in
+                await handler.handle(request, peer: peer)
+            }
+            servers.append(secure.server)
+            logLine("https portal on \(tlsIP):\(secure.port) as \(httpsURL)")
+            servers.append(try LabHTTPServer.serving(ip: ip, port: port, ioTimeoutSeconds: 120, logTag: "[portal]") { request, _ in
+                if request.path == Self.readinessPath { return Self.readinessResponse }
+                let host = request.host
+                return .redirect(HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: request.query,
+                                                       intercepted: !handler.addressesPortal(host) && host != ip))
+            }.server)
         }
-        redirect.start(listener: plain.fd)
-        try await serveUntilCancelled(servers + [redirect], onListening: onListening)
     }
 
     /// Listens on `ip:port`, and on the same port of every address of `alsoOn` (the gateway's IPv6 address on a
     /// dual-stack hotspot), until cancelled.
     public func run(ip: String, port: UInt16, alsoOn: [String] = [], onListening: @Sendable @escaping () -> Void = {}) async throws {
         let handler = self
-        var servers: [LabHTTPServer] = []
-        for address in [ip] + alsoOn {
-            let listener = try LabHTTPServer.listen(ip: address, port: port)
-            let server = LabHTTPServer(ioTimeoutSeconds: 120, logTag: "[portal]") { request, peer in await handler.handle(request, peer: peer) }
-            server.start(listener: listener.fd)
-            servers.append(server)
+        try await serveUntilCancelled(onListening: onListening) { servers in
+            for address in [ip] + alsoOn {
+                servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 120, logTag: "[portal]") { request, peer in
+                    await handler.handle(request, peer: peer)
+                }.server)
+            }
         }
-        try await serveUntilCancelled(servers, onListening: onListening)
     }
 }
 
-/// Calls `onListening` (every server already listens: `LabHTTPServer.listen` returned), then keeps the servers
-/// until the task is cancelled, and stops them.
-func serveUntilCancelled(_ servers: [LabHTTPServer], onListening: @Sendable @escaping () -> Void) async throws {
+/// Starts the servers (`start` adds each as it listens), calls `onListening` (every one listens then), and keeps them
+/// until the task is cancelled; then, or when starting one of them fails, stops those started.
+func serveUntilCancelled(onListening: @Sendable @escaping () -> Void, _ start: (inout [LabHTTPServer]) throws -> Void) async throws {
+    var servers: [LabHTTPServer] = []
     defer { servers.forEach { $0.stop() } }
+    try start(&servers)
     onListening()
     while true { try await Task.sleep(for: .seconds(3600)) }
 }
@@ -140,30 +141,23 @@ public enum InternetServer {
     public static func run(ip: String, port: UInt16, alsoOn: [String] = [], responder: InternetResponder = InternetResponder(),
                            tls: TLSServerContext? = nil, tlsPort: UInt16 = 443,
                            onListening: @Sendable @escaping () -> Void = {}) async throws {
-        // HTTPS on every address HTTP is on (both families where `alsoOn` has the IPv6 one).
-        var tlsServers: [LabHTTPServer] = []
-        defer { tlsServers.forEach { $0.stop() } }
-        if let tls {
-            for address in [ip] + alsoOn {
-                let listener = try LabHTTPServer.listen(ip: address, port: tlsPort)
-                let server = LabHTTPServer(tls: tls, logTag: "[internet]", logRequests: false) { request, _ in
-                    await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
+        try await serveUntilCancelled(onListening: onListening) { servers in
+            // HTTPS on every address HTTP is on (both families where `alsoOn` has the IPv6 one).
+            if let tls {
+                for address in [ip] + alsoOn {
+                    let secure = try LabHTTPServer.serving(ip: address, port: tlsPort, tls: tls, logTag: "[internet]", logRequests: false) { request, _ in
+                        await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
+                    }
+                    servers.append(secure.server)
+                    logLine("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(secure.port)")
                 }
-                server.start(listener: listener.fd)
-                tlsServers.append(server)
-                logLine("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(listener.port)")
+            }
+            for address in [ip] + alsoOn {
+                servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 60, logTag: "[internet]", logRequests: false) { request, _ in
+                    if request.path == PortalServer.readinessPath { return PortalServer.readinessResponse }
+                    return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http")
+                }.server)
             }
         }
-        var servers: [LabHTTPServer] = []
-        for address in [ip] + alsoOn {
-            let listener = try LabHTTPServer.listen(ip: address, port: port)
-            let server = LabHTTPServer(ioTimeoutSeconds: 60, logTag: "[internet]", logRequests: false) { request, _ in
-                if request.path == PortalServer.readinessPath { return PortalServer.readinessResponse }
-                return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http")
-            }
-            server.start(listener: listener.fd)
-            servers.append(server)
-        }
-        try await serveUntilCancelled(servers, onListening: onListening)
     }
 }

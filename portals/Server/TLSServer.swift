@@ -4,7 +4,6 @@ import CTLSShim
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 // The https-only portal: TLS terminated in this process (the system OpenSSL), so the portal still sees the
