@@ -151,8 +151,9 @@ struct VMUnitTests {
         #expect(FileManager.default.fileExists(atPath: marker))
     }
 
-    /// A stand-in for tcpdump: says it listens, writes the pcap header, and the first frame only after `delay`.
-    static func fakeTcpdump(in dir: String, delay: String, listens: Bool = true) throws -> String {
+    /// A stand-in for tcpdump: says it listens, writes the pcap header, and the first frame only once the file
+    /// `OUT.go` exists (the test decides when a frame comes, not a clock).
+    static func fakeTcpdump(in dir: String, listens: Bool = true) throws -> String {
         let path = dir + "/tcpdump"
         try """
             #!/bin/sh
@@ -160,7 +161,7 @@ struct VMUnitTests {
             \(listens ? "" : "echo 'tcpdump: hwsim0: No such device exists' >&2; exit 1")
             printf '%024d' 0 > "$out"
             echo 'listening on hwsim0, link-type IEEE802_11_RADIO' >&2
-            sleep \(delay)
+            while [ ! -e "$out.go" ]; do sleep 0.05; done
             printf 'frame' >> "$out"
             exec sleep 600
 
@@ -175,24 +176,26 @@ struct VMUnitTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // CI run 35: a short self-test's capture held the header only. The frame here comes after the stop is asked.
-        let capture = try AirCapture.begin(into: dir + "/air.pcap", tcpdump: try Self.fakeTcpdump(in: dir, delay: "0.5"),
-                                           listenTimeout: .seconds(60))
+        let capture = try AirCapture.begin(into: dir + "/air.pcap", tcpdump: try Self.fakeTcpdump(in: dir), listenTimeout: .seconds(60))
         #expect(capture.listening)
         #expect(capture.fileSize == AirCapture.pcapHeaderSize)
+        let go = try SystemThread.start("let the frame come") {
+            usleep(300_000)
+            _ = FileManager.default.createFile(atPath: dir + "/air.pcap.go", contents: nil)
+        }
+        defer { go.join() }
         capture.stop(frameTimeout: .seconds(60))
         #expect(capture.fileSize > AirCapture.pcapHeaderSize, "stopped before the first frame reached the file")
         #expect((try? capture.process.poll()) != nil, "tcpdump still running after stop")
         // Control: with no frame to come, the stop ends at its bound.
-        let idle = try AirCapture.begin(into: dir + "/idle.pcap", tcpdump: try Self.fakeTcpdump(in: dir, delay: "600"),
-                                        listenTimeout: .seconds(60))
+        let idle = try AirCapture.begin(into: dir + "/idle.pcap", tcpdump: try Self.fakeTcpdump(in: dir), listenTimeout: .seconds(60))
         let start = ContinuousClock.now
         idle.stop(frameTimeout: .milliseconds(200))
         #expect(ContinuousClock.now - start >= .milliseconds(200))
         #expect(idle.fileSize == AirCapture.pcapHeaderSize)
         // A tcpdump that ends before it listens: the error names it and what it said.
         #expect {
-            _ = try AirCapture.begin(into: dir + "/none.pcap", tcpdump: try Self.fakeTcpdump(in: dir, delay: "0", listens: false),
-                                     listenTimeout: .seconds(60))
+            _ = try AirCapture.begin(into: dir + "/none.pcap", tcpdump: try Self.fakeTcpdump(in: dir, listens: false), listenTimeout: .seconds(60))
         } throws: { error in
             "\(error)".contains("tcpdump ended") && "\(error)".contains("No such device")
         }
