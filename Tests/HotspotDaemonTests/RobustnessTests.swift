@@ -132,8 +132,11 @@ struct RobustnessTests {
     @Test("subscribeTrace streams every record live, in order")
     func traceSubscription() throws {
         let d = try DaemonUnderTest(name: "subscribe")
-        let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(5))
-        try watcher.request(.subscribeTrace)
+        // hotspotd answers the subscription after the fuzz messages queued before it (each answered and traced): a
+        // bound on failure as long as the waits below, not the client's 10 s default (CI run 42, beside a third CPU hog,
+        // passed that default).
+        let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(60))
+        try watcher.request(.subscribeTrace, timeout: .seconds(120))
         try d.helper(.python, id: "streamed")
         try d.join(cafe)
         try d.waitForState(.authenticated)
@@ -217,8 +220,11 @@ struct RobustnessTests {
         // Most of the messages are malformed; each is answered and traced on its own. Each peer ends its
         // sending half only (it still takes the answers, so the daemon reads everything it sent); the daemon
         // sees end of file after the last byte and disconnects it: one `disconnect` per fuzz connection.
-        let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(5))
-        try watcher.request(.subscribeTrace)
+        // hotspotd answers the subscription after the fuzz messages queued before it (each answered and traced): a
+        // bound on failure as long as the waits below, not the client's 10 s default (CI run 42, beside a third CPU hog,
+        // passed that default).
+        let watcher = try ControlClient.connect(path: d.controlSocket, timeout: .seconds(60))
+        try watcher.request(.subscribeTrace, timeout: .seconds(120))
         for p in peers { p.socket.shutdownWrite() }
         var disconnects = Set(d.records("disconnect").compactMap { $0["seq"]?.intValue })
         while disconnects.count < connections {
