@@ -434,10 +434,13 @@ public enum ControlRequest: Sendable, Hashable {
     case setManager(app: String, ManagerConfiguration)
     /// Reads an app's manager configuration (`loadFromPreferences`); the reply is `manager`.
     case getManager(app: String)
+    /// The armed maintain timer fires now (the lab's clock jumps to it: the platform's interval is 300 s), exactly as
+    /// when it runs out; an error when none is armed (hotspotd arms it on entering Authenticated).
+    case fireMaintainTimer
 
     public static let types = [
         "associate", "disassociate", "signal", "ipUp", "ipDown", "showScanList", "hideScanList", "logoff", "foreground",
-        "status", "subscribeTrace", "join", "leave", "autoJoin", "record", "setManager", "getManager",
+        "status", "subscribeTrace", "join", "leave", "autoJoin", "record", "setManager", "getManager", "fireMaintainTimer",
     ]
 
     public init(json: JSON) throws(ProtocolError) {
@@ -472,6 +475,7 @@ public enum ControlRequest: Sendable, Hashable {
             self = .record(what)
         case "setManager": self = .setManager(app: try f.string("app"), try ManagerConfiguration(json: json))
         case "getManager": self = .getManager(app: try f.string("app"))
+        case "fireMaintainTimer": self = .fireMaintainTimer
         default:
             throw ProtocolError(.unknownType, "unknown control request \"\(type)\" (expected one of \(ControlRequest.types.joined(separator: ", ")))")
         }
@@ -508,6 +512,7 @@ public enum ControlRequest: Sendable, Hashable {
             if config.evaluationProviderBundleIdentifier == nil { o["evaluationProviderBundleIdentifier"] = nil }
             return .object(o)
         case .getManager(let app): return ["type": "getManager", "app": .string(app)]
+        case .fireMaintainTimer: return ["type": "fireMaintainTimer"]
         }
     }
 

@@ -255,6 +255,8 @@ public enum Replay {
                 case "disassociated": actions.append((i, "leave"))
                 case "foreground": actions.append((i, step("foreground", Node(e.detail?.helper ?? "null"))))
                 case "scanListShown": actions.append((i, "show-scan-list"))
+                // The lab (or `hotspot-lab ctl`) fired the maintain timer: the replay fires it at the same point.
+                case "maintainTimerFired": actions.append((i, "fire-maintain-timer"))
                 default: break
                 }
             case .logoffRequest(let l):

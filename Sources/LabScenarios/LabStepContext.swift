@@ -46,6 +46,7 @@ final class LabStepContext: StepContext {
     func join(_ ssid: SSID, password: String?) throws { try station.join(ssid, password: password) }
     func autoJoin() throws { try station.autoJoin() }
     func leave() throws { try station.leave() }
+    func fireMaintainTimer() throws { try station.fireMaintainTimer() }
     func foreground(_ identifier: String?) throws { try station.foreground(identifier) }
     func logoff(helper identifier: String) throws -> Bool { try station.logoff(helper: identifier) }
     func restartHotspotd(helperDelay: Duration) throws -> Int { try station.restartHotspotd(helperDelay: helperDelay) }

@@ -11,7 +11,7 @@ struct CtlCommand: ParsableCommand {
         abstract: "Drive a running hotspotd through its control socket.",
         subcommands: [
             CtlStatus.self, CtlAssociate.self, CtlDisassociate.self, CtlSignal.self, CtlIPUp.self, CtlIPDown.self, CtlScan.self,
-            CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self, CtlJoin.self, CtlLeave.self, CtlAutoJoin.self,
+            CtlHideScan.self, CtlLogoff.self, CtlForeground.self, CtlTrace.self, CtlJoin.self, CtlLeave.self, CtlAutoJoin.self, CtlFireMaintainTimer.self,
             CtlSetManager.self, CtlGetManager.self,
         ]
     )
@@ -227,6 +227,13 @@ struct CtlAutoJoin: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "auto-join", abstract: "The device joins known networks on its own (hotspotd with --wpa-supplicant).")
     @OptionGroup var socket: CtlSocket
     func run() throws { try socket.send(.autoJoin) }
+}
+
+struct CtlFireMaintainTimer: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fire-maintain-timer", abstract: "The armed maintain timer fires now, as if its interval had passed (an error when none is armed).")
+    @OptionGroup var socket: CtlSocket
+    func run() throws { try socket.send(.fireMaintainTimer) }
 }
 
 struct CtlTrace: ParsableCommand {

@@ -115,6 +115,39 @@ struct EmbeddedTimingTests {
         #expect(d.records("timer").contains { $0["timer"]?.stringValue == "maintain" })
     }
 
+    @Test("fireMaintainTimer: the armed timer fires at once (via control), the loop's timer is cancelled, the next is armed afresh; refused when none is armed")
+    func fireMaintainTimer() throws {
+        let d = EmbeddedDaemon()
+        let ctl = d.control()
+        let refused = try #require(try ctl.request(.fireMaintainTimer))
+        #expect(refused["type"]?.stringValue == "error")
+        #expect(refused["message"]?.stringValue?.contains("no maintain timer is armed (hotspotd is in Inactive") == true)
+        let h = try d.helper("fire")
+        try d.join(ctl, cafe)
+        try h.answer(try h.command())
+        try h.answer(try h.command())
+        #expect(try d.status(ctl)["state"]?.stringValue == "Authenticated")
+        #expect(try ctl.request(.fireMaintainTimer)?["type"]?.stringValue == "ok")
+        // No time passed: the maintain is the request's, traced as the control's event, not as the timer's.
+        let maintain = try h.command()
+        #expect(maintain["commandName"]?.stringValue == "maintain")
+        #expect(maintain["network"]?["didJustJoin"]?.boolValue == false)
+        #expect(d.actions.contains(.cancelTimer(.maintain)))
+        let fired = d.records("event").filter { $0["event"]?.stringValue == "maintainTimerFired" }
+        #expect(fired.count == 1 && fired.first?["via"]?.stringValue == "control")
+        #expect(!d.records("timer").contains { $0["timer"]?.stringValue == "maintain" })
+        #expect(try ctl.request(.fireMaintainTimer)?["type"]?.stringValue == "error", "Maintaining: no timer is armed")
+        try h.answer(maintain)
+        #expect(try d.status(ctl)["state"]?.stringValue == "Authenticated")
+        // The first timer's interval running out now fires nothing: only the timer armed on the return does, a whole
+        // interval after it.
+        let maintainsBefore = d.commands(.maintain).count
+        d.advance(by: timing.scaledMaintainInterval - .milliseconds(1))
+        #expect(d.commands(.maintain).count == maintainsBefore)
+        d.advance(by: .milliseconds(1))
+        #expect(d.commands(.maintain).count == maintainsBefore + 1)
+    }
+
     @Test("signal: a change of signal strength (control `signal`) changes no state; the next maintain carries it")
     func signalChange() throws {
         let d = EmbeddedDaemon()

@@ -132,6 +132,27 @@ struct ReplayTests {
         #expect(plan.scenario.helpers == ["my-helper"])
     }
 
+    @Test("a maintain timer the lab fired (via control) is fired again at that point; one that ran out (via timer) is left to the timer")
+    func planFiresTheMaintainTimer() throws {
+        let lines = [
+            Self.line(1, 0, "start", ["traceVersion": 1]),
+            Self.line(2, 10, "event", ["event": "associated", "via": "control", "detail": ["network": ["ssid": "Cafe", "bssid": "02:00:00:00:00:01", "didAutoJoin": false]]]),
+            Self.line(3, 20, "transition", ["from": "Inactive", "to": "Evaluating"]),
+            Self.line(4, 30, "transition", ["from": "Evaluating", "to": "Authenticated"]),
+            Self.line(5, 40, "event", ["event": "maintainTimerFired", "via": "control"]),
+            Self.line(6, 50, "transition", ["from": "Authenticated", "to": "Maintaining"]),
+            Self.line(7, 60, "transition", ["from": "Maintaining", "to": "Authenticated"]),
+            Self.line(8, 70, "event", ["event": "maintainTimerFired", "via": "timer"]),
+            Self.line(9, 80, "transition", ["from": "Authenticated", "to": "Maintaining"]),
+        ]
+        let trace = try TraceFile.parse(lines.joined(separator: "\n"), file: "d.jsonl")
+        let steps = try Replay.plan(trace, topology: "topologies/captive.yaml", helpers: ["my-helper"]).scenario.steps.map(\.text)
+        #expect(steps.filter { $0 == "fire-maintain-timer" }.count == 1, "\(steps)")
+        let fire = try #require(steps.firstIndex(of: "fire-maintain-timer"))
+        #expect(steps[..<fire].contains { $0.hasPrefix("wait-state: {state: Authenticated") }, "fired once Authenticated: \(steps)")
+        #expect(steps[fire...].contains { $0.hasPrefix("wait-state: {state: Maintaining") }, "\(steps)")
+    }
+
     @Test("steps that name a helper by its executable name it by the identifier it registered with (the replay runs other executables)")
     func helperNamesBecomeIdentifiers() throws {
         let lines = [

@@ -85,6 +85,7 @@ final class FakeStepContext: StepContext {
         calls.append("autoJoin")
         append(onAutoJoin)
     }
+    func fireMaintainTimer() throws { calls.append("fire-maintain-timer") }
     func leave() throws {
         calls.append("leave")
         append(onLeave)

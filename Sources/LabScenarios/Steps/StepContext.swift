@@ -31,6 +31,8 @@ public protocol StepContext: AnyObject {
     func join(_ ssid: SSID, password: String?) throws
     func autoJoin() throws
     func leave() throws
+    /// The armed maintain timer fires now (`ControlRequest.fireMaintainTimer`).
+    func fireMaintainTimer() throws
     func foreground(_ identifier: String?) throws
     /// True when hotspotd accepted the logoff.
     func logoff(helper identifier: String) throws -> Bool

@@ -325,6 +325,8 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     public func autoJoin() throws { try request(.autoJoin) }
     /// The user leaves the network.
     public func leave() throws { try request(.leave) }
+    /// The armed maintain timer fires now (hotspotd's error when none is armed).
+    public func fireMaintainTimer() throws { try request(.fireMaintainTimer) }
     /// The user brings `helper` (identifier) to the foreground; nil: none.
     public func foreground(_ helper: String?) throws { try request(.foreground(helper: helper)) }
 
