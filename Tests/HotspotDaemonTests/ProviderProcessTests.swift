@@ -27,7 +27,8 @@ struct ProviderProcessTests {
           .enabled(if: getuid() == 0, "needs root: the evaluation provider's sandbox unshares a network namespace"))
     func lifecycleWithRealProcesses() throws {
         let apps = try Self.appsFile(evaluation: ["--probe-network", "192.0.2.1:80"], authentication: [])
-        let d = try DaemonUnderTest(name: "providers", extra: ["--apps", apps, "--provider-idle-timeout", "20"])
+        // The idle timeout this test waits out, 1 s; the commands' deadlines iOS's 45 s (unscaled: none may pass).
+        let d = try DaemonUnderTest(name: "providers", extra: ["--apps", apps, "--provider-idle-timeout", "1"], timeScale: "1")
         defer { d.kill9() }
         try d.control.request(.setManager(app: "com.example.py", ManagerConfiguration(isEnabled: true)))
         #expect(d.records("providerLaunched").isEmpty, "nothing is launched before a command needs it")

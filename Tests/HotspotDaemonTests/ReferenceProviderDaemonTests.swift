@@ -31,7 +31,9 @@ struct ReferenceProviderDaemonTests {
         let apps = try Self.appsFile(
             evaluation: [try Products.path("hotspot-provider-portal-evaluation"), "--network", "Cafe"],
             authentication: [try Products.path("hotspot-apple-authentication-fixture")])
-        let d = try DaemonUnderTest(name: "sdk-providers-\(sandbox)", extra: ["--apps", apps, "--evaluation-sandbox", sandbox, "--provider-idle-timeout", "20"])
+        // The idle timeout this test waits out, 1 s; the commands' deadlines iOS's 45 s (unscaled: none may pass).
+        let d = try DaemonUnderTest(name: "sdk-providers-\(sandbox)", extra: ["--apps", apps, "--evaluation-sandbox", sandbox, "--provider-idle-timeout", "1"],
+                                    timeScale: "1")
         defer { d.kill9() }
         try d.control.request(.setManager(app: "com.hotspotlab.portal", ManagerConfiguration(isEnabled: true)))
         try d.join(HotspotNetwork(ssid: "Cafe", bssid: "02:00:00:00:00:01"))

@@ -4,9 +4,9 @@ import HotspotDaemon
 import HotspotProtocol
 import Testing
 
-/// The guide's four sequences against a real hotspotd and real helper processes (Swift SDK and Python),
-/// deadlines scaled (45 s -> 2.25 s)
-/// so that none passes; the tests that wait for a deadline or an interval run on `EmbeddedDaemon` (EmbeddedTimingTests).
+/// The guide's four sequences against a real hotspotd and real helper processes (Swift SDK and Python), with
+/// iOS's deadlines (none passes); the tests that wait for a deadline or an interval run on `EmbeddedDaemon`
+/// (EmbeddedTimingTests).
 @Suite("hotspotd sequences with helper processes")
 struct SequenceTests {
     @Test("captive: evaluate high, authenticate success", arguments: HelperKind.allCases)
