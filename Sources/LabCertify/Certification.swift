@@ -24,13 +24,6 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     /// The café is IPv6-only (NAT64 and DNS64, as App Review's network): IPv6OnlyCheck.
     case ipv6Only = "ipv6-only"
 
-    /// The order the runs' labs start in, longest first, so that `--jobs` workers end together rather than one
-    /// finishing a long run alone (longest processing time first). From one radio certify of the reference helper
-    /// (bench/README.md): captive 16.7 s (two maintain intervals and the logoff), ipv6-only 11.2 s (IPv6's
-    /// addresses), cookie-portal 10.9 s, scan 9.4 s, dns-hijack 9.3 s, changed-portal 7.3 s, portal-error 4.7 s. Only
-    /// when the labs start changes; the report keeps `allCases` order.
-    static let longestFirst: [CertificationRun] = [.captive, .ipv6Only, .cookiePortal, .scan, .dnsHijack, .changedPortal, .portalError]
-
     /// The lab's networks this run needs: the scan and captive runs every network of the topology (their traces feed
     /// the checks of the scan list, the decoys and the protocol as a whole); the others the café alone, since each
     /// feeds only its own check, which reads the café's commands (`CertificationCheck.runs`). Fewer hotspots, fewer
@@ -203,15 +196,13 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     public func run() -> CertificationReport {
         let needed = CertificationRun.allCases.filter { run in checks.contains { $0.runs.contains(run) } }
         // The runs are independent labs (each its own namespaces and radio medium, as `run --jobs`): up to
-        // `jobs` at a time, each on its own thread (a lab blocks), longest first; the records in run order.
-        let started = CertificationRun.longestFirst.filter(needed.contains) + needed.filter { !CertificationRun.longestFirst.contains($0) }
-        let byStart = ParallelRuns.map(started, jobs: jobs) { [self] run in
+        // `jobs` at a time, each on its own thread (a lab blocks); the records in run order.
+        let records = ParallelRuns.map(needed, jobs: jobs) { [self] run in
             onProgress?("run \(run.rawValue): starting a lab")
             let record = perform(run)
             onProgress?(String(format: "run %@: done in %.1f s%@", run.rawValue, record.duration, record.error.map { " (\($0))" } ?? ""))
             return record
         }
-        let records = needed.map { run in byStart[started.firstIndex(of: run)!] }
         let judge = Judge(runs: records, home: home, notCaptive: notCaptive, decoys: decoys, timeScale: timeScale)
         var report = judge.report(helpers: subjects, checks: checks)
         report.tier = linkMode.tier

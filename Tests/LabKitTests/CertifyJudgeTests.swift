@@ -377,13 +377,6 @@ struct CertifyJudgeTests {
         #expect(Self.failing(reference).isEmpty)
     }
 
-    @Test("the runs' labs start longest first, and every run has its place in that order")
-    func runsStartLongestFirst() {
-        #expect(Set(CertificationRun.longestFirst) == Set(CertificationRun.allCases))
-        #expect(CertificationRun.longestFirst.count == CertificationRun.allCases.count)
-        #expect(CertificationRun.longestFirst.first == .captive)
-    }
-
     @Test("the scan list note is drawn without emoji")
     func scanListText() {
         let lines = RunDriver.render(scanList: [
