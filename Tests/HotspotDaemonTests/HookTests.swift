@@ -15,10 +15,7 @@ struct HookTests {
         let hook = dir.appendingPathComponent("hook.sh").path
         try "#!/bin/sh\necho \"$*\" >> \(log)\n".write(toFile: hook, atomically: true, encoding: .utf8)
         chmod(hook, 0o755)
-        // Unscaled deadlines (45 s): nothing here waits for one to pass, and at the default scale (2.25 s) a debug
-        // helper's first answer on a loaded CI machine came too late (CI run 41: evaluate unanswered, Cafe cached as
-        // not captive, Authenticated instead of the helper's states).
-        let d = try DaemonUnderTest(name: "hook", extra: ["--hook", hook, "--interface", "hslwlan0"], timeScale: "1")
+        let d = try DaemonUnderTest(name: "hook", extra: ["--hook", hook, "--interface", "hslwlan0"])
         try d.helper(.python, id: "hooked", ["authenticate": "failure"])
         try d.join(cafe)
         try d.control.waitForStatus("Failure passed") { _ in d.transitions().contains("Failure->Inactive") }
@@ -42,8 +39,7 @@ struct HookTests {
         let hook = dir.appendingPathComponent("hook.sh").path
         try "#!/bin/sh\necho \"$*\" >> \(log)\n".write(toFile: hook, atomically: true, encoding: .utf8)
         chmod(hook, 0o755)
-        // Unscaled deadlines, as above.
-        let d = try DaemonUnderTest(name: "hook2", extra: ["--hook", hook], timeScale: "1")
+        let d = try DaemonUnderTest(name: "hook2", extra: ["--hook", hook])
         try d.helper(.swift, id: "ui", ["authenticate": "uiRequired"])
         try d.join(cafe)
         let waiting = try d.waitForState(.presentingUI)

@@ -27,8 +27,8 @@ struct ProviderProcessTests {
           .enabled(if: getuid() == 0, "needs root: the evaluation provider's sandbox unshares a network namespace"))
     func lifecycleWithRealProcesses() throws {
         let apps = try Self.appsFile(evaluation: ["--probe-network", "192.0.2.1:80"], authentication: [])
-        // The idle timeout this test waits out, 1 s; the commands' deadlines iOS's 45 s (unscaled: none may pass).
-        let d = try DaemonUnderTest(name: "providers", extra: ["--apps", apps, "--provider-idle-timeout", "1"], timeScale: "1")
+        // The idle timeout this test waits out, 1 s; the commands' deadlines iOS's 45 s (the harness's, unscaled).
+        let d = try DaemonUnderTest(name: "providers", extra: ["--apps", apps, "--provider-idle-timeout", "1"])
         defer { d.kill9() }
         try d.control.request(.setManager(app: "com.example.py", ManagerConfiguration(isEnabled: true)))
         #expect(d.records("providerLaunched").isEmpty, "nothing is launched before a command needs it")
@@ -38,7 +38,7 @@ struct ProviderProcessTests {
         #expect(started.map { $0["role"]?.stringValue } == ["evaluationProvider", "authenticationProvider"])
         #expect(started.allSatisfy { $0["ok"]?.boolValue == true && ($0["latencyMs"]?.doubleValue ?? 0) > 0 })
         #expect(try d.control.status()["bestHelper"]?.stringValue == "com.example.py")
-        // Idle (20 s x 0.05 = 1 s): both are stopped and exit.
+        // Idle (1 s): both are stopped and exit.
         _ = try d.control.waitForStatus(timeout: .seconds(20), "both providers stopped and gone") { s in
             s["apps"]?.arrayValue?.first?["providers"]?.arrayValue?.allSatisfy { $0["state"]?.stringValue == "notRunning" } ?? false
         }

@@ -35,9 +35,8 @@ struct ReferenceProviderDaemonTests {
         let apps = try Self.appsFile(
             evaluation: [try Products.path("hotspot-provider-portal-evaluation"), "--network", "Cafe"],
             authentication: [try Products.path("hotspot-apple-authentication-fixture")])
-        // The idle timeout this test waits out, 1 s; the commands' deadlines iOS's 45 s (unscaled: none may pass).
-        let d = try DaemonUnderTest(name: "sdk-providers-\(sandbox)", extra: ["--apps", apps, "--evaluation-sandbox", sandbox, "--provider-idle-timeout", "1"],
-                                    timeScale: "1")
+        // The idle timeout this test waits out, 1 s; the commands' deadlines iOS's 45 s (the harness's, unscaled).
+        let d = try DaemonUnderTest(name: "sdk-providers-\(sandbox)", extra: ["--apps", apps, "--evaluation-sandbox", sandbox, "--provider-idle-timeout", "1"])
         defer { d.kill9() }
         try d.control.request(.setManager(app: "com.hotspotlab.portal", ManagerConfiguration(isEnabled: true)))
         try d.join(HotspotNetwork(ssid: "Cafe", bssid: "02:00:00:00:00:01"))
@@ -46,7 +45,7 @@ struct ReferenceProviderDaemonTests {
         let started = d.records("providerStarted")
         #expect(started.map { $0["role"]?.stringValue } == ["evaluationProvider", "authenticationProvider"])
         #expect(started.allSatisfy { $0["ok"]?.boolValue == true })
-        // Idle (20 s x 0.05 = 1 s): both stopped, both exit 0 (the SDK answers stop, then exits).
+        // Idle (1 s): both stopped, both exit 0 (the SDK answers stop, then exits).
         try waitUntil(d, timeout: .seconds(20)) { d.records("providerExited").count == 2 }
         #expect(d.records("providerStopped").map { $0["reason"]?.stringValue } == ["idleTimeout", "idleTimeout"])
         #expect(d.records("providerExited").allSatisfy { $0["status"]?.intValue == 0 }, "\(d.records("providerExited"))")
