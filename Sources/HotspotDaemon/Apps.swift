@@ -179,6 +179,12 @@ extension DaemonCore {
         return take()
     }
 
+    /// The connection of provider process `pid`, when it has one: the shell reads what the process wrote before it
+    /// exited (its answer to `stop`) ahead of `providerExited`, which closes the connection.
+    public func providerConnectionID(pid: Int32) -> ConnectionID? {
+        slots.values.first { $0.pid == pid }?.connection?.id
+    }
+
     /// A provider process ended (`status`: its exit status; `signal`: the signal that killed it).
     public func providerExited(pid: Int32, status: Int32?, signal: Int32?) -> [DaemonAction] {
         guard let slot = slots.values.first(where: { $0.pid == pid }) else { return take() }

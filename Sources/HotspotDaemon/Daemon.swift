@@ -246,6 +246,11 @@ public final class Daemon: StationEventSink, @unchecked Sendable {  // @unchecke
                 case .signaled(let s): signal = s
                 case nil: break
                 }
+                // Causal order: what the provider wrote before it exited (its `stopped` answer) comes before its exit.
+                // Reaped first, its connection was closed unread and the answer lost (in-VM certify of the reference
+                // provider pair, CI run 48: start-stop failed with "no stopped answer first" for a provider that had
+                // answered and exited 0).
+                if let id = self.core.providerConnectionID(pid: pid) { self.readFrom(id) }
                 self.perform(self.core.providerExited(pid: pid, status: code, signal: signal))
             }
         }
