@@ -69,6 +69,20 @@ public actor PortalSessions: PortalContext {
 
 /// One line to stdout, unbuffered, with a UTC timestamp.
 public func logLine(_ text: String) {
-    let stamp = ISO8601DateFormatter().string(from: Date())
-    FileHandle.standardOutput.write(Data("\(stamp) \(text)\n".utf8))
+    FileHandle.standardOutput.write(Data("\(utcTimestamp(Int(time(nil)))) \(text)\n".utf8))
+}
+
+/// `seconds` since the epoch as ISO8601DateFormatter writes it by default (`2026-11-28T12:18:32Z`), from
+/// `gmtime_r` alone. A new ISO8601DateFormatter per log line built an ICU date format each time: under the VM's
+/// emulation that was most of the lab internet's CPU (bench/README.md, stop 40).
+public func utcTimestamp(_ seconds: Int) -> String {
+    var t = time_t(seconds)
+    var parts = tm()
+    guard gmtime_r(&t, &parts) != nil else { return "\(seconds)" }
+    func pad(_ value: Int32, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+    return pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
+        + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2) + "Z"
 }

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 import LabKit
 @testable import Portals
 
@@ -269,5 +270,22 @@ final class FakeClock: @unchecked Sendable {
                                                        body: Array("accept=yes".utf8)), peer: "198.51.100.10")
         #expect(login.status == 200, "\(login.body)")
         #expect(await gate.allowed == ["02:00:00:00:00:0a 198.51.100.10 30"])
+    }
+}
+
+/// The portals' log timestamps, made without ICU (`utcTimestamp`), read as Foundation's ISO8601DateFormatter writes
+/// them (what the portals wrote before, and what a reader of their logs parses).
+@Suite struct LogTimestampTests {
+    @Test("utcTimestamp writes what ISO8601DateFormatter writes, for instants across the calendar's edges")
+    func sameTextAsFoundation() {
+        let formatter = ISO8601DateFormatter()
+        // The epoch, a leap day, the last second of a year, the first of the next, 2038's 32-bit edge, an early
+        // year (zero-padded), now.
+        let instants = [0, 951_782_400, 1_798_761_599, 1_798_761_600, 2_147_483_647, 2_147_483_648, -2_000_000_000,
+                        Int(Date().timeIntervalSince1970)]
+        for seconds in instants {
+            #expect(utcTimestamp(seconds) == formatter.string(from: Date(timeIntervalSince1970: Double(seconds))), "at \(seconds)")
+        }
+        #expect(utcTimestamp(951_782_400) == "2000-02-29T00:00:00Z")
     }
 }
