@@ -166,6 +166,29 @@ import Testing
         #expect(try String(contentsOfFile: cert, encoding: .utf8) == before)
     }
 
+    /// The boot CA the host makes in a VM run's results share (`prepareBootCA`) is a CA whose key is its own, and it
+    /// is what the VM's labs take (`sharedBootCA`); a share without it leaves the VM to make its own.
+    @Test func bootCAMadeInTheShare() throws {
+        let share = NSTemporaryDirectory() + "hotspot-boot-ca-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: share, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: share) }
+        #expect(PortalTLS.sharedBootCA(share: share) == nil)
+        #expect(PortalTLS.sharedBootCA(share: nil) == nil)
+        let openssl = try RunningTopology.findTool("openssl")
+        try PortalTLS.prepareBootCA(share: share, openssl: openssl)
+        let dir = try #require(PortalTLS.sharedBootCA(share: share))
+        #expect(dir == share + "/boot-ca")
+        let constraints = try ProcessRunner.run(ProcessConfiguration(openssl, ["x509", "-in", dir + "/ca.pem", "-noout", "-ext", "basicConstraints"]))
+        #expect(constraints.stdout.contains("CA:TRUE"), "\(constraints.stdout) \(constraints.stderr)")
+        let fromKey = try ProcessRunner.run(ProcessConfiguration(openssl, ["pkey", "-in", dir + "/ca.key", "-pubout"]))
+        let fromCertificate = try ProcessRunner.run(ProcessConfiguration(openssl, ["x509", "-in", dir + "/ca.pem", "-noout", "-pubkey"]))
+        #expect(fromKey.status.succeeded && !fromKey.stdout.isEmpty && fromKey.stdout == fromCertificate.stdout)
+        // A share that is not a folder: the error names it (the caller then lets the VM make its own).
+        let file = share + "/plain-file"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        #expect(throws: (any Error).self) { try PortalTLS.prepareBootCA(share: file, openssl: openssl) }
+    }
+
     @Test func gateRuleset() {
         let text = GateRuleset.render(hotspot(.open).gateway, lan: "lan0", uplink: "up0")
         #expect(text.contains("type ether_addr . ipv4_addr\n        flags timeout\n        timeout 600s\n"))

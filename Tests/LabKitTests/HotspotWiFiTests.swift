@@ -157,6 +157,13 @@ struct InVMHotspotWiFiTests {
                                                                              "--max-time", "30", "http://198.18.0.1/hotspot-detect.html"])
                 .inNetworkNamespace(station.namespace.name))
             #expect(result.stdout == "302 http://198.51.100.1:8080/", "probe over the air: \(result.stdout) \(result.stderr)")
+            // In the VM the lab took the boot's CA the host made in the results share (VMSuiteTests, as `hotspot-lab`
+            // does: PortalTLS.prepareBootCA), not one of its own made with openssl under TCG.
+            if InVM.isActive {
+                let shared = try #require(PortalTLS.sharedBootCA(), "no boot CA in the results share")
+                let own = try String(contentsOfFile: station.lab.logDirectory + "/tls/ca.pem", encoding: .utf8)
+                #expect(own == (try String(contentsOfFile: shared + "/ca.pem", encoding: .utf8)), "the lab's CA is not the shared one")
+            }
         }
     }
 

@@ -24,6 +24,9 @@ extension VMBootTests {
             CertifyParityCheck.prepareNative()
         } : nil
         defer { nativeSide?.join() }
+        // As `hotspot-lab` prepares a lab job in the VM: the boot's lab CA made here, which every lab inside takes
+        // (InVMCertifyTests checks that one did).
+        try PortalTLS.prepareBootCA(share: results, openssl: try RunningTopology.findTool("openssl"))
         let collector = VMOutputCollector(prefix: "[vm] ")
         let job = try VMSuiteRun.job(bundle: bundle)
         // About 810-1050 s under TCG with every InVM suite on a quiet machine; a loaded one (a shared CI machine) has been

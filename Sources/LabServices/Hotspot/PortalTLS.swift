@@ -37,6 +37,7 @@ extension PortalTLS {
     static func bootCA(openssl: String) throws -> String {
         let final = bootCADirectory
         if FileManager.default.fileExists(atPath: final + "/ca.pem") { return final }
+        if let shared = sharedBootCA() { return shared }
         let staging = final + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
         _ = try makeCA(in: staging, name: "boot", openssl: openssl)
@@ -48,6 +49,29 @@ extension PortalTLS {
             }
         }
         return final
+    }
+
+    /// The folder of the VM's results share that holds the boot's CA when the host made it (`prepareBootCA`).
+    public static let bootCAShareFolder = "boot-ca"
+
+    /// Inside the VM: the CA the host made in the results share before the boot, if it did.
+    static func sharedBootCA(share: String? = InVM.resultsDirectory) -> String? {
+        guard let share else { return nil }
+        let dir = share + "/" + bootCAShareFolder
+        let files = FileManager.default
+        return files.fileExists(atPath: dir + "/ca.pem") && files.fileExists(atPath: dir + "/ca.key") ? dir : nil
+    }
+
+    /// On the host, before a VM run: the boot's CA made in `<share>/boot-ca` with the host's openssl (milliseconds
+    /// here), which the first lab inside takes instead of running `openssl req` under TCG (0.3-0.5 s of its bring-up,
+    /// and twice when two labs start at once: bench/README.md, stop 40). Throws when it cannot be made; the caller
+    /// says so and the VM makes its own as before.
+    public static func prepareBootCA(share: String, openssl: String) throws {
+        let dir = share + "/" + bootCAShareFolder
+        do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+            throw SystemError("create the boot CA's folder", dir, reason: "\(error)")
+        }
+        _ = try makeCA(in: dir, name: "boot", openssl: openssl)
     }
 
     /// `openssl req -x509`: a CA key and certificate (ca.key, ca.pem) in `dir`.
