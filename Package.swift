@@ -142,7 +142,7 @@ let package = Package(
             name: "LabServices",
             dependencies: [
                 "LabTopology", "LabVM", "LabSandbox",
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "HotspotHelper", "PortalKinds",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "HotspotHelper", "PortalKinds", "Portals",
             ],
             swiftSettings: strict
         ),

@@ -4,6 +4,12 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/bn.h>
 
 typedef struct { sigset_t old; int pending_before; } hsl_sigpipe_state;
 
@@ -56,4 +62,121 @@ int hsl_drain_errors(char *buffer, size_t size) {
         count++;
     }
     return count;
+}
+
+/* hsl_issue_certificate: errbuf gets "what: the OpenSSL errors" (or errno's text for a file). */
+static int hsl_fail(char *errbuf, size_t errlen, const char *what) {
+    char queue[512];
+    if (hsl_drain_errors(queue, sizeof queue) > 0) snprintf(errbuf, errlen, "%s: %s", what, queue);
+    else snprintf(errbuf, errlen, "%s", what);
+    return 0;
+}
+
+static int hsl_add_extension(X509 *cert, X509V3_CTX *ctx, int nid, const char *value) {
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, ctx, nid, value);
+    if (ext == NULL) return 0;
+    int ok = X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok;
+}
+
+int hsl_issue_certificate(const char *ca_cert_file, const char *ca_key_file, const char *name, const char *san,
+                          int days, const char *cert_file, const char *key_file, char *errbuf, size_t errlen) {
+    int ok = 0;
+    X509 *ca = NULL, *cert = NULL;
+    EVP_PKEY *ca_key = NULL, *key = NULL;
+    BIGNUM *serial = NULL;
+    char what[600];
+    if (errlen > 0) errbuf[0] = 0;
+    ERR_clear_error();
+
+    BIO *in = BIO_new_file(ca_cert_file, "r");
+    if (in == NULL || (ca = PEM_read_bio_X509(in, NULL, NULL, NULL)) == NULL) {
+        BIO_free(in);
+        snprintf(what, sizeof what, "read the CA certificate %s", ca_cert_file);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+    BIO_free(in);
+    in = BIO_new_file(ca_key_file, "r");
+    if (in == NULL || (ca_key = PEM_read_bio_PrivateKey(in, NULL, NULL, NULL)) == NULL) {
+        BIO_free(in);
+        snprintf(what, sizeof what, "read the CA key %s", ca_key_file);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+    BIO_free(in);
+    if ((key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256")) == NULL) { hsl_fail(errbuf, errlen, "make a P-256 key"); goto done; }
+
+    unsigned char bytes[8];
+    if (RAND_bytes(bytes, sizeof bytes) != 1) { hsl_fail(errbuf, errlen, "make a serial number"); goto done; }
+    bytes[0] &= 0x7f;  /* positive */
+    bytes[0] |= 0x01;  /* and never zero */
+    cert = X509_new();
+    serial = BN_bin2bn(bytes, sizeof bytes, NULL);
+    X509_NAME *subject = X509_NAME_new();
+    int built = cert != NULL && serial != NULL && subject != NULL
+        && X509_set_version(cert, 2)
+        && BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert)) != NULL
+        && X509_gmtime_adj(X509_getm_notBefore(cert), 0) != NULL
+        && X509_gmtime_adj(X509_getm_notAfter(cert), (long)days * 86400L) != NULL
+        && X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, (const unsigned char *)name, -1, -1, 0)
+        && X509_set_subject_name(cert, subject)
+        && X509_set_issuer_name(cert, X509_get_subject_name(ca))
+        && X509_set_pubkey(cert, key);
+    X509_NAME_free(subject);
+    if (!built) { snprintf(what, sizeof what, "build the certificate of %s", name); hsl_fail(errbuf, errlen, what); goto done; }
+
+    X509V3_CTX ctx;
+    X509V3_set_ctx(&ctx, ca, cert, NULL, NULL, 0);
+    if (!hsl_add_extension(cert, &ctx, NID_subject_alt_name, san)
+        || !hsl_add_extension(cert, &ctx, NID_basic_constraints, "critical,CA:FALSE")
+        || !hsl_add_extension(cert, &ctx, NID_key_usage, "critical,digitalSignature")
+        || !hsl_add_extension(cert, &ctx, NID_ext_key_usage, "serverAuth")
+        || !hsl_add_extension(cert, &ctx, NID_subject_key_identifier, "hash")
+        || !hsl_add_extension(cert, &ctx, NID_authority_key_identifier, "keyid:always")) {
+        snprintf(what, sizeof what, "add the extensions of %s (subjectAltName %s)", name, san);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+    if (X509_sign(cert, ca_key, EVP_sha256()) <= 0) {
+        snprintf(what, sizeof what, "sign the certificate of %s with %s", name, ca_key_file);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+
+    int fd = open(key_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *file = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (file == NULL) {
+        int error = errno;
+        if (fd >= 0) close(fd);
+        snprintf(errbuf, errlen, "write the key %s: %s", key_file, strerror(error));
+        goto done;
+    }
+    int written = PEM_write_PrivateKey(file, key, NULL, NULL, 0, NULL, NULL);
+    if (fclose(file) != 0 || written != 1) {
+        snprintf(what, sizeof what, "write the key %s", key_file);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+    BIO *out = BIO_new_file(cert_file, "w");
+    if (out == NULL) {
+        snprintf(what, sizeof what, "write the certificate %s", cert_file);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+    written = PEM_write_bio_X509(out, cert);
+    if (BIO_free(out) != 1 || written != 1) {
+        snprintf(what, sizeof what, "write the certificate %s", cert_file);
+        hsl_fail(errbuf, errlen, what);
+        goto done;
+    }
+    ok = 1;
+done:
+    BN_free(serial);
+    X509_free(cert);
+    X509_free(ca);
+    EVP_PKEY_free(key);
+    EVP_PKEY_free(ca_key);
+    return ok;
 }

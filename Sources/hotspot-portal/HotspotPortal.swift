@@ -28,7 +28,6 @@ struct HotspotPortalCommand {
     var internetTLSPort: UInt16?
     var tlsCa: String?
     var tlsCaKey: String?
-    var openssl: String
     var tlsDirectory: String?
     var readyFile: String?
 
@@ -67,7 +66,6 @@ struct HotspotPortalCommand {
         internetTLSPort = o.value("internet-tls-port", help: "Internet: serve HTTPS on this port of the --listen address, a certificate per SNI name issued by --tls-ca.")
         tlsCa = o.value("tls-ca", help: "Internet HTTPS: the lab CA's certificate (PEM).")
         tlsCaKey = o.value("tls-ca-key", help: "Internet HTTPS: the lab CA's private key (PEM).")
-        openssl = o.value("openssl", default: "/usr/bin/openssl", help: "Internet HTTPS: the openssl command that issues the certificates.")
         tlsDirectory = o.value("tls-directory", help: "Internet HTTPS: where the issued certificates are written.")
         readyFile = o.value("ready-file", help: "Write this file once the server listens (readiness for the lab).")
     }
@@ -168,7 +166,7 @@ struct HotspotPortalCommand {
             }
             var tls: TLSServerContext?
             if let internetTLSPort, let tlsCa, let tlsCaKey, let tlsDirectory {
-                let issuer = TLSCertificateIssuer(caCertificate: tlsCa, caKey: tlsCaKey, openssl: openssl, directory: tlsDirectory)
+                let issuer = TLSCertificateIssuer(caCertificate: tlsCa, caKey: tlsCaKey, directory: tlsDirectory)
                 tls = try issuer.serverContext(defaultName: ip)
                 logLine("internet HTTPS on port \(internetTLSPort): certificates per SNI name from \(tlsCa)")
             }

@@ -1,10 +1,10 @@
 import Foundation
-import Portals
+@testable import Portals
 import Testing
 @testable import HotspotHelper
 
-/// The lab internet's HTTPS (loopback, no root): a certificate per SNI name issued on the fly by a CA (the
-/// openssl command), answering the backend routes and probe endpoints; a client trusting only that CA.
+/// The lab internet's HTTPS (loopback, no root): a certificate per SNI name issued on the fly by a CA (in process,
+/// `hsl_issue_certificate`), answering the backend routes and probe endpoints; a client trusting only that CA.
 /// Part of the serialized `TLSClientTests`. (The server answers on each connection's own thread, not on Swift's
 /// cooperative pool, which synchronous tests blocking in a client could starve: `LabHTTPServerTests`.)
 extension TLSClientTests {
@@ -14,7 +14,7 @@ extension TLSClientTests {
         let issuer: TLSCertificateIssuer
 
         init(fixture: TLSFixture, sni: Bool = true, ip: String = "127.0.0.1") throws {
-            issuer = TLSCertificateIssuer(caCertificate: fixture.ca, caKey: fixture.dir + "/ca.key", openssl: "/usr/bin/openssl",
+            issuer = TLSCertificateIssuer(caCertificate: fixture.ca, caKey: fixture.dir + "/ca.key",
                                           directory: fixture.dir + "/internet-\(UInt32.random(in: 0...UInt32.max))")
             let context = sni ? try issuer.serverContext(defaultName: ip) : try issuer.context(for: ip)
             let responder = InternetResponder(routes: [
@@ -72,6 +72,56 @@ extension TLSClientTests {
         #expect { try internetClient(dns).get("https://api.vendor.example:\(server.port)/session") } throws: { error in
             "\(error)".contains("hostname mismatch")
         }
+    }
+
+    /// What the issuer makes in process is what `openssl req -x509 -CA` made: the openssl command verifies it as a TLS
+    /// server's for the name (and for an address, by its IP SAN, not for another name), with the same extensions; the
+    /// key is the certificate's and only its owner reads it. A CA that cannot be read is named in the error.
+    @Test("the in-process issuer's certificates verify with the openssl command, as the ones openssl req made")
+    func issuedCertificatesVerify() throws {
+        let fixture = try TLSFixture.shared.get()
+        let issuer = TLSCertificateIssuer(caCertificate: fixture.ca, caKey: fixture.dir + "/ca.key",
+                                          directory: fixture.dir + "/issued-\(UInt32.random(in: 0...UInt32.max))")
+        for (name, check) in [("api.vendor.example", ["-verify_hostname", "api.vendor.example"]), ("198.18.0.1", ["-verify_ip", "198.18.0.1"]),
+                              ("2001:db8:ffff::1", ["-verify_ip", "2001:db8:ffff::1"])] {
+            let (certificate, key) = try issuer.issue(name)
+            let verified = try Self.opensslOutput(["verify", "-CAfile", fixture.ca, "-purpose", "sslserver"] + check + [certificate])
+            #expect(verified.status == 0 && verified.output.contains("OK"), "\(name): \(verified.output)")
+            let text = try Self.opensslOutput(["x509", "-in", certificate, "-noout", "-text"]).output
+            for part in ["Subject: CN = \(name)", "CA:FALSE", "Digital Signature", "TLS Web Server Authentication", "ASN1 OID: prime256v1",
+                         "ecdsa-with-SHA256", "X509v3 Subject Key Identifier", "X509v3 Authority Key Identifier"] {
+                #expect(text.contains(part), "\(name): no `\(part)` in\n\(text)")
+            }
+            #expect(text.contains("critical") && text.components(separatedBy: "critical").count - 1 == 2, "basicConstraints and keyUsage critical: \(text)")
+            let fromKey = try Self.opensslOutput(["pkey", "-in", key, "-pubout"]).output
+            let fromCertificate = try Self.opensslOutput(["x509", "-in", certificate, "-noout", "-pubkey"]).output
+            #expect(!fromKey.isEmpty && fromKey == fromCertificate)
+            var info = stat()
+            #expect(stat(key, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        }
+        let (other, _) = try issuer.issue("elsewhere.example")
+        let wrongName = try Self.opensslOutput(["verify", "-CAfile", fixture.ca, "-verify_hostname", "api.vendor.example", other])
+        #expect(wrongName.status != 0, "a certificate for elsewhere.example must not verify for api.vendor.example")
+        let broken = TLSCertificateIssuer(caCertificate: fixture.dir + "/no-such-ca.pem", caKey: fixture.dir + "/ca.key",
+                                          directory: fixture.dir + "/issued-broken")
+        #expect {
+            try broken.issue("api.vendor.example")
+        } throws: { error in
+            "\(error)".contains("issue the certificate of api.vendor.example") && "\(error)".contains("read the CA certificate \(fixture.dir)/no-such-ca.pem")
+        }
+    }
+
+    static func opensslOutput(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        p.arguments = arguments
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     @Test("names the issuer refuses: not a DNS name or an IP address; IPv6 addresses in their canonical text")

@@ -181,7 +181,7 @@ import Portals
         #expect(launcher.lines == [
             "spawn in hsl0001net: /build/hotspot-portal --internet --listen 198.18.0.1:80 --listen6 2001:db8:ffff::1 --ready-file \(dir)/internet.ready "
                 + "--services \(dir)/internet-services.json --internet-tls-port 443 --tls-ca \(dir)/tls/ca.pem --tls-ca-key \(dir)/tls/ca.key "
-                + "--tls-directory \(dir)/tls/internet --openssl /usr/sbin/openssl",
+                + "--tls-directory \(dir)/tls/internet",
         ])
         let routes = try JSONDecoder().decode([InternetRoute].self, from: Data(contentsOf: URL(fileURLWithPath: service.servicesFile)))
         #expect(routes == topology.internet.services)

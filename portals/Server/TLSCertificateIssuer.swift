@@ -1,20 +1,19 @@
+import CTLSShim
 import Foundation
 import Synchronization
 
-/// The lab internet's HTTPS: a server certificate per SNI name, issued on first use by the lab CA (the `openssl`
-/// command, as `PortalTLS` makes the portal's), cached for the process's life in `directory`.
+/// The lab internet's HTTPS: a server certificate per SNI name, issued on first use by the lab CA (in this process,
+/// with libcrypto: `hsl_issue_certificate`), cached for the process's life in `directory`.
 public final class TLSCertificateIssuer: Sendable {
     public let caCertificate: String
     public let caKey: String
-    public let openssl: String
     public let directory: String
     /// Held while a certificate is issued: two first handshakes for one name issue it once.
     private let contexts = Synchronization.Mutex<[String: TLSServerContext]>([:])
 
-    public init(caCertificate: String, caKey: String, openssl: String, directory: String) {
+    public init(caCertificate: String, caKey: String, directory: String) {
         self.caCertificate = caCertificate
         self.caKey = caKey
-        self.openssl = openssl
         self.directory = directory
     }
 
@@ -67,37 +66,30 @@ public final class TLSCertificateIssuer: Sendable {
         return context
     }
 
-    /// One `openssl req -x509 -CA` run (OpenSSL 3): a new key and the certificate the CA signs for `name`.
+    /// A new key and the certificate the CA signs for `name`, what `openssl req -x509 -CA -newkey ec` made (it was run
+    /// here until stop 40: under the VM's emulation its process start cost 0.3-0.45 s on the first handshake of each
+    /// name).
     func issue(_ name: String) throws -> (certificate: String, key: String) {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let base = directory + "/" + name
         let certificate = base + ".pem", key = base + ".key"
         let san = Self.isIPv4(name) || name.contains(":") ? "IP:\(name)" : "DNS:\(name)"   // an IPv6 literal has colons, a name none
-        let serial = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 1...255)) }.joined()
-        try run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                 "-CA", caCertificate, "-CAkey", caKey, "-set_serial", "0x" + serial, "-days", "2", "-subj", "/CN=\(name)",
-                 "-addext", "subjectAltName=\(san)", "-addext", "basicConstraints=critical,CA:FALSE",
-                 "-addext", "keyUsage=critical,digitalSignature", "-addext", "extendedKeyUsage=serverAuth", "-out", certificate],
-                what: "issue the certificate of \(name) with \(caCertificate)")
+        try Self.issueServerCertificate(name: name, subjectAltName: san, caCertificate: caCertificate, caKey: caKey,
+                                        certificate: certificate, key: key)
         logLine("[tls] issued a certificate for \(name)")
         return (certificate, key)
     }
 
-    func run(_ arguments: [String], what: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw TLSServerError(operation: what, object: "with \(openssl)", cause: "\(error)")
-        }
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TLSServerError(operation: what, object: "with \(openssl) \(arguments.first ?? "")",
-                                 cause: "exit \(process.terminationStatus): " + text.split(separator: "\n").suffix(3).joined(separator: " | "))
+    /// A TLS server's certificate for `name` (CN) with `subjectAltName` (`DNS:name`, `IP:address`, comma-separated),
+    /// signed by the CA, valid two days, and its new P-256 key (mode 0600), written as PEM: what
+    /// `openssl req -x509 -CA -newkey ec` makes, in this process (`hsl_issue_certificate`). The https-only portals'
+    /// certificates (`PortalTLS`) are made the same way.
+    public static func issueServerCertificate(name: String, subjectAltName: String, caCertificate: String, caKey: String,
+                                              certificate: String, key: String, days: Int32 = 2) throws {
+        var error = [CChar](repeating: 0, count: 1024)
+        guard hsl_issue_certificate(caCertificate, caKey, name, subjectAltName, days, certificate, key, &error, error.count) == 1 else {
+            throw TLSServerError(operation: "issue the certificate of \(name)", object: "with the CA \(caCertificate)",
+                                 cause: String(cString: error))
         }
     }
 }

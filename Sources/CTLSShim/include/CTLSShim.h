@@ -40,4 +40,12 @@ int hsl_SSL_shutdown(SSL *ssl);
 /// The OpenSSL error queue as text ("error:0A000086:SSL routines::certificate verify failed; ..."),
 /// emptied; writes at most size-1 bytes and a NUL. Returns the number of errors read.
 int hsl_drain_errors(char *buffer, size_t size);
+/// A server certificate for `name`, issued by the CA of ca_cert_file and ca_key_file (PEM), as
+/// `openssl req -x509 -CA -newkey ec` makes it: a new P-256 key; a random 64-bit serial; valid from now for `days`
+/// days; subject CN=name; subjectAltName `san` ("DNS:name" or "IP:address"); basicConstraints critical CA:FALSE;
+/// keyUsage critical digitalSignature; extendedKeyUsage serverAuth; subject and authority key identifiers; signed
+/// with SHA-256. Writes the certificate to cert_file and the key (PKCS#8, mode 0600) to key_file, as PEM.
+/// Returns 1; 0 with what failed in errbuf (at most errlen-1 bytes and a NUL).
+int hsl_issue_certificate(const char *ca_cert_file, const char *ca_key_file, const char *name, const char *san,
+                          int days, const char *cert_file, const char *key_file, char *errbuf, size_t errlen);
 #endif

@@ -46,8 +46,7 @@ public final class InternetService: HotspotService, @unchecked Sendable {  // @u
             args += ["--services", servicesFile]
         }
         args += ["--internet-tls-port", "\(Self.tlsPort)", "--tls-ca", PortalTLS.caFile(labLogDirectory: labLogDirectory),
-                 "--tls-ca-key", PortalTLS.caKey(labLogDirectory: labLogDirectory), "--tls-directory", labLogDirectory + "/tls/internet",
-                 "--openssl", try launcher.tool("openssl")]
+                 "--tls-ca-key", PortalTLS.caKey(labLogDirectory: labLogDirectory), "--tls-directory", labLogDirectory + "/tls/internet"]
         return args
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HotspotSystem
 import LabTopology
 import LabVM
+import Portals
 
 /// `PortalTLS`'s certificates (LabTopology has its names and settings): the lab CA and the portal's server
 /// certificate, made with the `openssl` command.
@@ -98,21 +99,10 @@ extension PortalTLS {
         let key = dir + "/portal-tls.key"
         if FileManager.default.fileExists(atPath: cert), FileManager.default.fileExists(atPath: key) { return (cert, key) }
         let name = hostName(hotspot: hotspot)
-        let csr = dir + "/portal-tls.csr"
-        let ext = dir + "/portal-tls.ext"
-        try run(openssl, ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                          "-keyout", key, "-out", csr, "-subj", "/CN=\(name)"], what: "make the portal key of \(hotspot)")
-        try """
-            subjectAltName=DNS:\(name),IP:\(gatewayAddress)
-            basicConstraints=critical,CA:FALSE
-            keyUsage=critical,digitalSignature
-            extendedKeyUsage=serverAuth
-
-            """.write(toFile: ext, atomically: true, encoding: .utf8)
-        let serial = (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 1...255)) }.joined()
-        try run(openssl, ["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", labLogDirectory + "/tls/ca.key",
-                          "-set_serial", "0x" + serial, "-days", "2", "-out", cert + ".tmp", "-extfile", ext],
-                what: "sign the portal certificate of \(hotspot) for \(name)")
+        // In this process (libcrypto), not two openssl runs: each was a process start under the VM's emulation.
+        try TLSCertificateIssuer.issueServerCertificate(name: name, subjectAltName: "DNS:\(name),IP:\(gatewayAddress)",
+                                                        caCertificate: ca, caKey: labLogDirectory + "/tls/ca.key",
+                                                        certificate: cert + ".tmp", key: key)
         guard rename(cert + ".tmp", cert) == 0 else { throw SystemError.current("rename", cert + ".tmp") }
         return (cert, key)
     }
