@@ -91,21 +91,16 @@ int hsl_issue_certificate(const char *ca_cert_file, const char *ca_key_file, con
     ERR_clear_error();
 
     BIO *in = BIO_new_file(ca_cert_file, "r");
-    if (in == NULL || (ca = PEM_read_bio_X509(in, NULL, NULL, NULL)) == NULL) {
-        BIO_free(in);
-        snprintf(what, sizeof what, "read the CA certificate %s", ca_cert_file);
+    if (in != NULL) ca = PEM_read_bio_X509(in, NULL, NULL, NULL);
+    BIO_free(in);
+    in = ca == NULL ? NULL : BIO_new_file(ca_key_file, "r");
+    if (in != NULL) ca_key = PEM_read_bio_PrivateKey(in, NULL, NULL, NULL);
+    BIO_free(in);
+    if (ca == NULL || ca_key == NULL) {
+        snprintf(what, sizeof what, ca == NULL ? "read the CA certificate %s" : "read the CA key %s", ca == NULL ? ca_cert_file : ca_key_file);
         hsl_fail(errbuf, errlen, what);
         goto done;
     }
-    BIO_free(in);
-    in = BIO_new_file(ca_key_file, "r");
-    if (in == NULL || (ca_key = PEM_read_bio_PrivateKey(in, NULL, NULL, NULL)) == NULL) {
-        BIO_free(in);
-        snprintf(what, sizeof what, "read the CA key %s", ca_key_file);
-        hsl_fail(errbuf, errlen, what);
-        goto done;
-    }
-    BIO_free(in);
     if ((key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256")) == NULL) { hsl_fail(errbuf, errlen, "make a P-256 key"); goto done; }
 
     unsigned char bytes[8];

@@ -109,6 +109,12 @@ extension TLSClientTests {
         } throws: { error in
             "\(error)".contains("issue the certificate of api.vendor.example") && "\(error)".contains("read the CA certificate \(fixture.dir)/no-such-ca.pem")
         }
+        let keyless = TLSCertificateIssuer(caCertificate: fixture.ca, caKey: fixture.dir + "/no-such-ca.key", directory: fixture.dir + "/issued-keyless")
+        #expect {
+            try keyless.issue("api.vendor.example")
+        } throws: { error in
+            "\(error)".contains("read the CA key \(fixture.dir)/no-such-ca.key")
+        }
     }
 
     static func opensslOutput(_ arguments: [String]) throws -> (status: Int32, output: String) {
