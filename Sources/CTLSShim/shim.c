@@ -65,11 +65,10 @@ int hsl_drain_errors(char *buffer, size_t size) {
 }
 
 /* hsl_issue_certificate: errbuf gets "what: the OpenSSL errors" (or errno's text for a file). */
-static int hsl_fail(char *errbuf, size_t errlen, const char *what) {
+static void hsl_fail(char *errbuf, size_t errlen, const char *what) {
     char queue[512];
     if (hsl_drain_errors(queue, sizeof queue) > 0) snprintf(errbuf, errlen, "%s: %s", what, queue);
     else snprintf(errbuf, errlen, "%s", what);
-    return 0;
 }
 
 static int hsl_add_extension(X509 *cert, X509V3_CTX *ctx, int nid, const char *value) {
@@ -155,13 +154,8 @@ int hsl_issue_certificate(const char *ca_cert_file, const char *ca_key_file, con
         goto done;
     }
     BIO *out = BIO_new_file(cert_file, "w");
-    if (out == NULL) {
-        snprintf(what, sizeof what, "write the certificate %s", cert_file);
-        hsl_fail(errbuf, errlen, what);
-        goto done;
-    }
-    written = PEM_write_bio_X509(out, cert);
-    if (BIO_free(out) != 1 || written != 1) {
+    written = out != NULL && PEM_write_bio_X509(out, cert) == 1;
+    if (out == NULL || BIO_free(out) != 1 || !written) {
         snprintf(what, sizeof what, "write the certificate %s", cert_file);
         hsl_fail(errbuf, errlen, what);
         goto done;

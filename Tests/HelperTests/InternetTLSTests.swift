@@ -85,22 +85,22 @@ extension TLSClientTests {
         for (name, check) in [("api.vendor.example", ["-verify_hostname", "api.vendor.example"]), ("198.18.0.1", ["-verify_ip", "198.18.0.1"]),
                               ("2001:db8:ffff::1", ["-verify_ip", "2001:db8:ffff::1"])] {
             let (certificate, key) = try issuer.issue(name)
-            let verified = try Self.opensslOutput(["verify", "-CAfile", fixture.ca, "-purpose", "sslserver"] + check + [certificate])
+            let verified = try TLSFixture.opensslOutput(["verify", "-CAfile", fixture.ca, "-purpose", "sslserver"] + check + [certificate])
             #expect(verified.status == 0 && verified.output.contains("OK"), "\(name): \(verified.output)")
-            let text = try Self.opensslOutput(["x509", "-in", certificate, "-noout", "-text"]).output
+            let text = try TLSFixture.opensslOutput(["x509", "-in", certificate, "-noout", "-text"]).output
             for part in ["Subject: CN = \(name)", "CA:FALSE", "Digital Signature", "TLS Web Server Authentication", "ASN1 OID: prime256v1",
                          "ecdsa-with-SHA256", "X509v3 Subject Key Identifier", "X509v3 Authority Key Identifier"] {
                 #expect(text.contains(part), "\(name): no `\(part)` in\n\(text)")
             }
             #expect(text.contains("critical") && text.components(separatedBy: "critical").count - 1 == 2, "basicConstraints and keyUsage critical: \(text)")
-            let fromKey = try Self.opensslOutput(["pkey", "-in", key, "-pubout"]).output
-            let fromCertificate = try Self.opensslOutput(["x509", "-in", certificate, "-noout", "-pubkey"]).output
+            let fromKey = try TLSFixture.opensslOutput(["pkey", "-in", key, "-pubout"]).output
+            let fromCertificate = try TLSFixture.opensslOutput(["x509", "-in", certificate, "-noout", "-pubkey"]).output
             #expect(!fromKey.isEmpty && fromKey == fromCertificate)
             var info = stat()
             #expect(stat(key, &info) == 0 && info.st_mode & 0o777 == 0o600)
         }
         let (other, _) = try issuer.issue("elsewhere.example")
-        let wrongName = try Self.opensslOutput(["verify", "-CAfile", fixture.ca, "-verify_hostname", "api.vendor.example", other])
+        let wrongName = try TLSFixture.opensslOutput(["verify", "-CAfile", fixture.ca, "-verify_hostname", "api.vendor.example", other])
         #expect(wrongName.status != 0, "a certificate for elsewhere.example must not verify for api.vendor.example")
         let broken = TLSCertificateIssuer(caCertificate: fixture.dir + "/no-such-ca.pem", caKey: fixture.dir + "/ca.key",
                                           directory: fixture.dir + "/issued-broken")
@@ -115,19 +115,6 @@ extension TLSClientTests {
         } throws: { error in
             "\(error)".contains("read the CA key \(fixture.dir)/no-such-ca.key")
         }
-    }
-
-    static func opensslOutput(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        p.arguments = arguments
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     @Test("names the issuer refuses: not a DNS name or an IP address; IPv6 addresses in their canonical text")

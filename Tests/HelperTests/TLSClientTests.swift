@@ -40,18 +40,24 @@ struct TLSFixture: Sendable {
     }
 
     static func openssl(_ arguments: [String]) throws {
+        let (status, output) = try opensslOutput(arguments)
+        guard status == 0 else {
+            throw HotspotHelperError("openssl \(arguments.prefix(2).joined(separator: " ")): exit \(status): \(output)")
+        }
+    }
+
+    /// The openssl command's exit status and what it wrote (standard output and error together).
+    static func opensslOutput(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         p.arguments = arguments
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
         try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw HotspotHelperError("openssl \(arguments.prefix(2).joined(separator: " ")): exit \(p.terminationStatus): \(text)")
-        }
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
 

@@ -4,8 +4,9 @@ import LabTopology
 import LabVM
 import Portals
 
-/// `PortalTLS`'s certificates (LabTopology has its names and settings): the lab CA and the portal's server
-/// certificate, made with the `openssl` command.
+/// `PortalTLS`'s certificates (LabTopology has its names and settings): the lab CA, made with the `openssl` command
+/// (on the host, or once per VM boot), and the portal's server certificate, issued in process by the CA
+/// (`TLSCertificateIssuer.issueServerCertificate`).
 extension PortalTLS {
     /// Inside the hotspot-lab VM: one CA per boot, made by the first lab and copied by the others (its tmpfs /run is
     /// fresh at every boot). `openssl req` took about 0.35 s of every lab's bring-up under TCG (issue 19, "bench
