@@ -14,12 +14,15 @@ public struct ProfileBenchmark: Sendable {
     public var scenarioPath: String
     /// Samples per second per CPU.
     public var frequency: Int
+    /// Call chains too (`perf record -g`).
+    public var callGraph: Bool
     let scenario: Scenario
 
-    public init(scenarioPath: String, frequency: Int = 199) throws {
+    public init(scenarioPath: String, frequency: Int = 199, callGraph: Bool = false) throws {
         guard (1...10_000).contains(frequency) else { throw ValidationError("--frequency must be 1 ... 10000 samples per second") }
         self.scenarioPath = scenarioPath
         self.frequency = frequency
+        self.callGraph = callGraph
         scenario = try ScenarioParser.load(path: scenarioPath)
     }
 
@@ -34,17 +37,19 @@ public struct ProfileBenchmark: Sendable {
         // perf.data goes to the VM's tmpfs first (perf writes continuously; over 9p that costs the run itself).
         let localPerf = NSTemporaryDirectory() + "hotspot-profile-\(getpid()).perf.data"
         // No workload: `perf record -a` samples until SIGINT (with a workload it also waits for that to end).
-        let arguments = ["record", "-a", "-e", "cpu-clock", "-F", "\(frequency)", "-o", localPerf]
+        // Started with its events off (`-D -1`), switched on through its control FIFO; the scenario starts on perf's
+        // acknowledgement (PerfControl).
+        let control = NSTemporaryDirectory() + "hotspot-profile-\(getpid()).ctl", ack = control + "-ack"
+        for fifo in [control, ack] {
+            unlink(fifo)
+            guard mkfifo(fifo, 0o600) == 0 else { throw SystemError("mkfifo", fifo, errno: errno) }
+        }
+        defer { unlink(control); unlink(ack) }
+        let arguments = ["record", "-a", "-e", "cpu-clock", "-F", "\(frequency)", "-o", localPerf, "-D", "-1", "--control", "fifo:\(control),\(ack)"] + (callGraph ? ["-g"] : [])
         Self.say("starting \(perfPath) \(arguments.joined(separator: " "))")
         let perf = try ChildProcess.spawn(ProcessConfiguration(perfPath, arguments, stdout: .file(folder + "/perf.log"), stderr: .file(folder + "/perf.log")))
-        // perf prints nothing when sampling starts; its output file appears once the sampling buffers are mapped.
-        let startedBy = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: localPerf) && perf.exitStatus == nil && Date() < startedBy {
-            usleep(20_000)
-        }
-        if let status = perf.exitStatus {
-            throw SystemError("start", "perf record", reason: "it exited (\(status)); see \(folder)/perf.log")
-        }
+        try PerfControl.enable(perf, control: control, ack: ack, log: folder + "/perf.log")
+        let cpuBefore = CPUTotals.now()
         Self.say("profiling \(scenario.name): perf record -a -e cpu-clock -F \(frequency) and process accounting are on")
         let start = Date()
         let runner = ScenarioRunner()
@@ -53,6 +58,7 @@ public struct ProfileBenchmark: Sendable {
         }
         let result = runner.run(scenario)
         let wall = Date().timeIntervalSince(start)
+        let cpu = CPUTotals.now().since(cpuBefore)
         Self.say("scenario done; stopping perf")
         try perf.signal(SIGINT)
         guard let status = try perf.wait(timeout: .seconds(120)) else {
@@ -72,6 +78,7 @@ public struct ProfileBenchmark: Sendable {
             FileManager.default.createFile(atPath: folder + "/kallsyms", contents: symbols)
             try? handle.close()
         }
+        try cpu.text.write(toFile: folder + "/cpu.txt", atomically: true, encoding: .utf8)
         print(String(format: "scenario %@: %@ in %.2f s (lab up %.2f s); profile in %@", scenario.name,
                      result.passed ? "passed" : "FAILED", wall, result.labUpSeconds, folder))
         if !result.passed { print("  failure: \(result.failure?.message ?? result.setupError ?? "?")") }
@@ -87,6 +94,7 @@ public struct ProfileBenchmark: Sendable {
 
     /// The tables from the raw files in `folder` (on the host: perf report is slow under TCG).
     public static func report(folder: String, top: Int = 25) throws {
+        if let text = readSmallFile(folder + "/cpu.txt") { print("\n" + text, terminator: "") }
         let records = try ProcessAccounting.parse(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/acct"))))
         let rows = ProcessAccounting.summarize(records)
         let cpu = rows.reduce(0) { $0 + $1.cpuSeconds }
@@ -117,5 +125,49 @@ public struct ProfileBenchmark: Sendable {
 
     static func tool(_ name: String, package: String) throws -> String {
         try SystemTools.require(name, package: package)
+    }
+}
+
+/// The machine's CPU time by kind (/proc/stat's first line) and this process's own (getrusage), to say how much of
+/// a scenario's CPU the accounting's table (processes that exited) leaves out: the lab runner itself, daemons
+/// still running, and the kernel's threads (network namespaces' cleanup, softirqs).
+struct CPUTotals {
+    var machine: [String: Double] = [:]
+    var runner: Double = 0
+    var reapedChildren: Double = 0
+    static let fields = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
+
+    static func now() -> CPUTotals {
+        var totals = CPUTotals()
+        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+        if let line = readSmallFile("/proc/stat")?.split(separator: "\n").first, line.hasPrefix("cpu ") {
+            for (name, value) in zip(fields, line.split(separator: " ").dropFirst()) { totals.machine[name] = (Double(value) ?? 0) / tick }
+        }
+        func seconds(_ who: Int32) -> Double {
+            var usage = rusage()
+            getrusage(__rusage_who_t(who), &usage)
+            return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        }
+        totals.runner = seconds(RUSAGE_SELF.rawValue)
+        totals.reapedChildren = seconds(RUSAGE_CHILDREN.rawValue)
+        return totals
+    }
+
+    func since(_ before: CPUTotals) -> CPUTotals {
+        var delta = CPUTotals()
+        for (name, value) in machine { delta.machine[name] = value - (before.machine[name] ?? 0) }
+        delta.runner = runner - before.runner
+        delta.reapedChildren = reapedChildren - before.reapedChildren
+        return delta
+    }
+
+    /// Busy CPU: everything but idle and iowait.
+    var busy: Double { machine.filter { $0.key != "idle" && $0.key != "iowait" }.values.reduce(0, +) }
+
+    var text: String {
+        func s(_ name: String) -> String { String(format: "%.2f s", machine[name] ?? 0) }
+        return "CPU over the scenario (/proc/stat, every CPU): \(String(format: "%.2f s", busy)) busy (user \(s("user")), system \(s("system")), "
+            + "irq \(s("irq")), softirq \(s("softirq"))), idle \(s("idle"))\n"
+            + String(format: "of which the lab runner (this process): %.2f s; its exited children (perf among them): %.2f s\n", runner, reapedChildren)
     }
 }

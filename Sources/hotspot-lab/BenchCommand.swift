@@ -205,6 +205,9 @@ struct BenchProfile: AsyncParsableCommand {
     @Option(help: "CPU samples per second per CPU.")
     var frequency: Int = 199
 
+    @Flag(help: "Also record call chains (perf record -g), for `perf report -g` of the raw perf.data.")
+    var callGraph = false
+
     @Option(help: "Only print the tables of an earlier profile folder (acct, perf.data, kallsyms).")
     var report: String?
 
@@ -213,7 +216,7 @@ struct BenchProfile: AsyncParsableCommand {
     func run() async throws {
         BenchBuild.announce()
         if let report { return try ProfileBenchmark.report(folder: report) }
-        let bench = try ProfileBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario), frequency: frequency)
+        let bench = try ProfileBenchmark(scenarioPath: ScenarioFiles.resolveFolder(scenario), frequency: frequency, callGraph: callGraph)
         if InVM.isActive, let share = InVM.resultsDirectory {
             try await placement.relayIfNeeded()  // in the VM: no relay; the labs log to the host's folder
             return try bench.record(into: share + "/profile")

@@ -90,6 +90,25 @@ struct ProcessTests {
         #expect(config.stdout == .pipe)
     }
 
+    /// Every lab daemon starts through hotspot-nsexec, so it is linked static and without the Swift runtime
+    /// (Package.swift): no program interpreter (PT_INTERP) means no dynamic loader and no library to load before its
+    /// exec. The control: hotspotd, a Swift program, has one.
+    @Test func nsexecLoadsNoSharedLibrary() throws {
+        func hasInterpreter(_ path: String) throws -> Bool {
+            let file = try #require(fopen(path, "rb"), "open \(path)")
+            defer { fclose(file) }
+            var bytes = [UInt8](repeating: 0, count: 1 << 16)  // the ELF header and program headers come first
+            bytes.removeSubrange(fread(&bytes, 1, bytes.count, file)...)
+            #expect(bytes.count > 64 && bytes[0..<4] == [0x7f, 0x45, 0x4c, 0x46] && bytes[4] == 2, "\(path): expected a 64-bit ELF file")
+            func value(_ at: Int, _ size: Int) -> Int { (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+            let (offset, size, count) = (value(0x20, 8), value(0x36, 2), value(0x38, 2))
+            return (0..<count).contains { value(offset + $0 * size, 4) == 3 }  // PT_INTERP
+        }
+        let nsexec = try NSExec.path()
+        #expect(try !hasInterpreter(nsexec), "\(nsexec) has a program interpreter: it loads shared libraries before each daemon's exec")
+        #expect(try hasInterpreter(try BuildProducts.locate("hotspotd")), "the control: hotspotd is dynamically linked")
+    }
+
     @Test func namespaceWrapperPassesAResolvConfBeforeTheNamespace() throws {
         let run = try ProcessConfiguration("curl", ["-sS"]).inNetworkNamespace("hsl0001s0", resolvConf: "/tmp/s/resolv.conf")
         #expect(run.arguments == ["--resolv-conf", "/tmp/s/resolv.conf", "/run/netns/hsl0001s0", "--", "curl", "-sS"])
