@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <sys/socket.h>
 #include <string.h>
+#include <time.h>
+#include <sys/uio.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -82,4 +84,49 @@ ssize_t hsl_packet_receive(int fd, void *buf, size_t len, int *outgoing) {
     ssize_t n = recvfrom(fd, buf, len, 0, (struct sockaddr *)&addr, &length);
     if (n >= 0 && outgoing) *outgoing = addr.sll_pkttype == PACKET_OUTGOING;
     return n;
+}
+
+int hsl_packet_capture_open(int ifindex) {
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) goto fail;
+    struct sockaddr_ll addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sll_family = AF_PACKET;
+    addr.sll_protocol = htons(ETH_P_ALL);
+    addr.sll_ifindex = ifindex;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0) goto fail;
+    return fd;
+fail:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_length, long long *seconds, long *nanoseconds) {
+    struct iovec vector = { .iov_base = buf, .iov_len = len };
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct timespec))]; } control;
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.space;
+    message.msg_controllen = sizeof control.space;
+    ssize_t n = recvmsg(fd, &message, MSG_TRUNC);
+    if (n < 0) return -1;
+    *wire_length = (size_t)n;
+    struct timespec stamp = { 0, 0 };
+    int stamped = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+            stamped = 1;
+        }
+    }
+    if (!stamped) clock_gettime(CLOCK_REALTIME, &stamp);
+    *seconds = stamp.tv_sec;
+    *nanoseconds = stamp.tv_nsec;
+    return (size_t)n > len ? (ssize_t)len : n;
 }

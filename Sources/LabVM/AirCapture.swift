@@ -2,78 +2,160 @@ import Foundation
 import HotspotSystem
 import Netlink
 
-/// The capture of the air: tcpdump on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's
-/// frames, written to a pcap file. Used by a radio scenario (its `air.pcap`) and by the hwsim self-test.
+/// The capture of the air: every frame on `hwsim0`, the monitor interface mac80211_hwsim feeds with every radio's
+/// frames, written to a pcap file by a thread of this process (a packet socket, as tcpdump reads it). Used by a
+/// radio scenario (its `air.pcap`) and by the hwsim self-test.
 ///
-/// Two lessons are kept here, in one place, because each once made a short run's capture empty (the file holds
-/// the 24-byte pcap header only):
-/// - `--immediate-mode`: without it libpcap hands tcpdump its frames a buffer at a time (TPACKET_V3, a block
-///   retired after up to 1 s), and a run of two or three seconds under TCG on a loaded machine could end before
-///   the first buffer reached the file (the self-test in CI run 35: "saw 0 frames").
-/// - `stop` waits for a frame in the file before it ends tcpdump: a readiness wait, bounded, never a fixed sleep.
-public final class AirCapture: @unchecked Sendable {  // @unchecked: lets only; ChildProcess locks its own state
-    public let process: ChildProcess
+/// It was a tcpdump process until 2026-11-28: under TCG its start (libpcap, libcrypto, libdbus, libsystemd: 13
+/// libraries) was a twentieth of a radio lab's CPU, and each scenario waited for it to say it was listening. A
+/// packet socket captures from its bind on, so the capture has started when `start` returns.
+///
+/// The file is pcap (microsecond timestamps, the kernel's receive time), the link type from the interface's
+/// (radiotap on hwsim0), one write per frame so the file is whole up to its last frame at any time (tcpdump `-U`).
+/// `stop` waits for a frame in the file before it ends the capture: a readiness wait, bounded, never a fixed sleep
+/// (a short run's capture once held the 24-byte header only, CI run 35).
+public final class AirCapture: @unchecked Sendable {  // @unchecked: the counters are behind `state`'s lock
     /// The pcap file.
     public let path: String
-    /// tcpdump's own output (`listening on ...`, its counts at the end).
-    public let log: String
-    /// True once tcpdump said it was listening (`start` waits for it).
-    public let listening: Bool
+    /// The interface captured.
+    public let interface: String
+    private let socket: PacketCaptureSocket
+    private let file: Int32
+    private let state = Locked(State())
+    private var reader: SystemThread?
+
+    struct State {
+        var frames = 0
+        var stopping = false
+        var error: String?
+    }
 
     /// The size of a pcap file's global header: a file no larger holds no frame.
     public static let pcapHeaderSize = 24
+    /// The most of a frame kept (tcpdump's default snap length).
+    static let snapLength = 262_144
 
-    private init(process: ChildProcess, path: String, log: String, listening: Bool) {
-        self.process = process
-        self.path = path
-        self.log = log
-        self.listening = listening
+    /// The pcap link type of an interface's ARPHRD_ type; nil for one the capture does not write.
+    static func linkType(hardwareType: Int) -> UInt32? {
+        switch hardwareType {
+        case 803: 127    // ARPHRD_IEEE80211_RADIOTAP: LINKTYPE_IEEE802_11_RADIOTAP (hwsim0)
+        case 1, 772: 1   // Ethernet, and loopback, which Linux frames as Ethernet: LINKTYPE_ETHERNET
+        default: nil
+        }
     }
 
-    /// Sets hwsim0 up and starts tcpdump on it into `path` (its output into `path.log`), then waits up to
-    /// `listenTimeout` for tcpdump to say it is listening. Throws when hwsim0 cannot be set up, tcpdump cannot be
-    /// started, or it ends before it listens; after the timeout it returns with `listening` false (the caller
-    /// decides whether a capture that may miss the start will do).
-    public static func start(into path: String, tcpdump: String,
-                             listenTimeout: Duration = .seconds(30)) throws -> AirCapture {
+    /// The pcap global header: magic (microseconds), version 2.4, no zone, snap length, link type; little endian.
+    static func fileHeader(linkType: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for (value, size) in [(0xa1b2_c3d4, 4), (2, 2), (4, 2), (0, 4), (0, 4), (snapLength, 4), (Int(linkType), 4)] {
+            for i in 0..<size { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+        }
+        return bytes
+    }
+
+    /// One frame's record: its header (seconds, microseconds, bytes kept, bytes on the wire) and the bytes.
+    static func record(_ frame: PacketCaptureSocket.Frame) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16 + frame.bytes.count)
+        for value in [frame.seconds, frame.nanoseconds / 1000, frame.bytes.count, frame.wireLength] {
+            for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+        }
+        return bytes + frame.bytes
+    }
+
+    private init(path: String, interface: String, socket: PacketCaptureSocket, file: Int32) {
+        self.path = path
+        self.interface = interface
+        self.socket = socket
+        self.file = file
+    }
+
+    /// Sets hwsim0 up and starts capturing it into `path`. Throws when hwsim0 cannot be set up or captured, or the
+    /// file cannot be written.
+    public static func start(into path: String) throws -> AirCapture {
         do {
             try RouteNetlink.current().setUp("hwsim0")
         } catch {
             throw SystemError("set up", "hwsim0 (the monitor of the air) for the capture into \(path)", reason: "\(error)")
         }
-        return try begin(into: path, tcpdump: tcpdump, listenTimeout: listenTimeout)
+        return try begin(into: path, interface: "hwsim0")
     }
 
-    /// `start` once hwsim0 is up (the unit tests run it with a stand-in for tcpdump).
-    static func begin(into path: String, tcpdump: String, listenTimeout: Duration) throws -> AirCapture {
-        let log = path + ".log"
-        let child = try ChildProcess.spawn(ProcessConfiguration(tcpdump, ["-i", "hwsim0", "--immediate-mode", "-U", "-w", path],
-                                                                stdout: .file(log), stderr: .file(log)))
-        let deadline = ContinuousClock.now + listenTimeout
-        while !(readSmallFile(log)?.contains("listening on") ?? false), ContinuousClock.now < deadline {
-            if let status = try? child.poll() {
-                throw SystemError("capture the air with", "\(tcpdump) on hwsim0 into \(path)",
-                                  reason: "tcpdump ended (\(status)) before it listened: \(readSmallFile(log)?.suffix(600) ?? "")")
-            }
-            usleep(20_000)
+    /// Captures `interface` (up already) into `path` from now on (the tests capture a veth on the host).
+    public static func begin(into path: String, interface: String) throws -> AirCapture {
+        let socket: PacketCaptureSocket
+        do {
+            socket = try PacketCaptureSocket(interface: interface)
+        } catch {
+            throw SystemError("capture the air on", "\(interface) into \(path)", reason: "\(error)")
         }
-        return AirCapture(process: child, path: path, log: log,
-                          listening: readSmallFile(log)?.contains("listening on") ?? false)
+        guard let linkType = linkType(hardwareType: socket.hardwareType) else {
+            socket.close()
+            throw SystemError("capture the air on", "\(interface) into \(path)",
+                              reason: "its link type \(socket.hardwareType) is not one the capture writes (radiotap 803, Ethernet 1, loopback 772)")
+        }
+        let file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard file >= 0 else {
+            let error = SystemError("create", path, errno: errno)
+            socket.close()
+            throw error
+        }
+        let header = fileHeader(linkType: linkType)
+        guard write(file, header, header.count) == header.count else {
+            let error = SystemError("write the pcap header to", path, errno: errno)
+            close(file)
+            socket.close()
+            throw error
+        }
+        let capture = AirCapture(path: path, interface: interface, socket: socket, file: file)
+        capture.reader = try SystemThread.start("capture of \(interface)") { [capture] in capture.readLoop() }
+        return capture
     }
+
+    /// Frames until `stop`: polled with a short timeout so a stop is seen without a frame to wake it.
+    private func readLoop() {
+        while !state.withLock({ $0.stopping }) {
+            do {
+                guard let frame = try socket.receive(timeoutMilliseconds: 100, snapLength: Self.snapLength) else { continue }
+                let bytes = Self.record(frame)
+                guard write(file, bytes, bytes.count) == bytes.count else {
+                    let error = SystemError("write a frame to", path, errno: errno)
+                    state.withLock { $0.error = "\(error)" }
+                    return
+                }
+                state.withLock { $0.frames += 1 }
+            } catch {
+                state.withLock { $0.error = "\(error)" }
+                return
+            }
+        }
+    }
+
+    /// Frames written so far.
+    public var frames: Int { state.withLock { $0.frames } }
+
+    /// What ended the capture early (a socket or write error), nil while it runs or after a clean stop.
+    public var failure: String? { state.withLock { $0.error } }
 
     /// The pcap file's size now (0 when it is not there yet).
     public var fileSize: Int {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
-    /// Ends tcpdump once the file holds a frame past its header, waiting at most `frameTimeout` for one (a lab's
-    /// access points beacon every 100 ms, so one comes soon where there is a radio), then gives it `grace` to
-    /// write out and exit before it is killed.
-    public func stop(frameTimeout: Duration = .seconds(5), grace: Duration = .seconds(2)) {
+    /// Ends the capture once the file holds a frame, waiting at most `frameTimeout` for one (a lab's access points
+    /// beacon every 100 ms, so one comes soon where there is a radio). Idempotent.
+    public func stop(frameTimeout: Duration = .seconds(5)) {
         let deadline = ContinuousClock.now + frameTimeout
-        while ContinuousClock.now < deadline, (try? process.poll()) == nil, fileSize <= Self.pcapHeaderSize {
+        while ContinuousClock.now < deadline, state.withLock({ $0.frames == 0 && $0.error == nil && !$0.stopping }) {
             usleep(20_000)
         }
-        _ = try? process.terminate(grace: grace)
+        let first = state.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        reader?.join()
+        close(file)
+        socket.close()
     }
 }
