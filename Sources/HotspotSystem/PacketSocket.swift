@@ -54,7 +54,13 @@ public final class IPv4PacketSocket {
     /// The next IPv4 datagram that arrived on the interface within `timeoutMilliseconds` (the ones this host sent are
     /// skipped), nil when none did.
     public func receive(timeoutMilliseconds: Int32) throws -> [UInt8]? {
-        guard try readable(fd, within: timeoutMilliseconds, "the IPv4 packet socket of", interface) else { return nil }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, max(0, timeoutMilliseconds))
+        if ready < 0 {
+            if errno == EINTR { return nil }
+            throw SystemError.current("poll the IPv4 packet socket of", interface)
+        }
+        guard ready > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 2048)
         var outgoing: Int32 = 0
         let count = buffer.withUnsafeMutableBytes { hsl_packet_receive(fd, $0.baseAddress, $0.count, &outgoing) }
@@ -67,22 +73,26 @@ public final class IPv4PacketSocket {
 }
 
 /// Every frame on one interface, as the kernel hands it to a packet socket (SOCK_RAW, ETH_P_ALL) with its receive
-/// time: what tcpdump reads, for a capture written in process (`AirCapture`: the air on hwsim0).
+/// time: what tcpdump reads, for a capture written in process (`AirCapture`: the air on hwsim0). A receive blocks at
+/// most `timeoutMilliseconds` (SO_RCVTIMEO: one system call per frame, no poll before it) and fills the caller's
+/// buffer, so a capture allocates nothing per frame.
 public final class PacketCaptureSocket: @unchecked Sendable {  // @unchecked: fd is set once; close() only after the reader ended
     public let interface: String
     /// The interface's ARPHRD_ type (/sys/class/net/IF/type): 803 radiotap (hwsim0), 1 Ethernet, 772 loopback.
     public let hardwareType: Int
     private var fd: Int32
 
-    /// One frame: at most the bytes asked for, its length on the wire, and when the kernel received it.
+    /// One frame's facts; its bytes are in the buffer given to `receive`.
     public struct Frame: Sendable {
-        public var bytes: [UInt8]
+        /// The bytes stored (at most the buffer's size).
+        public var count: Int
+        /// Its length on the wire.
         public var wireLength: Int
         public var seconds: Int
         public var nanoseconds: Int
     }
 
-    public init(interface: String) throws {
+    public init(interface: String, timeoutMilliseconds: Int = 100) throws {
         self.interface = interface
         let index = Int32(bitPattern: if_nametoindex(interface))
         guard index != 0 else { throw SystemError.current("find", "interface \(interface)") }
@@ -92,6 +102,12 @@ public final class PacketCaptureSocket: @unchecked Sendable {  // @unchecked: fd
         hardwareType = type
         let fd = hsl_packet_capture_open(index)
         guard fd >= 0 else { throw SystemError.current("open a capture socket on", interface) }
+        var timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
+        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            let error = SystemError.current("set the receive timeout of the capture socket of", interface)
+            Glibc.close(fd)
+            throw error
+        }
         self.fd = fd
     }
 
@@ -103,28 +119,14 @@ public final class PacketCaptureSocket: @unchecked Sendable {  // @unchecked: fd
         fd = -1
     }
 
-    /// The next frame within `timeoutMilliseconds`, nil when none came; at most `snapLength` bytes of it.
-    public func receive(timeoutMilliseconds: Int32, snapLength: Int = 65_535) throws -> Frame? {
-        guard try readable(fd, within: timeoutMilliseconds, "the capture socket of", interface) else { return nil }
-        var buffer = [UInt8](repeating: 0, count: snapLength)
+    /// The next frame into `buffer` (at most its size of it), nil when none came within the socket's timeout.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Frame? {
         var wire = 0, seconds: Int64 = 0, nanoseconds = 0
-        let count = buffer.withUnsafeMutableBytes { hsl_packet_capture_receive(fd, $0.baseAddress, $0.count, &wire, &seconds, &nanoseconds) }
+        let count = hsl_packet_capture_receive(fd, buffer.baseAddress, buffer.count, &wire, &seconds, &nanoseconds)
         guard count >= 0 else {
-            if errno == EINTR || errno == EAGAIN { return nil }
+            if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return nil }
             throw SystemError.current("receive on the capture socket of", interface)
         }
-        buffer.removeSubrange(count...)
-        return Frame(bytes: buffer, wireLength: wire, seconds: Int(seconds), nanoseconds: nanoseconds)
+        return Frame(count: count, wireLength: wire, seconds: Int(seconds), nanoseconds: nanoseconds)
     }
-}
-
-/// Whether `fd` has something to read within `milliseconds` (false on a timeout or an interrupted wait).
-private func readable(_ fd: Int32, within milliseconds: Int32, _ what: String, _ interface: String) throws -> Bool {
-    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    let ready = poll(&poller, 1, max(0, milliseconds))
-    if ready < 0 {
-        if errno == EINTR { return false }
-        throw SystemError.current("poll \(what)", interface)
-    }
-    return ready > 0
 }

@@ -53,14 +53,12 @@ public final class AirCapture: @unchecked Sendable {  // @unchecked: the counter
         return bytes
     }
 
-    /// One frame's record: its header (seconds, microseconds, bytes kept, bytes on the wire) and the bytes.
-    static func record(_ frame: PacketCaptureSocket.Frame) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16 + frame.bytes.count)
-        for value in [frame.seconds, frame.nanoseconds / 1000, frame.bytes.count, frame.wireLength] {
-            for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+    /// A frame's record header in front of its bytes (`buffer[0..<16]`): seconds, microseconds, bytes kept, bytes on
+    /// the wire (little endian).
+    static func writeRecordHeader(_ frame: PacketCaptureSocket.Frame, into buffer: UnsafeMutableRawBufferPointer) {
+        for (n, value) in [frame.seconds, frame.nanoseconds / 1000, frame.count, frame.wireLength].enumerated() {
+            for i in 0..<4 { buffer[4 * n + i] = UInt8(truncatingIfNeeded: value >> (8 * i)) }
         }
-        return bytes + frame.bytes
     }
 
     private init(path: String, interface: String, socket: PacketCaptureSocket, file: Int32) {
@@ -85,7 +83,7 @@ public final class AirCapture: @unchecked Sendable {  // @unchecked: the counter
     public static func begin(into path: String, interface: String) throws -> AirCapture {
         let socket: PacketCaptureSocket
         do {
-            socket = try PacketCaptureSocket(interface: interface)
+            socket = try PacketCaptureSocket(interface: interface, timeoutMilliseconds: 100)
         } catch {
             throw SystemError("capture the air on", "\(interface) into \(path)", reason: "\(error)")
         }
@@ -112,13 +110,18 @@ public final class AirCapture: @unchecked Sendable {  // @unchecked: the counter
         return capture
     }
 
-    /// Frames until `stop`: polled with a short timeout so a stop is seen without a frame to wake it.
+    /// Frames until `stop`: each received behind room for its record header and written with it in one call; the
+    /// socket's receive timeout (100 ms) lets a stop be seen without a frame to wake it.
     private func readLoop() {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 + Self.snapLength, alignment: 8)
+        defer { buffer.deallocate() }
+        let body = UnsafeMutableRawBufferPointer(rebasing: buffer[16...])
         while !state.withLock({ $0.stopping }) {
             do {
-                guard let frame = try socket.receive(timeoutMilliseconds: 100, snapLength: Self.snapLength) else { continue }
-                let bytes = Self.record(frame)
-                guard write(file, bytes, bytes.count) == bytes.count else {
+                guard let frame = try socket.receive(into: body) else { continue }
+                Self.writeRecordHeader(frame, into: buffer)
+                let length = 16 + frame.count
+                guard write(file, buffer.baseAddress, length) == length else {
                     let error = SystemError("write a frame to", path, errno: errno)
                     state.withLock { $0.error = "\(error)" }
                     return
