@@ -9,7 +9,12 @@ import Testing
 final class RecordedProcess: ServiceProcess, @unchecked Sendable {
     let pid: pid_t = 0
     private(set) var exitStatus: HotspotSystem.ExitStatus?
-    func poll() throws -> HotspotSystem.ExitStatus? { exitStatus }
+    /// Set by a test: the process ended, as a real child's waitpid would report on the next poll.
+    var ended: HotspotSystem.ExitStatus?
+    func poll() throws -> HotspotSystem.ExitStatus? {
+        if exitStatus == nil { exitStatus = ended }
+        return exitStatus
+    }
     func terminate(grace: Duration) throws -> HotspotSystem.ExitStatus {
         exitStatus = .signaled(SIGTERM)
         return .signaled(SIGTERM)
@@ -99,6 +104,26 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
                                 binary: "/build/hotspot-portal", labLogDirectory: dir, launcher: launcher)
         #expect(throws: SystemError.self) { try bad.start() }
         #expect(launcher.lines.count == 1)
+    }
+
+    /// servfail asked again after its SERVFAIL server died: the server is started again. A child that ended is known
+    /// only once polled (its exit status stays nil until reaped), so the check polls it. Control: a live one stays.
+    @Test func aSERVFAILServerThatDiedIsStartedAgain() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dns = DHCPDNSService(hotspot: cafe(), internet: internet, namespace: "hsl0001h0", interface: "hsl0001h0r",
+                                 directory: dir + "/cafe", launcher: launcher)
+        try dns.start()
+        try dns.setMode(.servfail)
+        let server = try #require(launcher.processes.last)
+        #expect(launcher.lines.last?.hasPrefix("spawn in hsl0001h0: /build/hotspot-dns-fault ") == true)
+        let spawned = launcher.lines.count
+        try dns.setMode(.servfail)
+        #expect(launcher.lines.count == spawned, "a running SERVFAIL server is left alone")
+        server.ended = .exited(1)
+        try dns.setMode(.servfail)
+        #expect(launcher.lines.count == spawned + 1)
+        #expect(launcher.lines.last?.hasPrefix("spawn in hsl0001h0: /build/hotspot-dns-fault ") == true)
+        #expect(dns.faultServer !== server)
     }
 
     @Test func dnsmasqCommandLineAndDNSFaults() throws {

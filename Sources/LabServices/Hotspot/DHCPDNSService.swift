@@ -148,7 +148,8 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
             try waitUntilReady()
             mainMode = newMode
         }
-        if newMode == .servfail, faultServer?.exitStatus != nil || faultServer == nil {
+        // poll, not exitStatus: a server that died is known only once reaped (nothing else reaps it).
+        if newMode == .servfail, try faultServer?.poll() != nil || faultServer == nil {
             try startFaultServer()
         }
         if let side = sideServer {
