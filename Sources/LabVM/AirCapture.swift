@@ -134,9 +134,6 @@ public final class AirCapture: @unchecked Sendable {  // @unchecked: the counter
         }
     }
 
-    /// Frames written so far.
-    public var frames: Int { state.withLock { $0.frames } }
-
     /// What ended the capture early (a socket or write error), nil while it runs or after a clean stop.
     public var failure: String? { state.withLock { $0.error } }
 

@@ -40,5 +40,4 @@ public enum PerfControl {
         let answer = String(decoding: received.filter { $0 != 0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard answer == "ack" else { throw SystemError("start", "perf record", reason: "answered `enable` with \"\(answer)\", expected \"ack\"; see \(log)") }
     }
-
 }
