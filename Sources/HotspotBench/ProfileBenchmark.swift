@@ -143,13 +143,8 @@ struct CPUTotals {
         if let line = readSmallFile("/proc/stat")?.split(separator: "\n").first, line.hasPrefix("cpu ") {
             for (name, value) in zip(fields, line.split(separator: " ").dropFirst()) { totals.machine[name] = (Double(value) ?? 0) / tick }
         }
-        func seconds(_ who: Int32) -> Double {
-            var usage = rusage()
-            getrusage(__rusage_who_t(who), &usage)
-            return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-        }
-        totals.runner = seconds(RUSAGE_SELF.rawValue)
-        totals.reapedChildren = seconds(RUSAGE_CHILDREN.rawValue)
+        totals.runner = ResourceUsage.cpuSeconds(RUSAGE_SELF)
+        totals.reapedChildren = ResourceUsage.cpuSeconds(RUSAGE_CHILDREN)
         return totals
     }
 

@@ -78,6 +78,17 @@ public struct ProcessConfiguration: Sendable {
     public var commandLine: String { ([executable] + arguments).joined(separator: " ") }
 }
 
+/// CPU time (user plus system), in seconds, of this process (`RUSAGE_SELF`) or of its reaped children
+/// (`RUSAGE_CHILDREN`): getrusage(2).
+public enum ResourceUsage {
+    public static func cpuSeconds(_ who: __rusage_who) -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(who.rawValue), &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
 /// How a child ended.
 public enum ExitStatus: Sendable, Equatable, CustomStringConvertible {
     case exited(Int32)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HotspotSystem
 import LabKit
 
 /// Hidden checks used by the VM tests and `bench vm`.
@@ -78,7 +79,7 @@ struct SelftestStarts: ParsableCommand {
             var walls: [Double] = []
             var cpus: [Double] = []
             for _ in 0..<runs {
-                var before = rusage(); getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &before)
+                let before = ResourceUsage.cpuSeconds(RUSAGE_CHILDREN)
                 let start = Date()
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: program)
@@ -88,9 +89,7 @@ struct SelftestStarts: ParsableCommand {
                 do { try p.run() } catch { throw ValidationError("start \(program): \(error)") }
                 p.waitUntilExit()
                 walls.append(Date().timeIntervalSince(start))
-                var after = rusage(); getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &after)
-                func sec(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
-                cpus.append(sec(after.ru_utime) + sec(after.ru_stime) - sec(before.ru_utime) - sec(before.ru_stime))
+                cpus.append(ResourceUsage.cpuSeconds(RUSAGE_CHILDREN) - before)
             }
             print(String(format: "%-60@ wall %.3f s  cpu %.3f s (median of %d)", command as NSString, walls.sorted()[runs / 2], cpus.sorted()[runs / 2], runs))
         }
