@@ -313,7 +313,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "NetlinkTests", dependencies: ["Netlink", "HotspotSystem", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals", "HotspotStation", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "Portals", "HotspotStation", "HotspotHelper", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StationTests", dependencies: ["HotspotStation", "Netlink", "HotspotSystem", "HotspotCore", "HotspotProtocol", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HotspotCore", "LabKit"], swiftSettings: strict),
         .testTarget(name: "StepRegistryScannerTests", dependencies: ["StepRegistryScanner"], swiftSettings: strict),

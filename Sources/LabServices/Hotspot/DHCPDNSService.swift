@@ -89,8 +89,13 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
         try Readiness.stop(process, grace: .seconds(2))
     }
 
-    /// The `no-answer` fault's table: DNS queries to the hotspot dropped.
-    public static let dropRuleset = "table inet hsldnsfault {\n  chain input {\n    type filter hook input priority -10; policy accept;\n    udp dport 53 drop\n    tcp dport 53 drop\n  }\n}\n"
+    /// The `no-answer` fault's table: DNS queries to the hotspot dropped, on port 53 and on the side ports (where a
+    /// switched fault's redirect, left in place beneath it, has already sent them).
+    public static let dropRuleset: String = {
+        let ports = ([53] + DnsmasqConfig.sidePorts).map(String.init).joined(separator: ", ")
+        return "table inet hsldnsfault {\n  chain input {\n    type filter hook input priority -10; policy accept;\n"
+            + "    udp dport { \(ports) } drop\n    tcp dport { \(ports) } drop\n  }\n}\n"
+    }()
 
     /// Every DNS query to the hotspot is dropped (the `no-answer` fault).
     public func dropQueries() throws {

@@ -98,17 +98,23 @@ public enum DnsmasqConfig {
     /// The nftables table that points the gateway's DNS (port 53, UDP and TCP, each family the LAN has) at `port`,
     /// where a DNS-only dnsmasq answers a fault. Loaded as one transaction (the table replaced whole), so every
     /// query is answered either the old way or the new one, never by nobody.
+    ///
+    /// The rewrite is stateless: a query's destination port becomes `port` before connection tracking (priority
+    /// raw, `notrack`), and the side server's answers leave with source port 53 again. A `dnat` would be decided once
+    /// per conntrack entry: a station's query from a source port it had used in the last 30 s would still go where
+    /// the previous mode's did (found by DNSSwitchRootTests, about one query in a few hundred), and after the table
+    /// was deleted, to a side server no longer there.
     public static let redirectTable = "hsldnsmode"
+
     public static func redirectRuleset(_ gateway: Gateway, interface: String, port: Int) -> String {
-        var rules: [String] = []
-        if gateway.ip.hasIPv4 {
+        var queries: [String] = [], answers: [String] = []
+        var families: [(ip: String, address: String)] = []
+        if gateway.ip.hasIPv4 { families.append(("ip", "\(gateway.address)")) }
+        if let ipv6 = gateway.ipv6 { families.append(("ip6", "\(ipv6.address)")) }
+        for family in families {
             for proto in ["udp", "tcp"] {
-                rules.append("iifname \"\(interface)\" ip daddr \(gateway.address) \(proto) dport 53 dnat ip to \(gateway.address):\(port)")
-            }
-        }
-        if let ipv6 = gateway.ipv6 {
-            for proto in ["udp", "tcp"] {
-                rules.append("iifname \"\(interface)\" ip6 daddr \(ipv6.address) \(proto) dport 53 dnat ip6 to [\(ipv6.address)]:\(port)")
+                queries.append("iifname \"\(interface)\" \(family.ip) daddr \(family.address) \(proto) dport 53 notrack \(proto) dport set \(port)")
+                answers.append("oifname \"\(interface)\" \(family.ip) saddr \(family.address) \(proto) sport \(port) notrack \(proto) sport set 53")
             }
         }
         return """
@@ -116,8 +122,12 @@ public enum DnsmasqConfig {
         delete table inet \(redirectTable)
         table inet \(redirectTable) {
             chain prerouting {
-                type nat hook prerouting priority dstnat - 10; policy accept;
-        \(rules.map { "        " + $0 }.joined(separator: "\n"))
+                type filter hook prerouting priority raw; policy accept;
+        \(queries.map { "        " + $0 }.joined(separator: "\n"))
+            }
+            chain output {
+                type filter hook output priority raw; policy accept;
+        \(answers.map { "        " + $0 }.joined(separator: "\n"))
             }
         }
 
