@@ -96,6 +96,8 @@ public struct CertificationRunRecord: Sendable {
     public var gate: [String: Bool]
     /// Set when the run stopped on a fault of the lab's, not the helper's (the station got no address).
     var labFault: RunDriver.LabFault? = nil
+    /// Set when the run's lab could not be built (the helper never started).
+    var labNotBuilt = false
 }
 
 extension CertificationRunRecord {
@@ -138,6 +140,8 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     public var onProgress: (@Sendable (String) -> Void)?
     /// Tests only: called once each run's lab is up (run, attempt 1 or 2, the lab), to break the lab itself.
     var afterLabUp: (@Sendable (CertificationRun, Int, RunningTopology) throws -> Void)?
+    /// Tests only: called before each run's lab is built (run, attempt 1 or 2), to break what the build needs.
+    var beforeLabUp: (@Sendable (CertificationRun, Int) throws -> Void)?
     /// hotspotd's time scale for the certification's timers (the maintain interval before scaling: 12 s × 0.25 is a
     /// maintain 3 s after each login; the scan list's refresh 5 s × 0.25) and the providers' idle timeout.
     public var timeScale = 0.25
@@ -211,14 +215,18 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
 
     // MARK: the runs
 
-    /// One run, in a fresh lab; once more in another fresh lab when the first lab failed the station before the
-    /// helper had any part in it (`RunDriver.LabFault`: no address at all). The verdict may depend only on what the
-    /// helper did: a lab that gave the station no address says nothing about the helper. The second attempt's
-    /// record is the run's, its notes begin with why the first was discarded; a second fault is the run's error.
+    /// One run, in a fresh lab; once more in another fresh lab when the first lab failed before the helper had any
+    /// part in it: it gave the station no address at all (`RunDriver.LabFault`), or it could not be built (a daemon
+    /// that could not start, a namespace or a file the build could not make; seen once in the VM with four labs at
+    /// once; not a helper that did not start, `HelperStartFailure`, which is the helper's doing). The verdict may
+    /// depend only on what the helper did: such a lab says nothing about the helper. The second
+    /// attempt's record is the run's, its notes begin with why the first was discarded; a second fault is the run's
+    /// error.
     func perform(_ run: CertificationRun) -> CertificationRunRecord {
         let first = performOnce(run, attempt: 1)
-        guard first.labFault != nil else { return first }
-        onProgress?("run \(run.rawValue): the lab failed the station (\(first.error ?? "")); once more in a fresh lab")
+        guard first.labFault != nil || first.labNotBuilt else { return first }
+        onProgress?("run \(run.rawValue): \(first.labNotBuilt ? "the lab could not be built" : "the lab failed the station") "
+                    + "(\(first.error ?? "")); once more in a fresh lab")
         var second = performOnce(run, attempt: 2)
         second.notes.insert("attempt 1 discarded, a lab fault before the helper had any part: \(first.error ?? "") (logs \(first.logDirectory))", at: 0)
         second.duration += first.duration
@@ -244,6 +252,7 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
         var record = CertificationRunRecord(run: run, records: [TraceEntry](), notes: [], logDirectory: "", traceFile: nil, duration: 0, error: nil, gate: [:])
         let lab: RunningTopology
         do {
+            try beforeLabUp?(run, attempt)
             var topology = try TopologyParser.load(path: topologyPath)
             if !run.needsEveryNetwork { topology = try Self.homeOnly(topology, home: home) }
             if run == .ipv6Only { topology = try IPv6OnlyCheck.ipv6Only(topology, home: home) }
@@ -259,6 +268,8 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
                                             ipv6Timeout: ipv6Timeout)))
         } catch {
             record.error = "the lab could not be built: \(error)"
+            // A helper that did not start is the helper's doing, not the lab's: not built again.
+            record.labNotBuilt = !(error is HelperStartFailure)
             record.duration = ScenarioRunner.seconds(since: start)
             return record
         }

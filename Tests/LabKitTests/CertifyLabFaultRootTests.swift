@@ -58,12 +58,7 @@ struct CertifyLabFaultRootTests {
 
     @Test("root: no address in the first lab: the run is done again in a fresh lab, and the helper passes")
     func retried() throws {
-        let report = try Self.reports[0].get()
-        let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
-        #expect(check.passed, "\(check.reason)")
-        let run = try #require(report.runs.first)
-        #expect(run.error == nil, "\(run.error ?? "")")
-        #expect(run.notes.first?.hasPrefix("attempt 1 discarded, a lab fault") == true, "\(run.notes)")
+        let run = try passedAfterADiscardedAttempt(try Self.reports[0].get(), notePrefix: "attempt 1 discarded, a lab fault")
         #expect(run.notes.first?.contains("no Router Advertisement") == true, "\(run.notes)")
         // The second lab's trace is the run's: the station got its lease there.
         #expect(run.records.contains { $0.record.station?.action == "dhcpLease" })
@@ -77,6 +72,81 @@ struct CertifyLabFaultRootTests {
         #expect(run.notes.first?.hasPrefix("attempt 1 discarded") == true, "\(run.notes)")
         // The scan list was filtered (before any join); no evaluate: the station never had an address to evaluate on.
         #expect(!run.records.contains { $0.record.response?.commandType == "evaluate" }, "no evaluate without an address")
+        let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
+        #expect(!check.passed)
+    }
+}
+
+/// The one run of a report whose first attempt was discarded: the check passed on the second lab, the run has no
+/// error, and its notes begin with `notePrefix`.
+func passedAfterADiscardedAttempt(_ report: CertificationReport, notePrefix: String) throws -> CertificationRunRecord {
+    let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
+    #expect(check.passed, "\(check.reason)")
+    let run = try #require(report.runs.first)
+    #expect(run.error == nil, "\(run.error ?? "")")
+    #expect(run.notes.first?.hasPrefix(notePrefix) == true, "\(run.notes)")
+    return run
+}
+
+/// The same promise when the lab cannot even be built (seen once in the VM with four labs at once: one run's lab
+/// stopped after its CA, and `temporary-failure`, which reads that run, failed a helper that had done nothing). The
+/// fault is real: the first attempt's log folder is a file, so the lab cannot make its folders (ENOTDIR). The
+/// control: the folder is a file in both attempts, and the run's error names the lab, never the helper.
+@Suite("certify: a lab that could not be built is built once more (root)", .serialized, .requiresRoot)
+struct CertifyLabNotBuiltRootTests {
+    static func certify(blockedAttempts: Set<Int>) throws -> CertificationReport {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-notbuilt-\(getpid())-\(blockedAttempts.count)").path
+        try? FileManager.default.removeItem(atPath: root)
+        let certifier = try Certifier(topologyPath: "topologies/certify.yaml", helpers: ["hotspot-helper-portal --account guest:croissant"],
+                                      logRoot: root, only: ["not-high-for-everything"])
+        certifier.linkMode = .veth
+        certifier.beforeLabUp = { _, attempt in
+            try? FileManager.default.removeItem(atPath: root)
+            if blockedAttempts.contains(attempt) {
+                guard FileManager.default.createFile(atPath: root, contents: Data("not a folder\n".utf8)) else {
+                    throw SystemError("create the blocking file", root, reason: "createFile failed")
+                }
+            }
+        }
+        certifier.onProgress = { print("certify [log folder a file in attempts \(blockedAttempts.sorted())]: \($0)") }
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        return certifier.run()
+    }
+
+    static let reports: [Result<CertificationReport, any Error>] = ParallelRuns.map([Set([1]), Set([1, 2])], jobs: 2) { attempts in
+        Result { try certify(blockedAttempts: attempts) }
+    }
+
+    @Test("root: the first lab could not be built: the run is done in a fresh lab, and the helper passes")
+    func retried() throws {
+        let run = try passedAfterADiscardedAttempt(try Self.reports[0].get(),
+                                                   notePrefix: "attempt 1 discarded, a lab fault before the helper had any part: the lab could not be built")
+        #expect(run.records.contains { $0.record.response?.commandType == "evaluate" }, "the second lab's trace is the run's")
+    }
+
+    @Test("root: control: neither lab could be built: the run's error names the lab, and the check fails on it")
+    func blockedTwice() throws {
+        let report = try Self.reports[1].get()
+        let run = try #require(report.runs.first)
+        #expect(run.error?.hasPrefix("the lab could not be built") == true, "\(run.error ?? "")")
+        #expect(run.error?.contains("create the lab's log folder") == true && run.error?.contains("Not a directory") == true && run.error?.contains("NSCocoaErrorDomain") == false, "\(run.error ?? "")")
+        #expect(run.notes.first?.hasPrefix("attempt 1 discarded") == true, "\(run.notes)")
+        let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
+        #expect(!check.passed)
+        #expect(check.reason.contains("the lab could not be built"), "\(check.reason)")
+    }
+
+    /// A helper that exits before registering is the helper's doing: the lab was built as asked, so the run is not
+    /// built again, and the failure names the helper.
+    @Test("root: a helper that exits before registering is judged, not built again")
+    func helperThatDoesNotStart() throws {
+        let certifier = try Certifier(topologyPath: "topologies/certify.yaml", helpers: ["false"], only: ["not-high-for-everything"])
+        certifier.linkMode = .veth
+        certifier.onProgress = { print("certify [helper false]: \($0)") }
+        let report = certifier.run()
+        let run = try #require(report.runs.first)
+        #expect(run.error?.contains("start helper false: exited") == true, "\(run.error ?? "")")
+        #expect(!run.notes.contains { $0.hasPrefix("attempt 1 discarded") }, "\(run.notes)")
         let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
         #expect(!check.passed)
     }

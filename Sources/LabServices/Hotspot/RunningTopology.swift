@@ -213,7 +213,9 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
     }
 
     func build(portalBinary: String) throws {
-        try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        do { try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true) } catch {
+            throw SystemError("create the lab's log folder", logDirectory, fileError: error)
+        }
         // The lab CA always exists: the internet serves HTTPS with it, a portal could switch to HTTPS only, and the
         // helpers (and tools, through the bundle) are told of it at start.
         try measure("lab CA") {

@@ -203,13 +203,17 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     var helperCommands: [String] { options.helperOverride ?? station.helperCommands }
 
     func startHelpers() throws {
-        var started: [RunningHelper] = []
-        for (number, command) in helperCommands.enumerated() {
-            started.append(try startHelper(command, number: number))
+        do {
+            var started: [RunningHelper] = []
+            for (number, command) in helperCommands.enumerated() {
+                started.append(try startHelper(command, number: number))
+            }
+            helpers = started
+            try awaitRegistrations()
+            try checkHelperApps()
+        } catch {
+            throw HelperStartFailure(error)
         }
-        helpers = started
-        try awaitRegistrations()
-        try checkHelperApps()
     }
 
     func startHelper(_ command: String, number: Int) throws -> RunningHelper {
@@ -516,4 +520,12 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
         wpa = nil
         controlClient = nil
     }
+}
+
+/// The station's helpers (or provider apps) did not start: one could not be spawned, exited before registering, or
+/// never registered. Its description is the cause's. A lab that fails this way was built as asked: what failed is the
+/// subject under test, so certify judges it instead of building the lab again (`Certifier.perform`).
+public struct HelperStartFailure: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ cause: any Error) { description = "\(cause)" }
 }
