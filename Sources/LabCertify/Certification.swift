@@ -118,6 +118,16 @@ public struct CertificationReport: Sendable {
     /// The tier the runs took: `radio` or `native` (docs/SCENARIOS.md, "Tiers").
     public var tier = "radio"
     public var passed: Bool { results.allSatisfy { $0.passed || !$0.check.required } }
+    /// The runs the lab failed in both attempts (it gave the station no address, or could not be built): nothing in
+    /// them came from the helper.
+    public var labFailedRuns: [CertificationRunRecord] { runs.filter { $0.labFault != nil || $0.labNotBuilt } }
+    /// No verdict on the helper: the report fails, and every required check that failed reads a run the lab failed
+    /// (`labFailedRuns`). A check failed on a run the lab performed is the helper's, and makes this false.
+    public var noVerdict: Bool {
+        let failedRuns = Set(labFailedRuns.map(\.run))
+        let failed = results.filter { !$0.passed && $0.check.required }
+        return !failed.isEmpty && failed.allSatisfy { !failedRuns.isDisjoint(with: $0.check.runs) }
+    }
 
     public init(helpers: [String], results: [CheckResult], runs: [CertificationRunRecord], causes: [CertificationDeviation] = []) {
         self.helpers = helpers

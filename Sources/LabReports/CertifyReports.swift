@@ -34,7 +34,7 @@ public enum CertifyReports {
              "trace": run.traceFile.map(JSON.string) ?? .null, "error": run.error.map(JSON.string) ?? .null,
              "notes": .array(run.notes.map(JSON.string))]
         }
-        return JSON.object(["helpers": .array(report.helpers.map(JSON.string)), "tier": .string(report.tier), "certified": .bool(report.passed),
+        return JSON.object(["helpers": .array(report.helpers.map(JSON.string)), "tier": .string(report.tier), "certified": .bool(report.passed), "noVerdict": .bool(report.noVerdict),
                             "causes": .array(report.causes.map(json)), "checks": .array(checks), "runs": .array(runs)]).text
     }
 

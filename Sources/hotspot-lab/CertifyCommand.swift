@@ -6,6 +6,10 @@ import LabKit
 /// `hotspot-lab certify --helper CMD`: a vendor's helper through the battery of named checks
 /// (docs/CERTIFY.md); pass or fail per check with the trace records that prove it.
 struct CertifyCommand: AsyncParsableCommand {
+    /// The exit status when the lab, not the helper, failed every run a failed check reads (`noVerdict`): not 1, so a
+    /// vendor's CI can tell "run again" from "fix the helper".
+    static let noVerdictStatus: Int32 = 3
+
     static let configuration = CommandConfiguration(
         commandName: "certify",
         abstract: "Certify a helper: named checks, each pass or fail with its evidence from hotspotd's trace; exit 0 only when every required check passes.")
@@ -135,11 +139,19 @@ struct CertifyCommand: AsyncParsableCommand {
             }
             let failed = report.results.filter { !$0.passed && $0.check.required }
             let notReached = failed.filter(\.notReached).count
-            print(failed.isEmpty ? "CERTIFIED: \(report.results.count) checks passed"
-                : "NOT CERTIFIED: \(failed.count) required check(s) failed\(notReached > 0 ? " (\(notReached) not reached)" : ""): \(failed.map(\.check.id).joined(separator: ", "))")
+            if report.noVerdict {
+                let runs = report.labFailedRuns.map { "\($0.run.rawValue) (\($0.error ?? "?"))" }.joined(separator: "; ")
+                print("NO VERDICT: the lab failed run(s) \(runs) in both attempts; the checks that read them "
+                      + "(\(failed.map(\.check.id).joined(separator: ", "))) say nothing about the helper. Run certify again; "
+                      + "exit status \(Self.noVerdictStatus)")
+            } else {
+                print(failed.isEmpty ? "CERTIFIED: \(report.results.count) checks passed"
+                    : "NOT CERTIFIED: \(failed.count) required check(s) failed\(notReached > 0 ? " (\(notReached) not reached)" : ""): \(failed.map(\.check.id).joined(separator: ", "))")
+            }
         }
         if let junit { try ReportFile.write(CertifyReports.junit(report), to: junit) }
         if let html { try ReportFile.write(CertifyReports.html(report), to: html) }
+        if report.noVerdict { throw ExitCode(Self.noVerdictStatus) }
         if !report.passed { throw ExitCode(1) }
     }
 }

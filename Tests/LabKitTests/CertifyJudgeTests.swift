@@ -343,6 +343,8 @@ struct CertifyJudgeTests {
         let json = try JSON.parse(Array(CertifyReports.json(report).utf8))
         #expect(json["causes"]?.arrayValue?.first?["check"]?.stringValue == "maintain")
         #expect(json["checks"]?.arrayValue?.contains { $0["verdict"]?.stringValue == "not reached" } == true)
+        // The helper failed on runs the lab performed: a verdict, not "run again".
+        #expect(json["noVerdict"]?.boolValue == false && json["certified"]?.boolValue == false)
     }
 
     /// A scan run whose filterScanList and evaluate answers are given.

@@ -74,6 +74,8 @@ struct CertifyLabFaultRootTests {
         #expect(!run.records.contains { $0.record.response?.commandType == "evaluate" }, "no evaluate without an address")
         let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
         #expect(!check.passed)
+        // No verdict on the helper: its only failed check reads the run the lab failed twice.
+        #expect(report.noVerdict && report.labFailedRuns.map(\.run) == [run.run])
     }
 }
 
@@ -85,6 +87,7 @@ func passedAfterADiscardedAttempt(_ report: CertificationReport, notePrefix: Str
     let run = try #require(report.runs.first)
     #expect(run.error == nil, "\(run.error ?? "")")
     #expect(run.notes.first?.hasPrefix(notePrefix) == true, "\(run.notes)")
+    #expect(!report.noVerdict && report.labFailedRuns.isEmpty)
     return run
 }
 
@@ -134,6 +137,19 @@ struct CertifyLabNotBuiltRootTests {
         let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
         #expect(!check.passed)
         #expect(check.reason.contains("the lab could not be built"), "\(check.reason)")
+        #expect(report.noVerdict && report.labFailedRuns.map(\.run) == [run.run])
+        // The command line says so and exits 3, not 1 (the same fault: its log folder is a file).
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-cli-noverdict-\(getpid())").path
+        try Data("not a folder\n".utf8).write(to: URL(fileURLWithPath: logs))
+        defer { unlink(logs) }
+        let cli = try ProcessRunner.run(ProcessConfiguration(try BuildProducts.locate("hotspot-lab"), [
+            "certify", "--link", "veth", "--logs", logs, "--check", "not-high-for-everything",
+            "--helper", "hotspot-helper-portal --account guest:croissant",
+        ]), timeout: .seconds(120))
+        #expect(cli.status == .exited(3), "\(cli.status): \(cli.stdout.suffix(600)) \(cli.stderr.suffix(600))")
+        #expect(cli.stdout.contains("NO VERDICT: the lab failed run(s) scan (the lab could not be built: create the lab's log folder"),
+                "\(cli.stdout.suffix(800))")
+        #expect(!cli.stdout.contains("NOT CERTIFIED"), "\(cli.stdout.suffix(800))")
     }
 
     /// A helper that exits before registering is the helper's doing: the lab was built as asked, so the run is not
@@ -149,5 +165,7 @@ struct CertifyLabNotBuiltRootTests {
         #expect(!run.notes.contains { $0.hasPrefix("attempt 1 discarded") }, "\(run.notes)")
         let check = try #require(report.results.first { $0.check.id == "not-high-for-everything" })
         #expect(!check.passed)
+        // A verdict: the helper's own.
+        #expect(!report.noVerdict && report.labFailedRuns.isEmpty)
     }
 }
