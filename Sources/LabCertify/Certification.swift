@@ -238,7 +238,8 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
         onProgress?("run \(run.rawValue): \(first.labNotBuilt ? "the lab could not be built" : "the lab failed the station") "
                     + "(\(first.error ?? "")); once more in a fresh lab")
         var second = performOnce(run, attempt: 2)
-        second.notes.insert("attempt 1 discarded, a lab fault before the helper had any part: \(first.error ?? "") (logs \(first.logDirectory))", at: 0)
+        let logs = first.logDirectory.isEmpty ? "" : " (logs \(first.logDirectory))"
+        second.notes.insert("attempt 1 discarded, a lab fault before the helper had any part: \(first.error ?? "")\(logs)", at: 0)
         second.duration += first.duration
         return second
     }
