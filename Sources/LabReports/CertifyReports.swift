@@ -73,7 +73,13 @@ public enum CertifyReports {
     public static func html(_ report: CertificationReport) -> String {
         let e = HTMLReport.escape
         let failed = report.results.filter { !$0.passed && $0.check.required }
-        var body = "<header><h1>hotspot-lab certify: <span class=\"verdict \(report.passed ? "pass" : "fail")\">\(report.passed ? "CERTIFIED" : "NOT CERTIFIED")</span></h1>\n"
+        // The lab failed every run a failed check reads: no verdict on the helper (grey, as "not reached").
+        let (verdictClass, verdict) = report.passed ? ("pass", "CERTIFIED") : report.noVerdict ? ("notreached", "NO VERDICT") : ("fail", "NOT CERTIFIED")
+        var body = "<header><h1>hotspot-lab certify: <span class=\"verdict \(verdictClass)\">\(verdict)</span></h1>\n"
+        if report.noVerdict {
+            body += "<p class=\"meta\">The lab failed run(s) \(e(report.labFailedRuns.map(\.run.rawValue).joined(separator: ", "))) in both "
+                + "attempts: the checks that read them say nothing about the helper. Run certify again.</p>\n"
+        }
         body += "<p class=\"meta\">helper: <code>\(e(report.helpers.joined(separator: " + ")))</code> · \(e(report.tier)) tier · \(report.results.count - failed.count) of \(report.results.count) checks passed</p></header>\n<main>\n"
         if !report.causes.isEmpty {
             body += "<section id=\"cause\" class=\"cause\">\n<h2>Cause</h2>\n"

@@ -345,6 +345,7 @@ struct CertifyJudgeTests {
         #expect(json["checks"]?.arrayValue?.contains { $0["verdict"]?.stringValue == "not reached" } == true)
         // The helper failed on runs the lab performed: a verdict, not "run again".
         #expect(json["noVerdict"]?.boolValue == false && json["certified"]?.boolValue == false)
+        #expect(html.contains("<span class=\"verdict fail\">NOT CERTIFIED</span>"))
     }
 
     /// A scan run whose filterScanList and evaluate answers are given.

@@ -5,6 +5,8 @@ import TestSupport
 @testable import LabKit
 @testable import LabCertify
 @testable import LabServices
+@testable import LabReports
+import HotspotProtocol
 
 /// A certify verdict may depend only on what the helper did. When the lab itself gives the station no address (no
 /// DHCP lease, no IPv6: CI run 18, in the VM, one run's station got neither), hotspotd asks the helper nothing, so the
@@ -140,6 +142,8 @@ struct CertifyLabNotBuiltRootTests {
         #expect(!check.passed)
         #expect(check.reason.contains("the lab could not be built"), "\(check.reason)")
         #expect(report.noVerdict && report.labFailedRuns.map(\.run) == [run.run])
+        #expect(CertifyReports.html(report).contains("<span class=\"verdict notreached\">NO VERDICT</span>"))
+        #expect(try JSON.parse(Array(CertifyReports.json(report).utf8))["noVerdict"]?.boolValue == true)
         // The command line says so and exits 3, not 1 (the same fault: its log folder is a file).
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-cli-noverdict-\(getpid())").path
         try Data("not a folder\n".utf8).write(to: URL(fileURLWithPath: logs))
