@@ -54,13 +54,7 @@ public final class IPv4PacketSocket {
     /// The next IPv4 datagram that arrived on the interface within `timeoutMilliseconds` (the ones this host sent are
     /// skipped), nil when none did.
     public func receive(timeoutMilliseconds: Int32) throws -> [UInt8]? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, max(0, timeoutMilliseconds))
-        if ready < 0 {
-            if errno == EINTR { return nil }
-            throw SystemError.current("poll the IPv4 packet socket of", interface)
-        }
-        guard ready > 0 else { return nil }
+        guard try readable(fd, within: max(0, timeoutMilliseconds), "the IPv4 packet socket", of: interface) else { return nil }
         var buffer = [UInt8](repeating: 0, count: 2048)
         var outgoing: Int32 = 0
         let count = buffer.withUnsafeMutableBytes { hsl_packet_receive(fd, $0.baseAddress, $0.count, &outgoing) }

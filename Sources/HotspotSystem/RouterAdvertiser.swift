@@ -141,13 +141,7 @@ public final class RouterAdvertisementListener {
     /// The next Router Advertisement within `timeoutMilliseconds`, nil when none came (other ICMPv6 messages are
     /// skipped).
     public func receive(timeoutMilliseconds: Int32) throws -> RouterAdvertisement.Received? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, timeoutMilliseconds)
-        if ready < 0 {
-            if errno == EINTR { return nil }
-            throw SystemError.current("poll the raw ICMPv6 socket of", interface)
-        }
-        guard ready > 0 else { return nil }
+        guard try readable(fd, within: timeoutMilliseconds, "the raw ICMPv6 socket", of: interface) else { return nil }
         var buffer = [UInt8](repeating: 0, count: 2048)
         let count = recv(fd, &buffer, buffer.count, 0)
         guard count > 0 else {

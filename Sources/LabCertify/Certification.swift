@@ -98,6 +98,8 @@ public struct CertificationRunRecord: Sendable {
     var labFault: RunDriver.LabFault? = nil
     /// Set when the run's lab could not be built (the helper never started).
     var labNotBuilt = false
+    /// The lab failed the run before the helper had any part in it: no station address, or no lab at all.
+    var labFailed: Bool { labFault != nil || labNotBuilt }
 }
 
 extension CertificationRunRecord {
@@ -120,7 +122,7 @@ public struct CertificationReport: Sendable {
     public var passed: Bool { results.allSatisfy { $0.passed || !$0.check.required } }
     /// The runs the lab failed in both attempts (it gave the station no address, or could not be built): nothing in
     /// them came from the helper.
-    public var labFailedRuns: [CertificationRunRecord] { runs.filter { $0.labFault != nil || $0.labNotBuilt } }
+    public var labFailedRuns: [CertificationRunRecord] { runs.filter(\.labFailed) }
     /// No verdict on the helper: the report fails, and every required check that failed reads a run the lab failed
     /// (`labFailedRuns`). A check failed on a run the lab performed is the helper's, and makes this false.
     public var noVerdict: Bool {
@@ -234,7 +236,7 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     /// error.
     func perform(_ run: CertificationRun) -> CertificationRunRecord {
         let first = performOnce(run, attempt: 1)
-        guard first.labFault != nil || first.labNotBuilt else { return first }
+        guard first.labFailed else { return first }
         onProgress?("run \(run.rawValue): \(first.labNotBuilt ? "the lab could not be built" : "the lab failed the station") "
                     + "(\(first.error ?? "")); once more in a fresh lab")
         var second = performOnce(run, attempt: 2)

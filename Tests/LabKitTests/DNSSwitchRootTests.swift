@@ -95,6 +95,15 @@ struct DNSSwitchRootTests {
         }
     }
 
+    /// The IPv4 socket address `ip`:`port`.
+    static func address(_ ip: String, _ port: UInt16) -> sockaddr_in {
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_port = port.bigEndian
+        sa.sin_addr.s_addr = inet_addr(ip)
+        return sa
+    }
+
     /// One A query for `name` to `server`:53 from UDP `port` inside `namespace`; nil when no answer came in `wait` s.
     static func resolve(_ name: String, server: String, fromPort port: UInt16, in namespace: NetworkNamespace, wait: Int) throws -> String? {
         try namespace.runInside { () throws -> String? in
@@ -105,19 +114,12 @@ struct DNSSwitchRootTests {
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             var timeout = timeval(tv_sec: wait, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            func address(_ ip: String, _ port: UInt16) -> sockaddr_in {
-                var sa = sockaddr_in()
-                sa.sin_family = sa_family_t(AF_INET)
-                sa.sin_port = port.bigEndian
-                sa.sin_addr.s_addr = inet_addr(ip)
-                return sa
-            }
-            var local = address("0.0.0.0", port)
+            var local = Self.address("0.0.0.0", port)
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard bound == 0 else { throw SystemError.current("bind UDP port \(port) in", namespace.name) }
-            var remote = address(server, 53)
+            var remote = Self.address(server, 53)
             let id = UInt16.random(in: 1...UInt16.max)
             let query = try HotspotDNS.query(id: id, name: name)
             let sent = withUnsafePointer(to: &remote) {
@@ -145,10 +147,7 @@ struct DNSSwitchRootTests {
             var timeout = timeval(tv_sec: 10, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var remote = sockaddr_in()
-            remote.sin_family = sa_family_t(AF_INET)
-            remote.sin_port = UInt16(53).bigEndian
-            remote.sin_addr.s_addr = inet_addr(server)
+            var remote = Self.address(server, 53)
             let connected = withUnsafePointer(to: &remote) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
