@@ -126,9 +126,14 @@ public struct CertificationReport: Sendable {
     /// No verdict on the helper: the report fails, and every required check that failed reads a run the lab failed
     /// (`labFailedRuns`). A check failed on a run the lab performed is the helper's, and makes this false.
     public var noVerdict: Bool {
-        let failedRuns = Set(labFailedRuns.map(\.run))
         let failed = results.filter { !$0.passed && $0.check.required }
-        return !failed.isEmpty && failed.allSatisfy { !failedRuns.isDisjoint(with: $0.check.runs) }
+        return !failed.isEmpty && failed.allSatisfy(labFailed)
+    }
+
+    /// The lab failed (in both attempts) a run that `result`'s check reads, and the check did not pass: it has no
+    /// verdict on the helper (JUnit's `<error>`, not a `<failure>`).
+    public func labFailed(_ result: CheckResult) -> Bool {
+        !result.passed && !Set(labFailedRuns.map(\.run)).isDisjoint(with: result.check.runs)
     }
 
     public init(helpers: [String], results: [CheckResult], runs: [CertificationRunRecord], causes: [CertificationDeviation] = []) {

@@ -43,13 +43,27 @@ public enum CertifyReports {
          "evidence": .array(d.evidence.map(JSON.string))]
     }
 
-    /// One test case per check; a check not reached is a failure too (its message says so and names the cause).
+    /// One test case per check; a check not reached is a failure too (its message says so and names the cause). A
+    /// failed check that reads a run the lab failed in both attempts is an `<error>` (no verdict: run again), not a
+    /// `<failure>` (fix the helper), as the exit status 3 says for the whole report.
     public static func junit(_ report: CertificationReport) -> String {
+        let labFailed = report.labFailedRuns
         let cases = report.results.map { r in
-            let body = (r.notReached ? [] : r.cause?.evidence ?? []) + r.evidence.filter { !(r.cause?.evidence.contains($0) ?? false) }
+            let body = ((r.notReached ? [] : r.cause?.evidence ?? []) + r.evidence.filter { !(r.cause?.evidence.contains($0) ?? false) })
+                .joined(separator: "\n")
+            let outcome: JUnit.Outcome
+            if r.passed {
+                outcome = .passed
+            } else if report.labFailed(r) {
+                let runs = labFailed.filter { r.check.runs.contains($0.run) }
+                    .map { "\($0.run.rawValue) (\($0.error ?? "no address"))" }.joined(separator: "; ")
+                outcome = .error(message: "no verdict: the lab failed run \(runs) twice; \(r.reason)", body: body)
+            } else {
+                outcome = .failure(message: r.reason, type: r.notReached ? "notReached" : "fail", body: body)
+            }
             return JUnit.TestCase(
                 classname: "certify", name: "\(r.check.id): \(r.check.title)",
-                outcome: r.passed ? .passed : .failure(message: r.reason, type: r.notReached ? "notReached" : "fail", body: body.joined(separator: "\n")),
+                outcome: outcome,
                 systemOut: ([r.reason] + r.evidence).joined(separator: "\n"))
         }
         return JUnit.document(documentName: "hotspot-lab certify", suiteName: "certify \(report.helpers.joined(separator: " + "))",

@@ -6,11 +6,16 @@ import LabScenarios
 /// `JUnit.scenarios`, `certify` through `CertifyReports.junit`): one `<testsuites>` around one `<testsuite>`,
 /// every text escaped by `Markup.escape`.
 public enum JUnit {
-    /// A `<failure>` (the test ran and failed) or an `<error>` (it could not run).
+    /// A `<failure>` (the test ran and failed) or an `<error>` (it could not run: counted in `errors`, not `failures`).
     public enum Outcome: Sendable {
         case passed
         case failure(message: String, type: String? = nil, body: String)
-        case error(message: String)
+        case error(message: String, body: String = "")
+
+        var isError: Bool {
+            if case .error = self { return true }
+            return false
+        }
     }
 
     public struct TestCase: Sendable {
@@ -20,7 +25,7 @@ public enum JUnit {
         public var time: Double?
         public var outcome: Outcome
         public var systemOut: String
-        /// Counted in `failures`: by default, when the outcome is not `passed`.
+        /// Counted in `failures` (or, for an `error` outcome, in `errors`): by default, when the outcome is not `passed`.
         public var failed: Bool
 
         public init(classname: String, name: String, file: String? = nil, time: Double? = nil, outcome: Outcome, systemOut: String,
@@ -45,11 +50,12 @@ public enum JUnit {
     public static func document(documentName: String, suiteName: String, time: Double? = nil,
                                 properties: [(name: String, value: String)], cases: [TestCase]) -> String {
         let e = Markup.escape
-        let failures = cases.filter(\.failed).count
-        let timeAttribute = time.map { " time=\"\(seconds($0))\"" } ?? ""
+        let failures = cases.filter { $0.failed && !$0.outcome.isError }.count
+        let counts = "tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"\(cases.filter { $0.failed && $0.outcome.isError }.count)\""
+            + (time.map { " time=\"\(seconds($0))\"" } ?? "")
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"\(e(documentName))\" tests=\"\(cases.count)\" failures=\"\(failures)\"\(timeAttribute)>\n"
-        xml += "  <testsuite name=\"\(e(suiteName))\" tests=\"\(cases.count)\" failures=\"\(failures)\"\(timeAttribute)>\n"
+        xml += "<testsuites name=\"\(e(documentName))\" \(counts)>\n"
+        xml += "  <testsuite name=\"\(e(suiteName))\" \(counts)>\n"
         xml += "    <properties>" + properties.map { "<property name=\"\(e($0.name))\" value=\"\(e($0.value))\"/>" }.joined() + "</properties>\n"
         for c in cases {
             xml += "    <testcase classname=\"\(e(c.classname))\" name=\"\(e(c.name))\""
@@ -58,7 +64,8 @@ public enum JUnit {
             xml += ">\n"
             switch c.outcome {
             case .passed: break
-            case .error(let message): xml += "      <error message=\"\(e(message))\"/>\n"
+            case .error(let message, let body):
+                xml += "      <error message=\"\(e(message))\"" + (body.isEmpty ? "/>\n" : ">\(e(body))</error>\n")
             case .failure(let message, let type, let body):
                 xml += "      <failure message=\"\(e(message))\"" + (type.map { " type=\"\(e($0))\"" } ?? "") + ">\(e(body))</failure>\n"
             }

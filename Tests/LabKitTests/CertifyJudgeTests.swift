@@ -348,6 +348,35 @@ struct CertifyJudgeTests {
         #expect(html.contains("<span class=\"verdict fail\">NOT CERTIFIED</span>"))
     }
 
+    @Test("JUnit: a failed check that reads a run the lab failed twice is an <error> (no verdict), one on runs the lab performed a <failure>")
+    func junitNoVerdict() throws {
+        // A scan run that answers high for every network (fails not-high-for-everything, which reads scan) and a
+        // captive run whose maintain deviates (fails checks that read captive).
+        let t = Self.goodCaptive(fromMemory: true)
+        let runs = [
+            CertificationRunRecord(run: .scan, records: Self.scan(claims: [["ssid": "Cafe Lumiere"]], library: 2, decoy: 2).records, notes: [],
+                                   logDirectory: "/logs", traceFile: nil, duration: 1, error: nil, gate: [:]),
+            CertificationRunRecord(run: .captive, records: t.records, notes: [], logDirectory: "/logs", traceFile: nil, duration: 1,
+                                   error: nil, gate: Self.gate(t)),
+        ]
+        let judge = Judge(runs: runs, home: "Cafe Lumiere", notCaptive: "Public Library", decoys: ["Airport Lounge", "Bank Secure"], timeScale: 0.25)
+        var report = judge.report(helpers: ["acme"], checks: CertificationCheck.all.filter { $0.runs.allSatisfy { [.scan, .captive].contains($0) } })
+        let failed = report.results.filter { !$0.passed }
+        let readScan = failed.filter { $0.check.runs.contains(.scan) }.count
+        #expect(failed.count > readScan && readScan > 0, "both kinds of failed check: \(failed.map(\.check.id))")
+        // The control: the lab performed every run, so every failed check is the helper's.
+        #expect(CertifyReports.junit(report).contains("tests=\"\(report.results.count)\" failures=\"\(failed.count)\" errors=\"0\""))
+        // The lab failed the scan run twice: the checks that read it have no verdict; the others keep theirs.
+        let scan = try #require(report.runs.firstIndex { $0.run == .scan })
+        report.runs[scan].labNotBuilt = true
+        report.runs[scan].error = "the lab could not be built: create the lab's log folder /logs: Not a directory (ENOTDIR)"
+        let junit = CertifyReports.junit(report)
+        #expect(junit.contains("failures=\"\(failed.count - readScan)\" errors=\"\(readScan)\""), "\(junit.prefix(400))")
+        #expect(junit.components(separatedBy: "<error message=\"no verdict: the lab failed run scan (the lab could not be built: ").count == readScan + 1)
+        #expect(junit.components(separatedBy: "<failure message=").count == failed.count - readScan + 1)
+        #expect(!report.noVerdict, "a failed check on a run the lab performed keeps the verdict")
+    }
+
     /// A scan run whose filterScanList and evaluate answers are given.
     static func scan(claims: [JSON], library: Int, decoy: Int) -> Trace {
         let t = Trace()

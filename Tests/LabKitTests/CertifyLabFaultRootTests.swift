@@ -144,6 +144,9 @@ struct CertifyLabNotBuiltRootTests {
         #expect(report.noVerdict && report.labFailedRuns.map(\.run) == [run.run])
         #expect(CertifyReports.html(report).contains("<span class=\"verdict notreached\">NO VERDICT</span>"))
         #expect(try JSON.parse(Array(CertifyReports.json(report).utf8))["noVerdict"]?.boolValue == true)
+        let junit = CertifyReports.junit(report)
+        #expect(junit.contains("failures=\"0\" errors=\"1\"")
+                && junit.contains("<error message=\"no verdict: the lab failed run scan (the lab could not be built: create the lab"), "\(junit)")
         // The command line says so and exits 3, not 1 (the same fault: its log folder is a file).
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-cli-noverdict-\(getpid())").path
         try Data("not a folder\n".utf8).write(to: URL(fileURLWithPath: logs))

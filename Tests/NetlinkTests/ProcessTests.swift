@@ -123,3 +123,35 @@ struct ProcessTests {
         #expect(processStartTime(0x3fff_fff0) == nil)
     }
 }
+
+/// `ProcessTree`: what a process tree computed, from /proc (the lab's registration wait reads it).
+@Suite("Process CPU time, with descendants")
+struct ProcessTreeTests {
+    /// Waits (polling /proc, at most 60 s) until `condition` holds for the tree's CPU seconds.
+    static func waitForCPU(_ pid: pid_t, _ condition: (Double) -> Bool) -> Double? {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let cpu = ProcessTree.treeSeconds(pid), condition(cpu) { return cpu }
+            usleep(20_000)
+        }
+        return ProcessTree.treeSeconds(pid)
+    }
+
+    @Test("a shell whose child computes: the tree's CPU grows while the shell's own does not; a sleeper's stays near 0")
+    func descendantsCounted() throws {
+        // The inner shell is a child, not an exec (the `:` after it): the outer one only waits for it.
+        let wrapper = try ChildProcess.spawn(ProcessConfiguration("/bin/sh", ["-c", "sh -c 'while :; do :; done'; :"]))
+        let sleeper = try ChildProcess.spawn(ProcessConfiguration("/bin/sleep", ["60"]))
+        defer {
+            for pid in ProcessTree.children(wrapper.pid) { kill(pid, SIGKILL) }
+            _ = try? wrapper.terminate(grace: .seconds(2))
+            _ = try? sleeper.terminate(grace: .seconds(2))
+        }
+        let tree = Self.waitForCPU(wrapper.pid) { $0 >= 0.3 }
+        #expect((tree ?? 0) >= 0.3, "the busy child's CPU is counted in its parent's tree: \(tree ?? -1)")
+        #expect((ProcessTree.seconds(wrapper.pid) ?? 1) < 0.1, "the waiting shell itself computes nothing")
+        #expect(ProcessTree.children(wrapper.pid).count == 1)
+        #expect((ProcessTree.treeSeconds(sleeper.pid) ?? 1) < 0.1)
+        #expect(ProcessTree.treeSeconds(999_999_999) == nil, "no such process")
+    }
+}

@@ -22,15 +22,19 @@ public struct StationLabOptions: Sendable {
     public var helperOverride: [String]?
     /// hotspotd's `--ipv6-timeout` in seconds, not scaled (nil: hotspotd's 60 s).
     public var ipv6Timeout: Double?
+    /// When the lab gives up on a helper that is alive but has not registered (by what it does, not by the clock alone).
+    public var registrationPatience: RegistrationPatience
 
     public init(timeScale: Double = 1, maintainInterval: Double = 300, commandDeadline: Double? = nil,
-                helperArguments: [String: [String]] = [:], helperOverride: [String]? = nil, ipv6Timeout: Double? = nil) {
+                helperArguments: [String: [String]] = [:], helperOverride: [String]? = nil, ipv6Timeout: Double? = nil,
+                registrationPatience: RegistrationPatience = RegistrationPatience()) {
         self.timeScale = timeScale
         self.maintainInterval = maintainInterval
         self.commandDeadline = commandDeadline
         self.helperArguments = helperArguments
         self.helperOverride = helperOverride
         self.ipv6Timeout = ipv6Timeout
+        self.registrationPatience = registrationPatience
     }
 }
 
@@ -209,7 +213,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
                 started.append(try startHelper(command, number: number))
             }
             helpers = started
-            try awaitRegistrations()
+            try awaitRegistrations(patience: options.registrationPatience)
             try checkHelperApps()
         } catch {
             throw HelperStartFailure(error)
@@ -249,7 +253,10 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
         }
         // `NAME=value` words before the executable set (or override) the helper's environment, as in a shell.
         for (name, value) in assignments { environment[name] = value }
-        let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log)),
+        // In a process group of its own: the lab's teardown signals the group, so what a helper started (a wrapper
+        // script's interpreter, a worker) ends with it instead of running on after the lab.
+        let child = try lab.spawn(ProcessConfiguration(executable, words, environment: environment, stdout: .file(log), stderr: .file(log),
+                                                       newProcessGroup: true),
                                   in: namespace, resolvConf: resolvConf)
         return RunningHelper(command: command, process: child, log: log, uiDirectory: ui, identifier: nil)
     }
@@ -279,29 +286,41 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
         CommandWords.split(command).words
     }
 
-    /// Waits until every helper process registered (matched by pid in hotspotd's status).
-    func awaitRegistrations(timeout: Duration = .seconds(20)) throws {
-        let deadline = ContinuousClock.now + timeout
+    /// Waits until every helper process registered (matched by pid in hotspotd's status: the helper's, or a
+    /// descendant's). A helper that exits first
+    /// is named at once; one that stays alive unregistered is given up on by `patience` (what it does, not the
+    /// machine's speed: `RegistrationPatience`), from its tree's CPU time sampled four times a second.
+    func awaitRegistrations(patience: RegistrationPatience = RegistrationPatience()) throws {
+        let start = ContinuousClock.now
+        var watches = [RegistrationPatience.Watch](repeating: .init(), count: helpers.count)
+        var sampled = start - .seconds(1)
         while true {
             let status = try control().status()
+            let now = ContinuousClock.now
+            let sample = now - sampled >= .milliseconds(250)
+            if sample { sampled = now }
+            let elapsed = (now - start).secondsDouble
             var missing: [String] = []
+            let registered = status["helpers"]?.arrayValue ?? []
             for i in helpers.indices {
-                let pid = Double(helpers[i].process.pid)
-                if let entry = status["helpers"]?.arrayValue?.first(where: { $0["pid"]?.doubleValue == pid }) {
+                // The helper's own pid, or one below it: a wrapper script that starts the helper without exec.
+                let pid = helpers[i].process.pid
+                if let entry = registered.first(where: { $0["pid"]?.doubleValue.flatMap { pid_t(exactly: $0) }.map { ProcessTree.isInTree($0, of: pid) } ?? false }) {
                     helpers[i].identifier = entry["identifier"]?.stringValue
-                } else {
-                    if let exit = try? helpers[i].process.poll() {
-                        throw SystemError("start helper", helpers[i].command,
-                                          reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
-                    }
-                    missing.append(helpers[i].command)
+                    continue
                 }
+                if let exit = try? helpers[i].process.poll() {
+                    throw SystemError("start helper", helpers[i].command,
+                                      reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
+                }
+                let cpu = sample ? ProcessTree.treeSeconds(helpers[i].process.pid) : nil
+                if case .giveUp(let why) = patience.decide(elapsed: elapsed, cpu: cpu, watch: &watches[i]) {
+                    throw SystemError("start helper", helpers[i].command,
+                                      reason: "not registered with hotspotd: \(why); log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
+                }
+                missing.append(helpers[i].command)
             }
             if missing.isEmpty { return }
-            if ContinuousClock.now > deadline {
-                throw SystemError("start helpers", "of station \(station.name)",
-                                  reason: "not registered with hotspotd within \(timeout): \(missing.joined(separator: ", "))")
-            }
             usleep(20_000)
         }
     }

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A process and its descendants, from procfs: `/proc/PID/stat` (the parent; utime, stime, and cutime and cstime of
+/// the children it reaped) and `/proc/PID/task/TID/children`. The CPU time a tree has spent is what it computed,
+/// whatever the machine's load (a process on a busy machine gets fewer CPU-seconds per second, not a different
+/// number of them for the same work).
+public enum ProcessTree {
+    /// Clock ticks per second of /proc's times (`sysconf(_SC_CLK_TCK)`, 100 on Linux).
+    public static let ticksPerSecond = Double(max(sysconf(Int32(_SC_CLK_TCK)), 1))
+
+    /// User and system CPU of `pid` and of every process below it (reaped children included), in seconds; nil when
+    /// `pid` does not exist. A descendant that exits between the reads is counted by its parent once reaped.
+    public static func treeSeconds(_ pid: pid_t) -> Double? {
+        guard let own = seconds(pid) else { return nil }
+        var total = own
+        var seen: Set<pid_t> = [pid]
+        var queue = children(pid)
+        while let child = queue.popLast() {
+            guard seen.count < 4096, seen.insert(child).inserted else { continue }
+            total += seconds(child) ?? 0
+            queue += children(child)
+        }
+        return total
+    }
+
+    /// utime + stime + cutime + cstime of one process (fields 14-17 of /proc/PID/stat), in seconds.
+    public static func seconds(_ pid: pid_t) -> Double? {
+        guard let fields = statFields(pid), fields.count > 14 else { return nil }
+        var ticks: UInt64 = 0
+        for index in 11...14 {
+            guard let value = UInt64(fields[index]) else { return nil }
+            ticks += value
+        }
+        return Double(ticks) / ticksPerSecond
+    }
+
+    /// The parent of `pid` (field 4 of /proc/PID/stat); nil when it does not exist.
+    public static func parent(of pid: pid_t) -> pid_t? {
+        statFields(pid).flatMap { $0.count > 1 ? pid_t($0[1]) : nil }
+    }
+
+    /// Whether `pid` is `ancestor` or below it (its parent's parent's ... is `ancestor`).
+    public static func isInTree(_ pid: pid_t, of ancestor: pid_t) -> Bool {
+        var current = pid
+        for _ in 0..<64 {
+            if current == ancestor { return true }
+            guard current > 1, let up = parent(of: current) else { return false }
+            current = up
+        }
+        return false
+    }
+
+    /// The fields of /proc/PID/stat after the command name: index 0 is field 3 (the state). The name may hold
+    /// spaces and parentheses, so the fields start after the last ')'.
+    static func statFields(_ pid: pid_t) -> [Substring]? {
+        guard let text = readSmallFile("/proc/\(pid)/stat", limit: 4096), let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+
+    /// The children of every thread of `pid` (`/proc/PID/task/*/children`); none when it does not exist.
+    public static func children(_ pid: pid_t) -> [pid_t] {
+        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
+        defer { closedir(directory) }
+        var result: [pid_t] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let tid = pid_t(name) else { continue }
+            result += (readSmallFile("/proc/\(pid)/task/\(tid)/children", limit: 65536) ?? "")
+                .split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pid_t($0) }
+        }
+        return result
+    }
+}

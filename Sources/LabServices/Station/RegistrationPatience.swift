@@ -1,0 +1,62 @@
+/// How long the lab waits for a helper to register with hotspotd, decided by what the helper does and not by the
+/// machine's speed (issue 25: a verdict may depend only on what the helper did). iOS sets no time for
+/// `NEHotspotHelper.register`; the lab must end a run some time, and a fixed 20 s was a verdict a slow enough machine
+/// could change. So it gives up on a helper that is alive but not registered only when
+/// - it has sat idle (no CPU spent by it or its descendants) for `quiet` after at least `floor`: it waits for
+///   something that is not coming, however fast the machine;
+/// - it has spent `cpuBudget` CPU-seconds without registering: it computes, but not towards a registration (a
+///   Swift helper's start costs a fraction of a second of CPU, even under emulation);
+/// - or `cap` has passed in any case (a helper that polls lightly forever).
+/// A helper that is slow only because the machine is busy keeps spending CPU and is waited for. A helper that exits
+/// before registering is named at once by the caller. Pure: the caller samples the clock and the helper's CPU.
+public struct RegistrationPatience: Sendable, Equatable {
+    public var floor: Double
+    public var quiet: Double
+    public var cpuBudget: Double
+    public var cap: Double
+
+    public init(floor: Double = 20, quiet: Double = 5, cpuBudget: Double = 10, cap: Double = 180) {
+        self.floor = floor
+        self.quiet = quiet
+        self.cpuBudget = cpuBudget
+        self.cap = cap
+    }
+
+    /// What the watch has seen of one helper: its CPU at the last sample that grew it, and when.
+    public struct Watch: Sendable, Equatable {
+        public var cpu: Double = 0
+        public var grewAt: Double = 0
+        public init() {}
+    }
+
+    public enum Decision: Sendable, Equatable {
+        case wait
+        /// Give up; the text says why, for "not registered with hotspotd: ...".
+        case giveUp(String)
+    }
+
+    /// The decision at `elapsed` seconds since the helper was started, its tree having spent `cpu` seconds (nil: not
+    /// sampled this time).
+    public func decide(elapsed: Double, cpu: Double?, watch: inout Watch) -> Decision {
+        if let cpu, cpu > watch.cpu {
+            watch.cpu = cpu
+            watch.grewAt = elapsed
+        }
+        if watch.cpu >= cpuBudget {
+            return .giveUp("spent \(Self.text(watch.cpu)) s of CPU in \(Self.text(elapsed)) s without registering (at most \(Self.text(cpuBudget)) s of CPU)")
+        }
+        if elapsed >= cap {
+            return .giveUp("not registered within \(Self.text(cap)) s, though it kept computing (\(Self.text(watch.cpu)) s of CPU)")
+        }
+        if elapsed >= floor && elapsed - watch.grewAt >= quiet {
+            return .giveUp("not registered within \(Self.text(elapsed)) s, idle (no CPU spent) for the last \(Self.text(elapsed - watch.grewAt)) s "
+                           + "(\(Self.text(watch.cpu)) s of CPU in all)")
+        }
+        return .wait
+    }
+
+    static func text(_ seconds: Double) -> String {
+        let tenths = (seconds * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+}
