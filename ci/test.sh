@@ -66,8 +66,10 @@ background "$fuzzlog" "[fuzz]" nice -n 19 ci/fuzz.sh --runs 100000
 fuzzjob=$!
 trap 'stop_background "$fuzzlog" "$fuzzjob" "the fuzzing"
       stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
+# The checks and the host suites after them run at nice 10: the VM suite beside them computes (it is CI's longest
+# path), they mostly wait or have slack (run 66: the host branch ended 234 s before the VM suite).
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
-step "workflow certify" /usr/bin/python3 ci/check-workflows.py
+step "workflow certify" nice -n 10 /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
 step "architecture" /usr/bin/python3 ci/check-architecture.py
 # README's "Where things are" table names the folder of every target of Package.swift (and only paths that exist).
@@ -75,7 +77,7 @@ step "readme targets" /usr/bin/python3 ci/check-readme-targets.py
 # The trace is a typed contract (docs/TRACE.md): nothing outside HotspotProtocol reads a record by string key.
 step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
 # The SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat): every symbol and article link must resolve.
-step "docs" bash ci/docs.sh
+step "docs" nice -n 10 bash ci/docs.sh
 # The host suites, in three processes at once (the test bundle run directly, Swift Testing only, as the VM suite
 # is). They wait on labs' timers far more than they compute (alone, one after the other: 523 s at about a quarter of
 # the 2 cores, most of it the hogs of the two load tests; bench/README.md, stop 43), so one after the other they were
@@ -83,7 +85,7 @@ step "docs" bash ci/docs.sh
 # Swift's cooperative threads starve the in-process portal servers of the helper tests); processes share no threads.
 # The groups: the two suites that run beside two CPU hogs (issue 25's fixtures under load, issue 27's close race), the
 # long native-tier lab suites, and the rest: every test matched by neither of the first two, so none is left out.
-# They run at nice 5 (their hogs too, so a load test's hogs still weigh what its test weighs): the VM suite, which
+# They run at nice 10 (their hogs too, so a load test's hogs still weigh what its test weighs): the VM suite, which
 # computes, comes first; these mostly wait. None's verdict may depend on that (the lab's promise).
 # The native tier's scenarios are judged by the VM suite (its parity check runs them beside the VM and judges each
 # one, Tests/LabKitTests/VMSuiteTests.swift), so the host suites skip NativeTierRootTests.scenario instead of running
@@ -101,7 +103,7 @@ for group in load labs rest; do
         labs) selection=(--filter "$lab_suites") ;;
         rest) selection=(--skip VMBootTests --skip 'NativeTierRootTests/scenario\(' --skip "$load_suites" --skip "$lab_suites") ;;
     esac
-    background "$hostlog" "[host-$group]" env NO_COLOR=1 nice -n 5 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
+    background "$hostlog" "[host-$group]" env NO_COLOR=1 nice -n 10 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
     hostlogs+=("$hostlog")
     hostjobs+=($!)
 done
