@@ -105,7 +105,7 @@ fail:;
     return -1;
 }
 
-ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_length, long long *seconds, long *nanoseconds) {
+ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_length, long long *seconds, long *nanoseconds, int dont_wait) {
     struct iovec vector = { .iov_base = buf, .iov_len = len };
     union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct timespec))]; } control;
     struct msghdr message;
@@ -114,7 +114,7 @@ ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_l
     message.msg_iovlen = 1;
     message.msg_control = control.space;
     message.msg_controllen = sizeof control.space;
-    ssize_t n = recvmsg(fd, &message, MSG_TRUNC);
+    ssize_t n = recvmsg(fd, &message, MSG_TRUNC | (dont_wait ? MSG_DONTWAIT : 0));
     if (n < 0) return -1;
     *wire_length = (size_t)n;
     struct timespec stamp = { 0, 0 };

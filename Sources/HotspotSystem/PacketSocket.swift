@@ -102,8 +102,18 @@ public final class PacketCaptureSocket: @unchecked Sendable {  // @unchecked: fd
             Glibc.close(fd)
             throw error
         }
+        // A receive queue of 4 MiB, as tcpdump's default buffer (2 MiB of frames, the kernel doubling it), so a burst
+        // waits for the capture's thread instead of being dropped; root may exceed rmem_max (SO_RCVBUFFORCE), others
+        // get what rmem_max allows.
+        var size = Int32(Self.receiveBufferBytes)
+        if setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         self.fd = fd
     }
+
+    /// The receive queue asked for (`SO_RCVBUFFORCE`).
+    public static let receiveBufferBytes = 4 << 20
 
     deinit { close() }
 
@@ -113,10 +123,11 @@ public final class PacketCaptureSocket: @unchecked Sendable {  // @unchecked: fd
         fd = -1
     }
 
-    /// The next frame into `buffer` (at most its size of it), nil when none came within the socket's timeout.
-    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Frame? {
+    /// The next frame into `buffer` (at most its size of it), nil when none came within the socket's timeout, or
+    /// (`waiting: false`) when none is queued now.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, waiting: Bool = true) throws -> Frame? {
         var wire = 0, seconds: Int64 = 0, nanoseconds = 0
-        let count = hsl_packet_capture_receive(fd, buffer.baseAddress, buffer.count, &wire, &seconds, &nanoseconds)
+        let count = hsl_packet_capture_receive(fd, buffer.baseAddress, buffer.count, &wire, &seconds, &nanoseconds, waiting ? 0 : 1)
         guard count >= 0 else {
             if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return nil }
             throw SystemError.current("receive on the capture socket of", interface)

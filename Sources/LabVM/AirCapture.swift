@@ -111,14 +111,26 @@ public final class AirCapture: @unchecked Sendable {  // @unchecked: the counter
     }
 
     /// Frames until `stop`: each received behind room for its record header and written with it in one call; the
-    /// socket's receive timeout (100 ms) lets a stop be seen without a frame to wake it.
+    /// socket's receive timeout (100 ms) lets a stop be seen without a frame to wake it. Once stopping, the frames
+    /// already queued on the socket are still written (received without waiting): every frame that reached the
+    /// socket before the stop is in the file, however late this thread ran (a loaded machine once stopped a capture
+    /// with the first of three frames written, stop 43). The drain is bounded, in case frames come faster than it.
     private func readLoop() {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 + Self.snapLength, alignment: 8)
         defer { buffer.deallocate() }
         let body = UnsafeMutableRawBufferPointer(rebasing: buffer[16...])
-        while !state.withLock({ $0.stopping }) {
+        var drained = 0
+        while true {
+            let stopping = state.withLock { $0.stopping }
+            if stopping {
+                drained += 1
+                if drained > Self.drainLimit { return }
+            }
             do {
-                guard let frame = try socket.receive(into: body) else { continue }
+                guard let frame = try socket.receive(into: body, waiting: !stopping) else {
+                    if stopping { return }
+                    continue
+                }
                 Self.writeRecordHeader(frame, into: buffer)
                 let length = 16 + frame.count
                 guard write(file, buffer.baseAddress, length) == length else {
@@ -133,6 +145,9 @@ public final class AirCapture: @unchecked Sendable {  // @unchecked: the counter
             }
         }
     }
+
+    /// At most this many frames are written after the stop (those queued on the socket then).
+    static let drainLimit = 100_000
 
     /// What ended the capture early (a socket or write error), nil while it runs or after a clean stop.
     public var failure: String? { state.withLock { $0.error } }

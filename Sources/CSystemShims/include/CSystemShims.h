@@ -35,6 +35,7 @@ ssize_t hsl_packet_receive(int fd, void *buf, size_t len, int *outgoing);
 // A capture of everything on one interface (SOCK_RAW, ETH_P_ALL, kernel timestamps on): the air on hwsim0.
 int hsl_packet_capture_open(int ifindex);
 // The next frame, at most len bytes of it; *wire_length is its whole length, *seconds and *nanoseconds the kernel's
-// receive time (the clock's when the kernel gave none). Returns the bytes stored, -1 and errno on failure.
-ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_length, long long *seconds, long *nanoseconds);
+// receive time (the clock's when the kernel gave none). dont_wait: only a frame already queued (MSG_DONTWAIT).
+// Returns the bytes stored, -1 and errno on failure (EAGAIN: none queued, or none within the receive timeout).
+ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_length, long long *seconds, long *nanoseconds, int dont_wait);
 #endif
