@@ -9,6 +9,8 @@
 # Usage: ci/fuzz.sh [SECONDS] [TARGET...]     (SECONDS per target, default $FUZZ_SECONDS or 25; all targets)
 #        ci/fuzz.sh --runs N [TARGET...]        (N inputs per target with a fixed seed: what ci/test.sh runs)
 #        ci/fuzz.sh --build-only
+#        ci/fuzz.sh --runs N --skip-build       (run the harnesses an earlier --build-only made: ci/test.sh builds them
+#                                               beside the main build, then runs them)
 # --runs is the CI mode: the same commit explores the same inputs on every machine, however loaded, so CI's verdict
 # does not depend on luck or on how fast the machine is (a time-boxed run once failed CI on a bug that earlier
 # runs had not reached). Exploration for its own sake is the time-boxed mode; what it finds becomes a seed and a test.
@@ -35,6 +37,8 @@ elif [[ ${1:-} == --runs ]]; then
     [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "fuzz: --runs needs a number of inputs, got '${2:-}'" >&2; exit 2; }
     runs=$2; shift 2
 elif [[ ${1:-} =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
+skip_build=0
+if [[ ${1:-} == --skip-build ]]; then skip_build=1; shift; fi
 all_targets=(frame-decoder json-parser topology scenario)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
@@ -47,6 +51,11 @@ if [[ ! -d $scratch/checkouts && -d .build/checkouts ]]; then
     cp -r .build/checkouts .build/repositories "$scratch"/ 2>/dev/null || true
     [[ -f .build/workspace-state.json ]] && cp .build/workspace-state.json "$scratch"/
 fi
+if [[ $skip_build == 1 ]]; then
+    for t in "${targets[@]}"; do
+        [[ -x $scratch/bin/fuzz-$t ]] || { echo "fuzz: --skip-build, but $scratch/bin/fuzz-$t was not built (run ci/fuzz.sh --build-only first)" >&2; exit 2; }
+    done
+else
 echo "fuzz: building LabScenarios and its dependencies with -sanitize=fuzzer into $scratch"
 # -use-ld=lld: SwiftPM applies -Xswiftc to the build-time program LabScenarios' plugin runs (step-registry-tool) too, and
 # linking that program with -sanitize=fuzzer makes gold fail (an internal error); lld links it and it runs as usual.
@@ -109,6 +118,7 @@ for t in "${targets[@]}"; do
     swiftc -O -sanitize=fuzzer -parse-as-library -module-name "Fuzz$h" -I "$out/Modules" "${flags[@]}" \
         "Tests/Fuzz/$h/main.swift" "${objs[@]}" -o "$scratch/bin/fuzz-$t"
 done
+fi
 [[ $build_only == 1 ]] && exit 0
 
 mkdir -p Tests/Fuzz/crashes

@@ -13,19 +13,6 @@ step() {
 }
 print_timings() { [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"; }
 trap print_timings EXIT
-# Everything, the test bundle included, built once: the runs below use it without building (SwiftPM allows one
-# `swift test` at a time per build folder).
-step "build (with tests)" swift build --build-tests
-bundle="$(swift build --show-bin-path)/HotspotLabPackageTests.xctest"
-# The VM suite (VMBootTests: the boots, and the one boot that runs every InVM suite) is the long pole, so it starts
-# first and runs beside everything else: the checks, the fuzzing and the host suites. It waits far more than it
-# computes (under TCG the VM's vCPUs idle most of a scenario: bench/README.md "bench profile"), so side by side they
-# keep the 2 cores busy instead of taking turns; neither's verdict may depend on the other's load (the lab's
-# promise). The bundle is run directly (Swift Testing only, as inside the VM); its lines are prefixed [vm-suite] and
-# also kept in a file, printed again on a failure.
-# It runs in a session of its own, so that a step failing below (set -e) stops it and its VM with one signal to its
-# process group (SIGTERM to all of them, qemu included: a background job of a script ignores SIGINT) instead of
-# leaving them running.
 # background LOG PREFIX COMMAND...: COMMAND in a session of its own, its output kept in LOG and printed with PREFIX;
 # LOG.pgid holds its process group, LOG.status its exit status once it ended. `$!` is the job afterwards.
 background() {
@@ -45,26 +32,41 @@ stop_background() {
         wait "$2" 2>/dev/null || true
     fi
 }
+# The packages resolved once, so that the two builds below start from the same checkouts.
+step "resolve" swift package resolve
+# The fuzzing's instrumented release build (ci/fuzz.sh --build-only, into .build-fuzz; issue 17) runs beside the
+# main build, at the same priority, and its inputs run later (below). Beside the VM suite, even at nice 19, that build
+# (about 200 CPU-seconds) had made the VM suite half as long again: run 67, with it, 641 s; run 68, without any
+# fuzzing, 433 s (bench/README.md, stop 43). The main build leaves a core partly idle (its module chains), which
+# this build now takes. Its lines are prefixed [fuzz-build] and kept in a file, printed again on a failure.
+fuzzbuildlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-fuzz-build.XXXXXX")"
+fuzzbuildstart=$SECONDS
+background "$fuzzbuildlog" "[fuzz-build]" ci/fuzz.sh --build-only
+fuzzbuildjob=$!
+trap 'stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"; print_timings' EXIT
+# Everything, the test bundle included, built once: the runs below use it without building (SwiftPM allows one
+# `swift test` at a time per build folder).
+step "build (with tests)" swift build --build-tests
+bundle="$(swift build --show-bin-path)/HotspotLabPackageTests.xctest"
+# The VM suite (VMBootTests: the boots, and the one boot that runs every InVM suite) is the long pole, so it starts
+# first and runs beside everything else: the checks, the host suites and the fuzzing's inputs. It computes (alone it
+# keeps both cores 83-95 % busy for its 359 s) where the host suites mostly wait (bench/README.md, stop 43); neither's
+# verdict may depend on the other's load (the lab's promise). What is left of the fuzzing's build when the main build
+# is done goes on at nice 19. The bundle is run directly (Swift Testing only, as inside the VM); its lines are prefixed [vm-suite] and
+# also kept in a file, printed again on a failure.
+# It runs in a session of its own, so that a step failing below (set -e) stops it and its VM with one signal to its
+# process group (SIGTERM to all of them, qemu included: a background job of a script ignores SIGINT) instead of
+# leaving them running.
+fuzzbuildgroup=$(cat "$fuzzbuildlog.pgid" 2>/dev/null || true)
+if [ -n "$fuzzbuildgroup" ] && [ ! -e "$fuzzbuildlog.status" ]; then
+    renice -n 19 -g "$fuzzbuildgroup" > /dev/null 2>&1 || true
+    echo "=== the fuzzing's build goes on at nice 19 ($((SECONDS - fuzzbuildstart)) s after it started)"
+fi
 vmlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-vm-suite.XXXXXX")"
 vmstart=$SECONDS
 background "$vmlog" "[vm-suite]" "$bundle" --testing-library swift-testing --filter VMBootTests
 vmjob=$!
-trap 'stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
-# Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
-# target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
-# trap or a hang and keeps the input under Tests/Fuzz/crashes/. Builds into .build-fuzz.
-# It starts now and runs beside the checks and the host suites, not before them (issue 25): it is CPU work (its own
-# instrumented build, then the inputs) where the host suites mostly wait on labs' timers, and one after the other they
-# were CI's longest path (run 29: fuzz 312 s, then the host suites 642 s, while the VM suite was done after 669 s).
-# Like the VM suite it runs in a session of its own; its lines are prefixed [fuzz] and kept in a file, printed again
-# on a failure. It runs at nice 19: the VM suite is now the longest path (run 31: 762 s against the host branch's
-# 705 s) and the fuzzing has the slack, so it takes the CPU the others leave; its verdict is its fixed inputs', not
-# its speed.
-fuzzlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-fuzz.XXXXXX")"
-fuzzstart=$SECONDS
-background "$fuzzlog" "[fuzz]" nice -n 19 ci/fuzz.sh --runs 100000
-fuzzjob=$!
-trap 'stop_background "$fuzzlog" "$fuzzjob" "the fuzzing"
+trap 'stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
       stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
 # The checks and the host suites after them run at nice 10: the VM suite beside them computes (it is CI's longest
 # path), they mostly wait or have slack (run 66: the host branch ended 234 s before the VM suite).
@@ -108,7 +110,7 @@ for group in load labs rest; do
     hostjobs+=($!)
 done
 trap 'for i in 0 1 2; do stop_background "${hostlogs[$i]}" "${hostjobs[$i]}" "the host suites"; done
-      stop_background "$fuzzlog" "$fuzzjob" "the fuzzing"
+      stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
       stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
 status=0
 hoststatus=()
@@ -118,9 +120,26 @@ for i in 0 1 2; do
     [ "${hoststatus[$i]}" = 0 ] || status=1
 done
 timings+=("swift test (host suites, three groups at once): $((SECONDS - start)) s")
-wait "$fuzzjob" || true
-fuzzstatus=$(cat "$fuzzlog.status" 2>/dev/null || echo "unknown")
-timings+=("fuzz (beside the host suites): $((SECONDS - fuzzstart)) s")
+# Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
+# target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
+# trap or a hang and keeps the input under Tests/Fuzz/crashes/. The harnesses were built beside the main build; the
+# inputs (about 50 CPU-seconds) run now, after the host suites, at nice 19, while the VM suite (the longest path)
+# finishes its scenarios. Its lines are prefixed [fuzz] and kept in a file, printed again on a failure.
+wait "$fuzzbuildjob" || true
+fuzzbuildstatus=$(cat "$fuzzbuildlog.status" 2>/dev/null || echo "unknown")
+timings+=("fuzz build (beside the main build): ended $((SECONDS - fuzzbuildstart)) s after it started")
+fuzzlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-fuzz.XXXXXX")"
+fuzzstart=$SECONDS
+fuzzstatus=unknown
+if [ "$fuzzbuildstatus" = 0 ]; then
+    background "$fuzzlog" "[fuzz]" nice -n 19 ci/fuzz.sh --runs 100000 --skip-build
+    fuzzjob=$!
+    trap 'stop_background "$fuzzlog" "$fuzzjob" "the fuzzing"
+          stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
+    wait "$fuzzjob" || true
+    fuzzstatus=$(cat "$fuzzlog.status" 2>/dev/null || echo "unknown")
+    timings+=("fuzz (100,000 inputs per target, after the host suites): $((SECONDS - fuzzstart)) s")
+fi
 wait "$vmjob" || true
 vmstatus=$(cat "$vmlog.status" 2>/dev/null || echo "unknown")
 timings+=("VM suite (beside the steps after the build): $((SECONDS - vmstart)) s")
@@ -144,12 +163,15 @@ for i in 0 1 2; do
     failures_again "the host suites (${groups[$i]})" "${hoststatus[$i]}" "${hostlogs[$i]}"
 done
 failures_again "the VM suite" "$vmstatus" "$vmlog"
-if [ "$fuzzstatus" != 0 ]; then
+if [ "$fuzzbuildstatus" != 0 ]; then
+    echo "=== the fuzzing's build failed (exit status $fuzzbuildstatus); its last lines, again ($fuzzbuildlog has them all):"
+    tail -n 60 "$fuzzbuildlog"
+elif [ "$fuzzstatus" != 0 ]; then
     echo "=== the fuzzing failed (exit status $fuzzstatus); its last lines, again ($fuzzlog has them all):"
     tail -n 60 "$fuzzlog"
 fi
 [ "$status" -eq 0 ] && [ "$vmstatus" = 0 ] && [ "$fuzzstatus" = 0 ] || exit 1
-rm -f "$vmlog" "$vmlog.status" "$vmlog.pgid" "$fuzzlog" "$fuzzlog.status" "$fuzzlog.pgid"
+rm -f "$vmlog" "$vmlog.status" "$vmlog.pgid" "$fuzzlog" "$fuzzlog.status" "$fuzzlog.pgid" "$fuzzbuildlog" "$fuzzbuildlog.status" "$fuzzbuildlog.pgid"
 for hostlog in "${hostlogs[@]}"; do rm -f "$hostlog" "$hostlog.status" "$hostlog.pgid"; done
 # The timing-sensitive suites again beside a CPU hog (CI runs on shared machines): docs/RELIABILITY.md.
 step "under load" ci/under-load.sh
