@@ -137,6 +137,20 @@ struct HTMLReportTests {
         return result
     }
 
+    @Test("JUnit of scenarios: a failed step is a <failure>, a lab that could not be built an <error> (errors=, not failures=)")
+    func junitCountsSetupErrorsApart() throws {
+        var results = Self.results(logDirectory: "/logs")
+        var unbuilt = results[0]
+        unbuilt.passed = false
+        unbuilt.steps = []
+        unbuilt.setupError = "start hotspotd for station device: connect to /run/x/control.sock: No such file or directory (ENOENT)"
+        results.append(unbuilt)
+        let xml = JUnit.scenarios(results, suite: "hotspot-lab run")
+        #expect(xml.contains("tests=\"4\" failures=\"1\" errors=\"1\""), "\(xml.prefix(300))")
+        #expect(xml.contains("<error message=\"start hotspotd for station device: connect to /run/x/control.sock: No such file or directory (ENOENT)\"/>"))
+        #expect(xml.components(separatedBy: "<failure message=").count == 2)
+    }
+
     @Test("the summary names each scenario with its verdict; the failing step is highlighted and its message escaped")
     func summaryAndFailure() throws {
         let html = HTMLReport.render(Self.results(logDirectory: "/nonexistent/hsl0000"), title: "run <1> & co")
