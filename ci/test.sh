@@ -99,9 +99,10 @@ step "docs" nice -n 10 bash ci/docs.sh
 load_suites='NativeCertifyUnderLoadRootTests/|CloseRaceTests/'
 lab_suites='HotspotGateRootTests/|NativeCertifyRootTests/|IPv6GateRootTests/|NativeReplayRootTests/|IPv6OnlyCertifyRootTests/'
 start=$SECONDS
+hostgroups=(load labs rest)
 hostlogs=()
 hostjobs=()
-for group in load labs rest; do
+for group in "${hostgroups[@]}"; do
     hostlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-host-$group.XXXXXX")"
     case $group in
         load) selection=(--filter "$load_suites") ;;
@@ -112,12 +113,12 @@ for group in load labs rest; do
     hostlogs+=("$hostlog")
     hostjobs+=($!)
 done
-trap 'for i in 0 1 2; do stop_background "${hostlogs[$i]}" "${hostjobs[$i]}" "the host suites"; done
+trap 'for i in "${!hostgroups[@]}"; do stop_background "${hostlogs[$i]}" "${hostjobs[$i]}" "the host suites"; done
       stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
       stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
 status=0
 hoststatus=()
-for i in 0 1 2; do
+for i in "${!hostgroups[@]}"; do
     wait "${hostjobs[$i]}" || true
     hoststatus+=("$(cat "${hostlogs[$i]}.status" 2>/dev/null || echo "unknown")")
     [ "${hoststatus[$i]}" = 0 ] || status=1
@@ -155,15 +156,14 @@ failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed aga
          keep && /^(\[vm\] )?↳/ && !/↳ \/\/\// { print; next }
          { keep = 0 }' "$3" | cut -c1-1500 | tail -n 120 || true
 }
-groups=(load labs rest)
-for i in 0 1 2; do
+for i in "${!hostgroups[@]}"; do
     # The group's own count, as `swift test` printed it (a group that ran nothing has failed too: its filter is stale).
-    grep -a "Test run with" "${hostlogs[$i]}" | tail -n 1 | sed "s/^/=== host suites, ${groups[$i]}: /" || true
+    grep -a "Test run with" "${hostlogs[$i]}" | tail -n 1 | sed "s/^/=== host suites, ${hostgroups[$i]}: /" || true
     if ! grep -aq "Test run with [1-9]" "${hostlogs[$i]}"; then
-        echo "=== host suites, ${groups[$i]}: no test ran (its filter selects nothing)"
+        echo "=== host suites, ${hostgroups[$i]}: no test ran (its filter selects nothing)"
         status=1
     fi
-    failures_again "the host suites (${groups[$i]})" "${hoststatus[$i]}" "${hostlogs[$i]}"
+    failures_again "the host suites (${hostgroups[$i]})" "${hoststatus[$i]}" "${hostlogs[$i]}"
 done
 failures_again "the VM suite" "$vmstatus" "$vmlog"
 if [ "$fuzzbuildstatus" != 0 ]; then

@@ -130,10 +130,15 @@ public struct CertificationReport: Sendable {
         return !failed.isEmpty && failed.allSatisfy(labFailed)
     }
 
+    /// The runs the lab failed in both attempts that `result`'s check reads.
+    public func labFailedRuns(readBy result: CheckResult) -> [CertificationRunRecord] {
+        labFailedRuns.filter { result.check.runs.contains($0.run) }
+    }
+
     /// The lab failed (in both attempts) a run that `result`'s check reads, and the check did not pass: it has no
     /// verdict on the helper (JUnit's `<error>`, not a `<failure>`).
     public func labFailed(_ result: CheckResult) -> Bool {
-        !result.passed && !Set(labFailedRuns.map(\.run)).isDisjoint(with: result.check.runs)
+        !result.passed && !labFailedRuns(readBy: result).isEmpty
     }
 
     public init(helpers: [String], results: [CheckResult], runs: [CertificationRunRecord], causes: [CertificationDeviation] = []) {

@@ -47,7 +47,6 @@ public enum CertifyReports {
     /// failed check that reads a run the lab failed in both attempts is an `<error>` (no verdict: run again), not a
     /// `<failure>` (fix the helper), as the exit status 3 says for the whole report.
     public static func junit(_ report: CertificationReport) -> String {
-        let labFailed = report.labFailedRuns
         let cases = report.results.map { r in
             let body = ((r.notReached ? [] : r.cause?.evidence ?? []) + r.evidence.filter { !(r.cause?.evidence.contains($0) ?? false) })
                 .joined(separator: "\n")
@@ -55,7 +54,7 @@ public enum CertifyReports {
             if r.passed {
                 outcome = .passed
             } else if report.labFailed(r) {
-                let runs = labFailed.filter { r.check.runs.contains($0.run) }
+                let runs = report.labFailedRuns(readBy: r)
                     .map { "\($0.run.rawValue) (\($0.error ?? "no address"))" }.joined(separator: "; ")
                 outcome = .error(message: "no verdict: the lab failed run \(runs) twice; \(r.reason)", body: body)
             } else {

@@ -22,6 +22,21 @@ struct AirCaptureRootTests {
         return (u32(20), records)
     }
 
+    /// Each payload as one UDP datagram to 127.0.0.1:9 (discard) from this thread's namespace; what each sendto returned.
+    static func sendToDiscard(_ payloads: [[UInt8]]) -> [Int] {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_port = UInt16(9).bigEndian
+        to.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        return payloads.map { payload in
+            withUnsafePointer(to: &to) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, payload, payload.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+    }
+
     @Test func framesReachTheFileAsTcpdumpReadsThem() throws {
         let ns = try NetworkNamespace.create(testPrefix("c") + "a")
         defer { try? ns.delete() }
@@ -36,20 +51,8 @@ struct AirCaptureRootTests {
         #expect(capture.fileSize == AirCapture.pcapHeaderSize)
         // Three datagrams over lo: captured from the bind on, no wait for the capture to "listen".
         let payloads = (1...3).map { Array("hotspotlab-air-\($0)-".utf8) + [UInt8](repeating: UInt8($0), count: 100 * $0) }
-        try ns.runInside {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            defer { close(fd) }
-            var to = sockaddr_in()
-            to.sin_family = sa_family_t(AF_INET)
-            to.sin_port = UInt16(9).bigEndian
-            to.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-            for payload in payloads {
-                let sent = withUnsafePointer(to: &to) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, payload, payload.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                #expect(sent == payload.count)
-            }
-        }
+        let sent = try ns.runInside { Self.sendToDiscard(payloads) }
+        #expect(sent == payloads.map(\.count))
         capture.stop(frameTimeout: .seconds(60))
         #expect(capture.failure == nil)
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -86,20 +89,8 @@ struct AirCaptureRootTests {
         let capture = try ns.runInside { try AirCapture.begin(into: path, interface: "lo") }
         // Two frames each on lo (out and in), small: well inside the capture's 4 MiB receive queue.
         let count = 1000
-        try ns.runInside {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            defer { close(fd) }
-            var to = sockaddr_in()
-            to.sin_family = sa_family_t(AF_INET)
-            to.sin_port = UInt16(9).bigEndian
-            to.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-            for number in 0..<count {
-                let payload = Array("hotspotlab-burst-\(number)-end".utf8)
-                _ = withUnsafePointer(to: &to) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, payload, payload.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-            }
-        }
+        let payloads = (0..<count).map { Array("hotspotlab-burst-\($0)-end".utf8) }
+        _ = try ns.runInside { Self.sendToDiscard(payloads) }
         capture.stop(frameTimeout: .seconds(60))
         #expect(capture.failure == nil)
         let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)

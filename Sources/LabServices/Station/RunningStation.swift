@@ -300,7 +300,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
             let sample = now - sampled >= .milliseconds(250)
             if sample { sampled = now }
             let elapsed = (now - start).secondsDouble
-            var missing: [String] = []
+            var allRegistered = true
             let registered = status["helpers"]?.arrayValue ?? []
             for i in helpers.indices {
                 // The helper's own pid, or one below it: a wrapper script that starts the helper without exec.
@@ -313,14 +313,14 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
                     throw SystemError("start helper", helpers[i].command,
                                       reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
                 }
-                let cpu = sample ? ProcessTree.treeSeconds(helpers[i].process.pid) : nil
+                let cpu = sample ? ProcessTree.treeSeconds(pid) : nil
                 if case .giveUp(let why) = patience.decide(elapsed: elapsed, cpu: cpu, watch: &watches[i]) {
                     throw SystemError("start helper", helpers[i].command,
                                       reason: "not registered with hotspotd: \(why); log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
                 }
-                missing.append(helpers[i].command)
+                allRegistered = false
             }
-            if missing.isEmpty { return }
+            if allRegistered { return }
             usleep(20_000)
         }
     }
