@@ -5,6 +5,27 @@ import HotspotSystem
 /// sees (`hotspot-lab` sets `HOTSPOT_LAB_VM_LOGS` to a host folder that is the share). Regular files only:
 /// the control sockets stay behind.
 public enum VMLogMirror {
+    /// `arguments` without `--logs FOLDER` or `--logs=FOLDER` (the relayed command line: inside the VM the labs log
+    /// under the share's folder). Arguments after a `--` are left alone.
+    public static func withoutLogsOption(_ arguments: [String]) -> [String] {
+        var kept: [String] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == "--" {
+                kept += arguments[index...]
+                break
+            }
+            if argument == "--logs" {
+                index += 2
+                continue
+            }
+            if !argument.hasPrefix("--logs=") { kept.append(argument) }
+            index += 1
+        }
+        return kept
+    }
+
     public static let environmentKey = "HOTSPOT_LAB_VM_LOGS"
 
     public static func copyOut(_ logDirectory: String) {

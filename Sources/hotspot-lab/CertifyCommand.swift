@@ -118,7 +118,7 @@ struct CertifyCommand: AsyncParsableCommand {
         // No check of certify needs the air: the native tier by default where the radio tier would need the VM
         // (docs/SCENARIOS.md, "Tiers"); where the host has mac80211_hwsim, or with --link radio, the radio tier.
         let mode = try tier.mode() ?? (placement.location == .auto && placement.resolve().placement == .vm ? .veth : .radio)
-        if mode == .radio { try await placement.relayIfNeeded() }
+        if mode == .radio { try await placement.relayIfNeeded(logsRoot: logs) }
         LabSignals.install(command: "certify")
         var selected = checks.isEmpty ? (CertificationCheck.all + (evaluationProvider != nil || authenticationProvider != nil || appManifest != nil
             ? CertificationCheck.providerChecks : [])).map(\.id) : checks

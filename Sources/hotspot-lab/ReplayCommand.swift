@@ -60,7 +60,7 @@ struct ReplayCommand: AsyncParsableCommand {
             return
         }
         let mode = try tier.mode() ?? .radio
-        if mode == .radio { try await placement.relayIfNeeded(inputs: [trace]) }
+        if mode == .radio { try await placement.relayIfNeeded(inputs: [trace], logsRoot: logs) }
         LabSignals.install(command: "replay")
         let reporter = ProgressReporter()
         reporter.say("━━ replay of \(trace): \(plan.scenario.steps.count) steps from \(plan.source); recorded path "

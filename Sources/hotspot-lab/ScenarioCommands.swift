@@ -53,7 +53,7 @@ struct DemoCommand: AsyncParsableCommand {
         let mode = try tier.mode() ?? .radio
         if mode == .radio {
             labSay("hotspot-lab demo: the radio tier (mac80211_hwsim radios, hostapd, wpa_supplicant); `hotspot-lab demo --link native` runs the same sequences in seconds without radios" + Self.buildHint)
-            try await placement.relayIfNeeded()
+            try await placement.relayIfNeeded(logsRoot: logs)
         }
         LabSignals.install(command: "demo")
         let reporter = ProgressReporter()
@@ -145,7 +145,7 @@ struct RunCommand: AsyncParsableCommand {
                    + " (--link radio: all in the radio tier)")
             loaded = loaded.filter { s in !needRadio.contains { $0.file == s.file } }
         } else if mode == .radio {
-            try await placement.relayIfNeeded()
+            try await placement.relayIfNeeded(logsRoot: logs)
         } else {
             // The native tier runs what does not need the air; the rest is named, not run (and not counted as passed).
             for scenario in loaded where scenario.needsAir {
@@ -187,7 +187,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             arguments += needRadio.map(\.file)
             do {
-                try await placement.relayIfNeeded(arguments: arguments)
+                try await placement.relayIfNeeded(arguments: arguments, logsRoot: logs)
             } catch let exit as ExitCode {
                 radioPassed = exit.rawValue == 0
             }

@@ -50,7 +50,7 @@ struct UpCommand: AsyncParsableCommand {
             upDownWarn("hotspot-lab up: \(error)")
             throw ExitCode(2)
         }
-        if link == "radio" { try await placement.relayIfNeeded() }
+        if link == "radio" { try await placement.relayIfNeeded(logsRoot: logs) }
         // From here on SIGINT, SIGTERM, SIGHUP and SIGPIPE ask for a stop (the signal service, installed in `main`
         // before parsing, ended the command at once until now): bring-up stops at its next step, what exists is
         // torn down, the marker removed (docs/RELIABILITY.md). SIGHUP inherited ignored (`nohup`) stays ignored.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabKit
+import LabVM
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -91,8 +92,10 @@ struct Placement: ParsableArguments {
     /// copied into the results share and the argument rewritten to the share's path inside.
     /// `logs`: called with the host folder of the VM run's logs and results share, before the exit code is thrown.
     /// `arguments`: the hotspot-lab arguments to run in the VM (default: this command line's).
+    /// `logsRoot`: the command's `--logs` folder, if given: the VM run's logs go to a folder under it on the host (the
+    /// VM's own file system is thrown away), and the command inside logs there instead of at the path it was given.
     func relayIfNeeded(vm: VMOptions = VMOptions(handleInterrupts: true), inputs: [String] = [], arguments replaced: [String]? = nil,
-                       logs: ((String) -> Void)? = nil) async throws {
+                       logsRoot: String? = nil, logs: ((String) -> Void)? = nil) async throws {
         let (placement, reason) = resolve()
         guard placement == .vm else {
             VMLogs.adoptInsideVM()
@@ -104,7 +107,7 @@ struct Placement: ParsableArguments {
         // The lab's kernel modules load in the background while hotspot-lab starts inside (about 1 s under TCG).
         options.preloadModules = LabKernelModules.modules
         var environment: [String: String] = [:]
-        if options.resultsDirectory == nil, let folder = VMLogs.hostFolder() {
+        if options.resultsDirectory == nil, let folder = VMLogs.hostFolder(root: logsRoot) {
             options.resultsDirectory = folder
             environment[VMLogs.environmentKey] = folder
         }
@@ -118,6 +121,9 @@ struct Placement: ParsableArguments {
         // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged
         // (but for input files that the VM would not see).
         var arguments = replaced ?? Array(CommandLine.arguments.dropFirst())
+        // Inside, the labs log under the share's folder ($HOTSPOT_LAB_LOGS, `VMLogs.adoptInsideVM`), which an explicit
+        // `--logs` would override with a path that exists only in the VM.
+        if environment[VMLogs.environmentKey] != nil { arguments = VMLogMirror.withoutLogsOption(arguments) }
         if let folder = options.resultsDirectory, !inputs.isEmpty {
             try FileManager.default.createDirectory(atPath: folder + "/inputs", withIntermediateDirectories: true)
             for (number, input) in inputs.enumerated() {
@@ -144,8 +150,10 @@ struct Placement: ParsableArguments {
 enum VMLogs {
     static let environmentKey = VMLogMirror.environmentKey
 
-    static func hostFolder() -> String? {
-        let root = ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
+    /// `root`: the command's `--logs` folder; nil for `$HOTSPOT_LAB_LOGS` or /tmp/hotspot-lab.
+    static func hostFolder(root given: String? = nil) -> String? {
+        let root = given.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+            ?? ProcessInfo.processInfo.environment["HOTSPOT_LAB_LOGS"] ?? "/tmp/hotspot-lab"
         var t = time(nil)
         var parts = tm()
         localtime_r(&t, &parts)
