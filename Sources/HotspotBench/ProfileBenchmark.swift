@@ -94,6 +94,10 @@ public struct ProfileBenchmark: Sendable {
 
     /// The tables from the raw files in `folder` (on the host: perf report is slow under TCG).
     public static func report(folder: String, top: Int = 25) throws {
+        for file in ["acct", "perf.data", "kallsyms"] where access(folder + "/" + file, R_OK) != 0 {
+            throw SystemError("read the profile folder's \(file) (bench profile --report: a folder an earlier `bench profile` wrote)",
+                              folder + "/" + file, errno: errno)
+        }
         if let text = readSmallFile(folder + "/cpu.txt") { print("\n" + text, terminator: "") }
         let records = try ProcessAccounting.parse(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/acct"))))
         let rows = ProcessAccounting.summarize(records)

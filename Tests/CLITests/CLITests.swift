@@ -21,6 +21,15 @@ struct CLITests {
         return path
     }
 
+    @Test("bench profile --report of a folder without a profile names the file it could not read")
+    func profileReportNamesTheMissingFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hsl-cli-\(getpid())-no-profile").path
+        let result = try Self.hotspotLab(["bench", "profile", "--report", folder])
+        #expect(result.status == .exited(1))
+        #expect(result.stderr.contains("read the profile folder's acct"), "\(result.stderr)")
+        #expect(result.stderr.contains("\(folder)/acct: No such file or directory (ENOENT)"), "\(result.stderr)")
+    }
+
     @Test("run refuses a bad scenario with file:line:column before building anything")
     func runRefusesBadScenario() throws {
         let file = try Self.temp("bad.yaml", "topology: \(FileManager.default.currentDirectoryPath)/topologies/captive.yaml\nsteps:\n  - wait-state: Authenticatd\n")
