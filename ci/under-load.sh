@@ -35,4 +35,6 @@ for _ in $(seq "$(nproc)"); do
     yes > /dev/null &
     hogs+=("$!")
 done
-swift test --skip-build --no-parallel "${filters[@]}"
+# The bundle run directly (as ci/test.sh runs its other parts): no SwiftPM lock on the build folder, so it can run
+# while another part of CI uses the same build.
+"$bundle" --testing-library swift-testing --no-parallel "${filters[@]}"

@@ -3,8 +3,9 @@ import Testing
 @testable import LabKit
 @testable import LabVM
 
-/// Root tests that boot the real VM (qemu, TCG here). One suite, serialized, so two VMs never compete
-/// for the two cores. `VMSuiteTests.swift` adds the test that runs the in-VM suites.
+/// Root tests that boot the real VM (qemu, TCG here). One suite, serialized, so that run together two of its VMs never
+/// compete for the two cores. `VMSuiteTests.swift` adds the test that runs the in-VM suites; ci/test.sh runs that one
+/// alone (CI's longest path) and the three short boots with the host suites, beside it.
 @Suite("VM boots (root, qemu)", .serialized, .enabled(if: VMTestSupport.canBoot, VMTestSupport.bootSkipReason))
 struct VMBootTests {
     @Test("root: inner exit code, stdout and stderr come back intact; the VM has no network device but lo")
