@@ -19,7 +19,8 @@
 //   LabVM              the VM runner: qemu under TCG, its kernel and initramfs, the hwsim self-test
 //   LabSandbox         a sealed lab: namespaces, links, radios, processes, state on disk, cleanup
 //   LabServices        what runs in a lab: a hotspot's services and a station's
-//   LabScenarios       scenarios and their steps
+//   LabScenarioModel   a scenario file: the model, the parser, one file per step kind
+//   LabScenarios       scenarios run: the runner, the lab's step context, checks, timelines, tier parity
 //   LabCertify         certify: the runs, the judge, one file per check
 //   LabReplay          replay: a field trace back into a scenario
 //   LabReports         HTML, JUnit and certify reports
@@ -27,7 +28,7 @@
 //   HotspotBench       the `hotspot-lab bench` measurements (a library the CLI calls)
 //   PortalKinds        one file per captive portal kind, as data and request handling (the `portals/` folder)
 //   Portals            the portal server around them: HTTP/1.1, plain and over TLS, our own (`portals/Server/`)
-//   StepRegistryScanner, step-registry-tool, StepRegistryPlugin  the build-tool plugin that lists LabScenarios' step kinds and LabCertify's checks
+//   StepRegistryScanner, step-registry-tool, StepRegistryPlugin  the build-tool plugin that lists LabScenarioModel's step kinds and LabCertify's checks
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -146,16 +147,27 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Scenarios and their steps; generates `StepRegistry.declaredKinds` from Sources/LabScenarios/Steps.
+        // A scenario file read and checked: the model, the parser and one file per step kind (what it reads, and what
+        // it does through `StepContext`); generates `StepRegistry.declaredKinds` from Sources/LabScenarioModel/Steps.
+        // Nothing here runs a lab, so the scenario parser's fuzzing builds only this and LabTopology's closure.
         .target(
-            name: "LabScenarios",
+            name: "LabScenarioModel",
             dependencies: [
-                "LabServices", "LabTopology", "LabVM", "LabSandbox",
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "PortalKinds",
+                "LabTopology", "HotspotProtocol", "HotspotCore", "PortalKinds",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict,
             plugins: ["StepRegistryPlugin"]
+        ),
+        // Scenarios run: the runner, the lab's `StepContext`, the checks against a topology, timelines, tier parity.
+        .target(
+            name: "LabScenarios",
+            dependencies: [
+                "LabScenarioModel", "LabServices", "LabTopology", "LabVM", "LabSandbox",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "PortalKinds",
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
         ),
         // certify: the runs, the judge and its checks; generates `CertifyChecks.declared` from Sources/LabCertify/Checks.
         .target(
@@ -186,8 +198,8 @@ let package = Package(
         .target(
             name: "LabKit",
             dependencies: [
-                "LabTopology", "LabVM", "LabSandbox", "LabServices", "LabScenarios", "LabCertify", "LabReplay", "LabReports",
-                "Netlink", "HotspotSystem",
+                "LabTopology", "LabVM", "LabSandbox", "LabServices", "LabScenarioModel", "LabScenarios", "LabCertify", "LabReplay",
+                "LabReports", "Netlink", "HotspotSystem",
             ],
             swiftSettings: strict
         ),

@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Lowest first. A target may depend only on targets of a lower layer (peers in one layer may not depend on
 # each other). Packages from outside the repository (ArgumentParser, Yams) count as layer 0.
 LAYERS = [
-    # StepRegistryScanner: build-time code (the generator's reading of LabScenarios' step files and LabCertify's check files, for
+    # StepRegistryScanner: build-time code (the generator's reading of LabScenarioModel's step files and LabCertify's check files, for
     # step-registry-tool and the StepRegistryPlugin); it imports nothing (PURE_IMPORTS) and is in BUILD_TOOLS.
     ("system libraries, build-time code", ["CLibNL", "CLibNLGenl", "CLibMNL", "COpenSSL", "StepRegistryScanner"]),
     ("C shims", ["CSystemShims", "CNetlinkShim", "CTLSShim"]),
@@ -55,7 +55,9 @@ LAYERS = [
     # LabTopology: a topology file read and checked; LabVM: the VM runner; LabSandbox: a sealed lab's kernel objects,
     # processes and state; Portals: the portal server around PortalKinds.
     ("lab: topology, VM, sandbox, portal server", ["LabTopology", "LabVM", "LabSandbox", "Portals"]),
-    ("lab services", ["LabServices"]),
+    # LabScenarioModel: a scenario file read and checked, one file per step kind (what it reads, and what it asks of a
+    # StepContext); nothing in it runs a lab, so the scenario parser's fuzzing builds it without LabServices.
+    ("lab services, scenario model", ["LabServices", "LabScenarioModel"]),
     ("lab scenarios", ["LabScenarios"]),
     ("certify, replay", ["LabCertify", "LabReplay"]),
     ("lab reports", ["LabReports"]),

@@ -19,12 +19,13 @@
 # with `.build-fuzz/bin/fuzz-<target> FILE`. New inputs libFuzzer finds go to .build-fuzz/corpus/<target>/,
 # never into Tests/.
 #
-# How it builds (Swift 6.3.1 on Linux): SwiftPM compiles LabScenarios and its dependencies (LabTopology among them) (Yams, libyaml included) in
+# How it builds (Swift 6.3.1 on Linux): SwiftPM compiles LabScenarioModel (the scenario parser and step kinds, no lab
+# services) and its dependencies (LabTopology among them; Yams, libyaml included) in
 # release mode into the separate scratch path .build-fuzz with `-Xswiftc -sanitize=fuzzer` (coverage
 # instrumentation of the Swift code) and `-Xcc -fsanitize=fuzzer-no-link` (of the C code, libyaml's too); only the
 # library target is built, so nothing is linked there. Then each harness is compiled and linked by swiftc with
 # `-sanitize=fuzzer -parse-as-library` (libFuzzer supplies main) against those object files. The protocol targets
-# link only HotspotCore and HotspotProtocol, the topology target LabTopology's dependency closure and the scenario target LabScenarios's (both from the build plan's
+# link only HotspotCore and HotspotProtocol, the topology target LabTopology's dependency closure and the scenario target LabScenarioModel's (both from the build plan's
 # targetDependencyMap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,10 +57,10 @@ if [[ $skip_build == 1 ]]; then
         [[ -x $scratch/bin/fuzz-$t ]] || { echo "fuzz: --skip-build, but $scratch/bin/fuzz-$t was not built (run ci/fuzz.sh --build-only first)" >&2; exit 2; }
     done
 else
-echo "fuzz: building LabScenarios and its dependencies with -sanitize=fuzzer into $scratch"
-# -use-ld=lld: SwiftPM applies -Xswiftc to the build-time program LabScenarios' plugin runs (step-registry-tool) too, and
+echo "fuzz: building LabScenarioModel and its dependencies with -sanitize=fuzzer into $scratch"
+# -use-ld=lld: SwiftPM applies -Xswiftc to the build-time program LabScenarioModel's plugin runs (step-registry-tool) too, and
 # linking that program with -sanitize=fuzzer makes gold fail (an internal error); lld links it and it runs as usual.
-swift build -c release --scratch-path "$scratch" --target LabScenarios \
+swift build -c release --scratch-path "$scratch" --target LabScenarioModel \
     -Xswiftc -sanitize=fuzzer -Xcc -fsanitize=fuzzer-no-link -Xswiftc -use-ld=lld
 out=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
 mkdir -p "$scratch/bin"
@@ -95,7 +96,7 @@ for t in "${targets[@]}"; do
     case $t in
         frame-decoder|json-parser) mapfile -t objs < <(objects "${protocol_modules[@]}"); flags=() ;;
         topology|scenario)
-            if [[ $t == topology ]]; then mapfile -t objs < <(objects LabTopology); else mapfile -t objs < <(objects LabScenarios); fi
+            if [[ $t == topology ]]; then mapfile -t objs < <(objects LabTopology); else mapfile -t objs < <(objects LabScenarioModel); fi
             # The C modules the Lab modules' interfaces import: the module maps SwiftPM generated or found, their headers (a new
             # C module under a Lab module shows as "missing required module" here: add its map and headers).
             flags=()
@@ -103,6 +104,7 @@ for t in "${targets[@]}"; do
                 "$out/CTLSShim.build/module.modulemap" Sources/COpenSSL/module.modulemap \
                 "$scratch/checkouts/Yams/Sources/CYaml/include/module.modulemap" \
                 Sources/CLibNL/module.modulemap Sources/CLibNLGenl/module.modulemap Sources/CLibMNL/module.modulemap; do
+                [[ -f $m ]] || continue  # a C target outside what was built (CTLSShim: the portals')
                 flags+=(-Xcc "-fmodule-map-file=$m")
             done
             for i in Sources/CSystemShims/include Sources/CNetlinkShim/include Sources/CTLSShim/include Sources/COpenSSL \

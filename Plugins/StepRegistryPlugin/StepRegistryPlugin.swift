@@ -1,4 +1,4 @@
-// Generates `StepRegistry.declaredKinds` for LabScenarios from its step files (Sources/LabScenarios/Steps/*.swift), so
+// Generates `StepRegistry.declaredKinds` for LabScenarioModel from its step files (Sources/LabScenarioModel/Steps/*.swift), so
 // that a new scenario step kind is its file alone (and its row in docs/SCENARIOS.md); and `CertifyChecks.declared`
 // for LabCertify from its certify check files (Sources/LabCertify/Checks/*.swift, one check type per file, named as
 // the file), so that a new certify check is its file alone (and its row in docs/CERTIFY.md). The files are the

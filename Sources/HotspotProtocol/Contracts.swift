@@ -148,6 +148,16 @@ public enum WPAText {
         }
     }
 
+    /// `SCAN_RESULTS` as the networks a station shows (each BSSID once, SSIDs as their bytes); hidden SSIDs (empty, or
+    /// NUL-filled) are skipped.
+    public static func visibleNetworks(_ reply: String) -> [HotspotNetwork] {
+        var seen = Set<String>()
+        return scanResults(reply).compactMap { result -> HotspotNetwork? in
+            guard let first = result.ssid.bytes.first, first != 0, seen.insert(result.bssid.lowercased()).inserted else { return nil }
+            return result.network
+        }
+    }
+
     /// `LIST_NETWORKS` (`network id / ssid / bssid / flags`): id, SSID (decoded) and flags of each.
     public static func listNetworks(_ reply: String) -> [(id: String, ssid: SSID, flags: String)] {
         reply.split(separator: "\n").dropFirst().compactMap { line in

@@ -13,6 +13,7 @@
 @_exported import LabReplay
 @_exported import LabReports
 @_exported import LabSandbox
+@_exported import LabScenarioModel
 @_exported import LabScenarios
 @_exported import LabServices
 @_exported import LabTopology

@@ -221,9 +221,6 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
         return second
     }
 
-    public static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let d = ContinuousClock.now - start
-        return d.secondsDouble
-    }
+    public static func seconds(since start: ContinuousClock.Instant) -> Double { StepClock.seconds(since: start) }
 }
 

@@ -55,7 +55,7 @@ do {
 } catch {
     fail("\(error)")
 }
-// Rewritten only when it changes, so that an unchanged registry does not recompile LabScenarios or LabCertify.
+// Rewritten only when it changes, so that an unchanged registry does not recompile LabScenarioModel or LabCertify.
 if (try? String(contentsOfFile: output, encoding: .utf8)) != generated {
     do {
         try generated.write(toFile: output, atomically: true, encoding: .utf8)

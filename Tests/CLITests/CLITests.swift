@@ -3,6 +3,7 @@ import HotspotSystem
 import Testing
 @testable import LabKit
 @testable import LabCertify
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabTopology
 

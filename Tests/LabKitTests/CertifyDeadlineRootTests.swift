@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// Certify's deadlines are iOS's (docs/CERTIFY.md, "The certification lab"; docs/SPEC.md, "Commands and their

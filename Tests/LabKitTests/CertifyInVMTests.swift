@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabTopology
 @testable import LabVM

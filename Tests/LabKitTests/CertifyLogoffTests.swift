@@ -1,5 +1,6 @@
 import Testing
 @testable import LabCertify
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// certify's logoff(network) on the captive run (issue 25, "a refused logoff is explained, or the run waits for the

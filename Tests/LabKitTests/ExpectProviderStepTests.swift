@@ -2,6 +2,7 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// `expect-provider` against a fake lab: each event read from hotspotd's provider records, the filters (role,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LabKit
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabTopology
 import Portals

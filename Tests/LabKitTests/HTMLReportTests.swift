@@ -5,6 +5,7 @@ import Testing
 @testable import LabKit
 @testable import LabCertify
 @testable import LabReports
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// `hotspot-lab run --html`: the report of hand-built results (no lab runs): the summary and verdicts, the

@@ -5,6 +5,7 @@ import Portals
 import Testing
 import TestSupport
 @testable import LabKit
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology

@@ -2,6 +2,7 @@ import Foundation
 import HotspotSystem
 import Testing
 @testable import LabKit
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology

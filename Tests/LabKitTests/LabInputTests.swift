@@ -4,6 +4,7 @@ import HotspotSystem
 import Testing
 @testable import LabKit
 @testable import LabSandbox
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabTopology
 

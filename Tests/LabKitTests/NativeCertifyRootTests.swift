@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// `hotspot-lab certify` in the native tier (docs/SCENARIOS.md, "Tiers"), on the host kernel as root, no VM: every

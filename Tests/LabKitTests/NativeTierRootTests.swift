@@ -5,6 +5,7 @@ import Netlink
 import Testing
 import TestSupport
 @testable import LabKit
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabTopology
 

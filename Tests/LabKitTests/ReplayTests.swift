@@ -3,6 +3,7 @@ import HotspotProtocol
 import Testing
 @testable import LabKit
 @testable import LabReplay
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// Traces read for a replay (no root): truncated, reordered and newer-format traces get errors naming the

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabReplay
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabVM

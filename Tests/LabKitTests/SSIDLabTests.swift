@@ -6,6 +6,7 @@ import Testing
 @testable import LabCertify
 @testable import LabReplay
 @testable import LabReports
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
@@ -132,7 +133,7 @@ struct SSIDLabTests {
     func scanList() throws {
         let entries: [JSON] = [["ssid": "Cafe", "security": "open"], ["ssid": "a\nb", "security": "wpa2-psk", "annotation": "x"],
                                ["ssid": "Caf\u{FFFD}", "ssid_hex": "436166e9", "security": "open"]]
-        let lines = RunningStation.render(scanList: try entries.map { try JSONCoding.decode(TraceScanListEntry.self, from: $0) })
+        let lines = ShowScanListStep.render(scanList: try entries.map { try JSONCoding.decode(TraceScanListEntry.self, from: $0) })
         #expect(lines == ["   Cafe", "🔒 \"a\\nb\"  — x", "   \"Caf\\xe9\""])
     }
 

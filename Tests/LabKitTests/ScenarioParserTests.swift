@@ -2,6 +2,7 @@ import Foundation
 import HotspotProtocol
 import Testing
 @testable import LabKit
+@testable import LabScenarioModel
 @testable import LabScenarios
 @testable import LabServices
 @testable import LabTopology
@@ -199,7 +200,7 @@ struct ScenarioParserTests {
             ["ssid": "Cafe Lumiere", "security": "open", "annotation": "Portal Login"],
             ["ssid": "Office Secure", "security": "wpa2-psk", "isSecure": true, "annotation": .null],
         ]
-        let lines = RunningStation.render(scanList: try entries.map { try JSONCoding.decode(TraceScanListEntry.self, from: $0) })
+        let lines = ShowScanListStep.render(scanList: try entries.map { try JSONCoding.decode(TraceScanListEntry.self, from: $0) })
         #expect(lines == ["   Cafe Lumiere  — Portal Login", "🔒 Office Secure"])
     }
 

@@ -3,15 +3,16 @@ import HotspotProtocol
 import Testing
 @testable import LabKit
 @testable import LabReplay
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// The step kinds are one registry (no root): the parser, the runner and the replay read it; each kind is one
-/// file in Sources/LabScenarios/Steps, documented in docs/SCENARIOS.md, and says how it replays. The registry
+/// file in Sources/LabScenarioModel/Steps, documented in docs/SCENARIOS.md, and says how it replays. The registry
 /// is generated from the files at build time (Plugins/StepRegistryPlugin; its parsing is tested in
 /// StepRegistryScannerTests): what can still go wrong is a kind missing from it, its order, and the docs rows.
 @Suite("Step kinds: one registry (no root)")
 struct StepRegistryTests {
-    static let stepsFolder = "Sources/LabScenarios/Steps"
+    static let stepsFolder = "Sources/LabScenarioModel/Steps"
 
     /// What replays, and as what (the recorded expectations inside an action dropped), for the kinds' examples.
     /// A new kind that is not replayed as written must be added here or below (the test fails until it is).

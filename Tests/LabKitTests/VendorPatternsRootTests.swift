@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 @testable import LabKit
 @testable import LabCertify
+@testable import LabScenarioModel
 @testable import LabScenarios
 
 /// Issue 23, "done when": each vendor pattern of `hotspot-vendor-fixture` (Tests/Fixtures/VendorPatterns: a legacy

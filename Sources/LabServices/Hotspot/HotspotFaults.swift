@@ -106,9 +106,8 @@ extension RunningTopology {
         try running.gate.expireSessions()
     }
 
-    /// The received signal mac80211_hwsim gives: -50 dBm plus the sender's tx power in dBm, which mac80211
-    /// takes as a whole number from 0 dBm (the weakest, -50 dBm received) to the channel's 20 dBm (-30 dBm).
-    public static let signalRange: ClosedRange<Int> = -50 ... -30
+    /// The received signal mac80211_hwsim gives (`RadioSignal.range`, LabTopology).
+    public static let signalRange: ClosedRange<Int> = RadioSignal.range
 
     /// What stations receive from the hotspot's access points (all, or the one with `bssid`): `dbm` in
     /// `signalRange`, set as the AP interface's tx power (`dbm + 50` dBm) through nl80211; nil: automatic

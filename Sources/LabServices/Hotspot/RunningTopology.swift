@@ -6,19 +6,6 @@ import LabSandbox
 import LabTopology
 import LabVM
 
-/// How a hotspot's LAN side is made.
-public enum HotspotLinkMode: Sendable, Equatable {
-    /// A mac80211_hwsim radio in the hotspot namespace, served by hostapd (needs hwsim: the VM).
-    case radio
-    /// The native tier: no radio. Without stations, a veth pair to a per-hotspot station namespace stands in for
-    /// the radio link (the gate/portal tests); with stations, each hotspot's LAN is a bridge and each station's Wi-Fi
-    /// is a veth end the lab attaches to a hotspot's bridge (`StationLink`, docs/STATION.md "The native tier").
-    case veth
-
-    /// The tier reports name: `radio` (mac80211_hwsim, hostapd, wpa_supplicant) or `native` (links the lab moves).
-    public var tier: String { self == .radio ? "radio" : "native" }
-}
-
 public struct RunningTopologyOptions: Sendable {
     public var linkMode: HotspotLinkMode
     /// Where per-daemon logs go; default `$HOTSPOT_LAB_LOGS/<prefix>` or `/tmp/hotspot-lab/<prefix>`.
@@ -43,10 +30,6 @@ public struct RunningAccessPoint: Sendable {
     /// hostapd's control connection, attached to its events.
     public var hostapd: WPACtrlSocket?
 }
-
-/// Where a `link:` fault applies: the hotspot's uplink (toward the internet) or its radio side (toward the
-/// stations).
-public enum LinkSide: String, Sendable, CaseIterable { case uplink, radio }
 
 /// One hotspot as it runs: its namespace, interfaces and services.
 public struct RunningHotspot: Sendable {

@@ -392,17 +392,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
             throw SystemError("scan on", interface, reason: "wpa_supplicant answered \(reply)")
         }
         _ = try c.waitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: timeout)
-        return Self.parseScanResults(try c.request("SCAN_RESULTS"))
-    }
-
-    /// `SCAN_RESULTS` (bssid, frequency, signal level, flags, ssid) as networks, SSIDs as their bytes
-    /// (`WPAText.scanResults` decodes wpa_supplicant's escapes); hidden SSIDs (empty, or NUL-filled) are skipped.
-    public static func parseScanResults(_ text: String) -> [HotspotNetwork] {
-        var seen = Set<String>()
-        return WPAText.scanResults(text).compactMap { result -> HotspotNetwork? in
-            guard let first = result.ssid.bytes.first, first != 0, seen.insert(result.bssid.lowercased()).inserted else { return nil }
-            return result.network
-        }
+        return WPAText.visibleNetworks(try c.request("SCAN_RESULTS"))
     }
 
     /// Shows the scan list: scans, sends the list to hotspotd (filterScanList to every helper), waits for the
@@ -419,17 +409,6 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
             usleep(20_000)
         }
         throw SystemError("show the scan list on", "station \(station.name)", reason: "no annotated list within \(timeout)")
-    }
-
-    /// The scan list as a person sees it: one line per network with its helper's annotation.
-    public static func render(scanList: [TraceScanListEntry]) -> [String] {
-        scanList.map { entry in
-            let ssid = entry.network.ssid.inline
-            let secure = entry.network.isSecure == true || (entry.network.security ?? "open") != "open"
-            var line = (secure ? "🔒 " : "   ") + ssid
-            if let annotation = entry.annotation { line += "  — \(annotation)" }
-            return line
-        }
     }
 
     // MARK: the trace

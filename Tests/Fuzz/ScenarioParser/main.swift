@@ -1,11 +1,12 @@
 // libFuzzer target: the scenario parser (LabYAML's checks, every step kind's parser from StepRegistry, the
 // scenario's own checks), as `hotspot-lab run` and `check` call it. It reads no other file (the topology named
 // is only resolved to a path). Errors are expected; crashes, traps and hangs are not.
-// ci/fuzz.sh builds it against LabScenarios (and what it depends on) compiled by SwiftPM with -sanitize=fuzzer.
+// ci/fuzz.sh builds it against LabScenarioModel (and what it depends on: not the lab's services) compiled by SwiftPM
+// with -sanitize=fuzzer.
 // The bytes go through LabYAML.text as a file's do (issue 27): checked beyond "no crash", an input that is not UTF-8
 // is never accepted (it used to become U+FFFD), and one starting with a byte-order mark is accepted exactly when
 // the same input without the mark is.
-import LabScenarios
+import LabScenarioModel
 import LabTopology
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,6 +1,6 @@
 import Foundation
 import HotspotProtocol
-import LabServices
+import LabTopology
 
 /// `signal: {hotspot: H, bssid: B, dbm: -50}` / `{..., dbm: normal}`: what stations receive from the hotspot's
 /// access points (or the one with `bssid`), in dBm; nil: normal. When the acting station is associated with one of
@@ -14,7 +14,7 @@ public struct SignalStep: ScenarioStepAction {
     static let kind = StepKind("signal", example: "signal: {dbm: -40}", replay: .asWritten) { args in
         let keys = try args.keys(allowed: ["hotspot", "bssid", "dbm"], required: ["dbm"])
         let field = try keys.required("dbm")
-        let range = RunningTopology.signalRange
+        let range = RadioSignal.range
         var dbm: Int?
         if case .scalar(let s) = field.node, s.string == "normal" {
             dbm = nil
@@ -36,7 +36,7 @@ public struct SignalStep: ScenarioStepAction {
         guard let current = try context.status()["association"]?["bssid"]?.stringValue?.lowercased(), affected.contains(current) else {
             return did + " (the station is not associated with it)"
         }
-        let rssi = Double(dbm ?? RunningTopology.signalRange.upperBound)
+        let rssi = Double(dbm ?? RadioSignal.range.upperBound)
         let expected = WPAText.strength(rssi: rssi)
         let start = ContinuousClock.now
         var seen: Double?
@@ -44,7 +44,7 @@ public struct SignalStep: ScenarioStepAction {
             seen = try context.status()["association"]?["signalStrength"]?.doubleValue
             if let seen, abs(seen - expected) < 0.02 {
                 return did + String(format: "; hotspotd's association: signalStrength %.3f (RSSI %.0f dBm) after %.1f s", seen, rssi,
-                                    ScenarioRunner.seconds(since: start))
+                                    StepClock.seconds(since: start))
             }
             context.pause(0.1)
         }

@@ -2,7 +2,6 @@ import Foundation
 import HotspotCore
 import PortalKinds
 import HotspotProtocol
-import LabServices
 import LabTopology
 
 /// What steps act on: the acting station's hotspotd, its helpers and wpa_supplicant, and the lab around it
@@ -84,15 +83,15 @@ public protocol StepContext: AnyObject {
 
 extension StepContext {
     /// A helper named in a step, as hotspotd knows it: its registered identifier, else the name as written.
-    func helperID(_ name: String) -> String { helperIdentifier(name) ?? name }
+    public func helperID(_ name: String) -> String { helperIdentifier(name) ?? name }
 
-    func noHelper(_ name: String) -> StepFailure { StepFailure("no helper \(name) on station \(stationName)") }
+    public func noHelper(_ name: String) -> StepFailure { StepFailure("no helper \(name) on station \(stationName)") }
 
     /// The trace line after the record of the last step of `kind` (`recordStep`, written before the step acts): where a
     /// step with `after: kind` starts looking. Nothing the action causes can come before it; a maintain round the timer
     /// ran before it, can. (Not the step's end: the action may take effect, and its consequences follow, well before
     /// the step returns: CI run 20's `dns: servfail`.) The parser makes sure such a step came before.
-    func lineAfterStep(ofKind kind: String) throws -> Int {
+    public func lineAfterStep(ofKind kind: String) throws -> Int {
         let records = readTrace(from: 0)
         guard let index = records.lastIndex(where: { $0.record.labAction?.action.stepKind == kind }) else {
             throw StepFailure("no `\(kind)` step before this one in hotspotd's trace (after: \(kind))")
@@ -101,7 +100,7 @@ extension StepContext {
     }
 
     /// The named hotspot, else the one the station is (or was last) associated with, else the only one.
-    func hotspotFor(_ name: String?) throws -> Hotspot {
+    public func hotspotFor(_ name: String?) throws -> Hotspot {
         if let name {
             guard let h = topology.hotspots.first(where: { $0.name == name }) else { throw StepFailure("no hotspot \(name) in \(topology.file)") }
             return h

@@ -1,5 +1,5 @@
 import Foundation
-import LabServices
+import HotspotProtocol
 
 /// `show-scan-list` / `show-scan-list: {expect: {SSID: Display Name, SSID2: null}}`: wpa_supplicant scans, the list
 /// goes to hotspotd (filterScanList to every helper); optionally the annotations expected (nil: none).
@@ -26,7 +26,7 @@ public struct ShowScanListStep: ScenarioStepAction {
 
     public func perform(in context: any StepContext) throws -> String {
         let list = try context.showScanList()
-        let lines = RunningStation.render(scanList: list)
+        let lines = Self.render(scanList: list)
         for item in expect {
             guard let entry = list.first(where: { $0.network.ssid.text == item.ssid }) else {
                 throw StepFailure("expected \(item.ssid) in the scan list; the list shows: \(lines.joined(separator: "; "))")
@@ -38,5 +38,16 @@ public struct ShowScanListStep: ScenarioStepAction {
             }
         }
         return "scan list:\n" + lines.map { "      " + $0 }.joined(separator: "\n")
+    }
+
+    /// The scan list as a person sees it: one line per network with its helper's annotation.
+    public static func render(scanList: [TraceScanListEntry]) -> [String] {
+        scanList.map { entry in
+            let ssid = entry.network.ssid.inline
+            let secure = entry.network.isSecure == true || (entry.network.security ?? "open") != "open"
+            var line = (secure ? "🔒 " : "   ") + ssid
+            if let annotation = entry.annotation { line += "  — \(annotation)" }
+            return line
+        }
     }
 }

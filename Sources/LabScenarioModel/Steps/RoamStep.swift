@@ -1,5 +1,5 @@
 import Foundation
-import LabServices
+import HotspotProtocol
 
 /// `roam: BSSID` / `roam: {bssid: B, timeout: 30}`: the station's wpa_supplicant moves to the access point `bssid`
 /// of the same SSID (a scan of its channel first: ROAM needs the BSS in its table); passes when hotspotd records
@@ -26,11 +26,11 @@ public struct RoamStep: ScenarioStepAction {
         let scan = try context.wpaRequest("SCAN freq=\(target.frequency)")
         guard scan.hasPrefix("OK") || scan.hasPrefix("FAIL-BUSY") else { throw StepFailure("wpa_supplicant answered SCAN freq=\(target.frequency) with \(scan)") }
         _ = try context.wpaWaitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: .seconds(15))
-        let scanned = RunningStation.parseScanResults(try context.wpaRequest("SCAN_RESULTS"))
+        let scanned = WPAText.visibleNetworks(try context.wpaRequest("SCAN_RESULTS"))
         guard scanned.contains(where: { $0.bssid.lowercased() == bssid }) else {
             throw StepFailure("\(bssid) is not in the station's scan results (\(scanned.map { "\($0.ssid) \($0.bssid)" }.joined(separator: ", ")))")
         }
-        let scanSeconds = ScenarioRunner.seconds(since: scanStart)
+        let scanSeconds = StepClock.seconds(since: scanStart)
         let start = ContinuousClock.now
         let reply = try context.wpaRequest("ROAM \(bssid)")
         guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
@@ -46,7 +46,7 @@ public struct RoamStep: ScenarioStepAction {
                                       + (disconnected.map { " (it saw a disconnection: \($0.event ?? "?"))" } ?? ""))
                 }
                 return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
-                              roamed.from ?? "?", bssid, ScenarioRunner.seconds(since: start), target.frequency, scanSeconds)
+                              roamed.from ?? "?", bssid, StepClock.seconds(since: start), target.frequency, scanSeconds)
             }
             context.pause(0.05)
         }

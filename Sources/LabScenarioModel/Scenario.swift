@@ -1,7 +1,6 @@
 import Foundation
 import HotspotCore
 import Yams
-import LabServices
 import LabTopology
 
 /// A scenario file (`topologies/scenarios/*.yaml`, docs/SCENARIOS.md): a topology and the steps a person
@@ -219,9 +218,4 @@ public enum ScenarioParser {
         case .alias: return "*alias"
         }
     }
-}
-
-/// Whether this kernel can shape links with netem (the `link` step): loaded or built in (`/sys/module/sch_netem`).
-public enum NetemSupport {
-    public static var available: Bool { FileManager.default.fileExists(atPath: "/sys/module/sch_netem") }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import LabServices
+import LabTopology
 
 /// `link: {hotspot, side, latency-ms, jitter-ms, loss-percent, rate-kbit}`: latency, jitter, loss and a rate limit
 /// on the hotspot's uplink or radio side (netem); all zero: none.
