@@ -91,16 +91,18 @@ step "docs" nice -n 10 bash ci/docs.sh
 # the 2 cores, most of it the hogs of the two load tests; bench/README.md, stop 43), so one after the other they were
 # as long as the VM suite beside them. Within a process the suites stay one at a time (on 2 cores, suites that block
 # Swift's cooperative threads starve the in-process portal servers of the helper tests); processes share no threads.
-# The groups: the two suites that run beside two CPU hogs (issue 25's fixtures under load, issue 27's close race), the
-# long native-tier lab suites, and the rest: every test matched by neither of the first two, so none is left out.
+# The groups: the two suites that run beside two CPU hogs (issue 25's fixtures under load, issue 27's close race) with
+# the quiet native certify of the broken fixtures, whose verdicts the load test compares against (computed once per
+# process: in another group they were certified twice, stop 44), the other long native-tier lab suites, and the rest:
+# every test matched by neither of the first two, so none is left out.
 # They run at nice 10 (their hogs too, so a load test's hogs still weigh what its test weighs): the VM suite, which
 # computes, comes first; these mostly wait. None's verdict may depend on that (the lab's promise).
 # The native tier's scenarios are judged by the VM suite (its parity check runs them beside the VM and judges each
 # one, Tests/LabKitTests/VMSuiteTests.swift), so the host suites skip NativeTierRootTests.scenario instead of running
 # the same 46 labs a second time. Each group's lines are prefixed [host-load], [host-labs] or [host-rest] and kept in
 # a file; CI keeps only the tail, so on a failure the failing tests and their issues are printed again last.
-load_suites='NativeCertifyUnderLoadRootTests/|CloseRaceTests/'
-lab_suites='HotspotGateRootTests/|NativeCertifyRootTests/|IPv6GateRootTests/|NativeReplayRootTests/|IPv6OnlyCertifyRootTests/'
+load_suites='NativeCertifyUnderLoadRootTests/|CloseRaceTests/|NativeCertifyRootTests/'
+lab_suites='HotspotGateRootTests/|IPv6GateRootTests/|NativeReplayRootTests/|IPv6OnlyCertifyRootTests/'
 start=$SECONDS
 hostgroups=(load labs rest)
 hostlogs=()

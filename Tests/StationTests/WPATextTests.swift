@@ -74,4 +74,24 @@ struct WPATextTests {
         #expect(networks[0].ssid.hex == "436166e9" && networks[0].flags == "[DISABLED]")
         #expect(networks[1].ssid == "Home")
     }
+
+    @Test("SCAN_RESULTS as the networks a station shows: each BSSID once (case aside), hidden SSIDs (empty, NUL-filled) left out")
+    func visibleNetworks() {
+        let reply = """
+            bssid / frequency / signal level / flags / ssid
+            02:00:00:00:01:00\t2437\t-40\t[ESS]\tCafe
+            02:00:00:00:01:00\t2437\t-41\t[ESS]\tCafe
+            02:00:00:00:0A:00\t2437\t-45\t[ESS]\tLounge
+            02:00:00:00:0a:00\t2437\t-45\t[ESS]\tLounge
+            02:00:00:00:02:00\t2412\t-70\t[WPA2-PSK-CCMP][ESS]\tBank
+            02:00:00:00:03:00\t2462\t-50\t[ESS]\t\\x00\\x00
+            02:00:00:00:04:00\t2462\t-50\t[ESS]\t
+            """
+        let networks = WPAText.visibleNetworks(reply)
+        #expect(networks.map(\.rawSSID) == [SSID("Cafe"), SSID("Lounge"), SSID("Bank")])
+        #expect(networks.map(\.bssid) == ["02:00:00:00:01:00", "02:00:00:00:0A:00", "02:00:00:00:02:00"])
+        #expect(networks[2].security == .wpa2Personal)
+        // The same lines through scanResults keep every one: the filtering is visibleNetworks' own.
+        #expect(WPAText.scanResults(reply).count == 7)
+    }
 }
