@@ -277,15 +277,21 @@ public final class VMRunner: @unchecked Sendable {  // @unchecked: lets only (it
         // Module names are [A-Za-z0-9_-]: anything else is dropped rather than let into the kernel's command line.
         let modules = preloadModules.filter { !$0.isEmpty && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") } }
         var args = [qemu, "-name", "hotspot-lab-vm"]
+        // Under TCG the guest kernel finds no constant TSC flag, marks the TSC unstable ("TSCs unsynchronized") and
+        // keeps time with the HPET: every clock read a system call and an MMIO exit to qemu. TCG's TSC is one host
+        // clock for every vCPU, so the guest is told to trust it (the vDSO then reads time without entering the kernel).
+        var clock = ""
         switch accelerator {
         case .kvm: args += ["-accel", "kvm", "-cpu", "host"]
-        case .tcg, .auto: args += ["-accel", "tcg,thread=multi", "-cpu", "max"]
+        case .tcg, .auto:
+            args += ["-accel", "tcg,thread=multi", "-cpu", "max"]
+            clock = " tsc=reliable clocksource=tsc"
         }
         args += [
             "-m", "\(memoryMB)", "-smp", "\(cpus)",
             "-display", "none", "-monitor", "none", "-no-reboot", "-nic", "none",
             "-kernel", kernel, "-initrd", initramfs,
-            "-append", "console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.nokbd i8042.nopnp random.trust_cpu=on" + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : "")
+            "-append", "console=ttyS0 quiet panic=-1 mitigations=off nokaslr i8042.noaux i8042.nokbd i8042.nopnp random.trust_cpu=on" + clock + (probe ? " hsl.probe" : "") + (preloadHwsim ? " hsl.hwsim" : "")
                 + (modules.isEmpty ? "" : " hsl.modules=" + modules.joined(separator: ",")),
             "-chardev", "file,id=con,path=\(console)", "-serial", "chardev:con",
         ]
