@@ -11,7 +11,11 @@ step() {
     "$@"
     timings+=("$name: $((SECONDS - start)) s")
 }
-print_timings() { [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"; }
+print_timings() {
+    [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"
+    # The host side's cgroup (below), once its processes are gone.
+    [ -z "${hostcg:-}" ] || rmdir "$hostcg" 2>/dev/null || true
+}
 trap print_timings EXIT
 # background LOG PREFIX COMMAND...: COMMAND in a session of its own, its output kept in LOG and printed with PREFIX;
 # LOG.pgid holds its process group, LOG.status its exit status once it ended. `$!` is the job afterwards.
@@ -99,6 +103,9 @@ lowered() {
         nice -n 10 "$@"
     fi
 }
+# The background parts run their command in a bash of their own: they need the function and its cgroup.
+export -f lowered
+export hostcg
 # The checks and the host suites after them run at nice 10: the VM suite beside them computes (it is CI's longest
 # path), they mostly wait or have slack (run 66: the host branch ended 234 s before the VM suite).
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
