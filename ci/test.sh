@@ -11,11 +11,7 @@ step() {
     "$@"
     timings+=("$name: $((SECONDS - start)) s")
 }
-print_timings() {
-    [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"
-    # The host side's cgroup (below), once its processes are gone.
-    [ -z "${hostcg:-}" ] || rmdir "$hostcg" 2>/dev/null || true
-}
+print_timings() { [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"; }
 trap print_timings EXIT
 # background LOG PREFIX COMMAND...: COMMAND in a session of its own, its output kept in LOG and printed with PREFIX;
 # LOG.pgid holds its process group, LOG.status its exit status once it ended. `$!` is the job afterwards.
@@ -78,40 +74,10 @@ background "$vmlog" "[vm-suite]" "$bundle" --testing-library swift-testing --fil
 vmjob=$!
 trap 'stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
       stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
-# The host side's lower CPU weight: a cgroup (cgroup v1's cpu controller, as on CI's machines; v2's cpu.weight
-# elsewhere) that every process of the checks, the host suites and the under-load step is started in, with nice 10.
-# nice alone does not reach a test bundle's children: libdispatch sets each worker thread's nice from its QoS (0 for
-# the default QoS), the labs and the hogs are spawned from those threads, so they ran at nice 0 beside the VM suite
-# whatever the bundle's nice (`ps -L` in run 78; bench/README.md, stop 44). A cgroup's weight holds for every process
-# started in it, whatever its threads' nice. Without a writable cpu controller the steps run at nice 10 only.
-# The weight, half the default (512 of 1024): at 256 (run 80) the VM suite took 359 s where it had taken 418-462 s,
-# but the host suites became the long path (380 s, then the under-load step and the fuzzing's inputs after them).
-hostcg=""
-for root in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
-    if [ -f "$root/cpu.shares" ] && mkdir "$root/hotspotlab-ci-$$" 2>/dev/null; then
-        if echo "${HOTSPOT_LAB_CI_HOST_SHARES:-512}" > "$root/hotspotlab-ci-$$/cpu.shares" 2>/dev/null; then hostcg="$root/hotspotlab-ci-$$"; break; fi
-        rmdir "$root/hotspotlab-ci-$$" 2>/dev/null || true
-    elif [ -f "$root/cgroup.controllers" ] && grep -qw cpu "$root/cgroup.controllers" && mkdir "$root/hotspotlab-ci-$$" 2>/dev/null; then
-        if echo "${HOTSPOT_LAB_CI_HOST_WEIGHT:-50}" > "$root/hotspotlab-ci-$$/cpu.weight" 2>/dev/null; then hostcg="$root/hotspotlab-ci-$$"; break; fi
-        rmdir "$root/hotspotlab-ci-$$" 2>/dev/null || true
-    fi
-done
-echo "=== the host side's CPU weight: ${hostcg:-no writable cgroup cpu controller; nice 10 only}"
-# lowered COMMAND...: COMMAND in that cgroup, at nice 10.
-lowered() {
-    if [ -n "$hostcg" ]; then
-        HSL_CGROUP="$hostcg" sh -c 'echo $$ > "$HSL_CGROUP/cgroup.procs" && exec "$@"' lowered nice -n 10 "$@"
-    else
-        nice -n 10 "$@"
-    fi
-}
-# The background parts run their command in a bash of their own: they need the function and its cgroup.
-export -f lowered
-export hostcg
 # The checks and the host suites after them run at nice 10: the VM suite beside them computes (it is CI's longest
 # path), they mostly wait or have slack (run 66: the host branch ended 234 s before the VM suite).
 # The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
-step "workflow certify" lowered /usr/bin/python3 ci/check-workflows.py
+step "workflow certify" nice -n 10 /usr/bin/python3 ci/check-workflows.py
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
 step "architecture" /usr/bin/python3 ci/check-architecture.py
 # README's "Where things are" table names the folder of every target of Package.swift (and only paths that exist).
@@ -119,7 +85,7 @@ step "readme targets" /usr/bin/python3 ci/check-readme-targets.py
 # The trace is a typed contract (docs/TRACE.md): nothing outside HotspotProtocol reads a record by string key.
 step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
 # The SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat): every symbol and article link must resolve.
-step "docs" lowered bash ci/docs.sh
+step "docs" nice -n 10 bash ci/docs.sh
 # The host suites, in three processes at once (the test bundle run directly, Swift Testing only, as the VM suite
 # is). They wait on labs' timers far more than they compute (alone, one after the other: 523 s at about a quarter of
 # the 2 cores, most of it the hogs of the two load tests; bench/README.md, stop 43), so one after the other they were
@@ -148,7 +114,7 @@ for group in "${hostgroups[@]}"; do
         labs) selection=(--filter "$lab_suites") ;;
         rest) selection=(--skip "$vm_suite" --skip 'NativeTierRootTests/scenario\(' --skip "$load_suites" --skip "$lab_suites") ;;
     esac
-    background "$hostlog" "[host-$group]" lowered env NO_COLOR=1 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
+    background "$hostlog" "[host-$group]" env NO_COLOR=1 nice -n 10 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
     hostlogs+=("$hostlog")
     hostjobs+=($!)
 done
@@ -169,7 +135,7 @@ timings+=("swift test (host suites, three groups at once): $((SECONDS - start)) 
 start=$SECONDS
 underloadstatus=0
 underloadlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-under-load.XXXXXX")"
-lowered env NO_COLOR=1 ci/under-load.sh 2>&1 | tee "$underloadlog" | sed -u 's/^/[under-load] /' || underloadstatus=$?
+env NO_COLOR=1 nice -n 10 ci/under-load.sh 2>&1 | tee "$underloadlog" | sed -u 's/^/[under-load] /' || underloadstatus=$?
 timings+=("under load (after the host suites, beside the VM suite): $((SECONDS - start)) s")
 # Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
 # target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
