@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "LabScenarioModel",
             dependencies: [
-                "LabTopology", "HotspotProtocol", "HotspotCore", "PortalKinds",
+                "LabTopology", "HotspotProtocol", "HotspotSystem", "HotspotCore", "PortalKinds",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict,

@@ -221,6 +221,6 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
         return second
     }
 
-    public static func seconds(since start: ContinuousClock.Instant) -> Double { StepClock.seconds(since: start) }
+    public static func seconds(since start: ContinuousClock.Instant) -> Double { (ContinuousClock.now - start).secondsDouble }
 }
 

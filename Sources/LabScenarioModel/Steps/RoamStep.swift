@@ -1,5 +1,6 @@
 import Foundation
 import HotspotProtocol
+import HotspotSystem
 
 /// `roam: BSSID` / `roam: {bssid: B, timeout: 30}`: the station's wpa_supplicant moves to the access point `bssid`
 /// of the same SSID (a scan of its channel first: ROAM needs the BSS in its table); passes when hotspotd records
@@ -30,7 +31,7 @@ public struct RoamStep: ScenarioStepAction {
         guard scanned.contains(where: { $0.bssid.lowercased() == bssid }) else {
             throw StepFailure("\(bssid) is not in the station's scan results (\(scanned.map { "\($0.ssid) \($0.bssid)" }.joined(separator: ", ")))")
         }
-        let scanSeconds = StepClock.seconds(since: scanStart)
+        let scanSeconds = (ContinuousClock.now - scanStart).secondsDouble
         let start = ContinuousClock.now
         let reply = try context.wpaRequest("ROAM \(bssid)")
         guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
@@ -46,7 +47,7 @@ public struct RoamStep: ScenarioStepAction {
                                       + (disconnected.map { " (it saw a disconnection: \($0.event ?? "?"))" } ?? ""))
                 }
                 return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
-                              roamed.from ?? "?", bssid, StepClock.seconds(since: start), target.frequency, scanSeconds)
+                              roamed.from ?? "?", bssid, (ContinuousClock.now - start).secondsDouble, target.frequency, scanSeconds)
             }
             context.pause(0.05)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HotspotProtocol
+import HotspotSystem
 import LabTopology
 
 /// `signal: {hotspot: H, bssid: B, dbm: -50}` / `{..., dbm: normal}`: what stations receive from the hotspot's
@@ -44,7 +45,7 @@ public struct SignalStep: ScenarioStepAction {
             seen = try context.status()["association"]?["signalStrength"]?.doubleValue
             if let seen, abs(seen - expected) < 0.02 {
                 return did + String(format: "; hotspotd's association: signalStrength %.3f (RSSI %.0f dBm) after %.1f s", seen, rssi,
-                                    StepClock.seconds(since: start))
+                                    (ContinuousClock.now - start).secondsDouble)
             }
             context.pause(0.1)
         }

@@ -106,20 +106,17 @@ extension RunningTopology {
         try running.gate.expireSessions()
     }
 
-    /// The received signal mac80211_hwsim gives (`RadioSignal.range`, LabTopology).
-    public static let signalRange: ClosedRange<Int> = RadioSignal.range
-
     /// What stations receive from the hotspot's access points (all, or the one with `bssid`): `dbm` in
-    /// `signalRange`, set as the AP interface's tx power (`dbm + 50` dBm) through nl80211; nil: automatic
-    /// (the radio's default, 20 dBm: -30 dBm received). Returns what it did, per access point.
+    /// `RadioSignal.range` (LabTopology), set as the AP interface's tx power (`dbm + 50` dBm) through nl80211; nil:
+    /// automatic (the radio's default, 20 dBm: -30 dBm received). Returns what it did, per access point.
     @discardableResult
     public func setSignal(_ running: RunningHotspot, bssid: String?, dbm: Int?) throws -> String {
         guard !running.accessPoints.isEmpty else {
             throw SystemError("set the signal of", running.hotspot.name, reason: "the hotspot has no radio (veth mode)")
         }
-        if let dbm, !Self.signalRange.contains(dbm) {
+        if let dbm, !RadioSignal.range.contains(dbm) {
             throw SystemError("set the signal of", running.hotspot.name,
-                              reason: "\(dbm) dBm is outside what mac80211_hwsim can give (\(Self.signalRange.lowerBound)...\(Self.signalRange.upperBound) dBm)")
+                              reason: "\(dbm) dBm is outside what mac80211_hwsim can give (\(RadioSignal.range.lowerBound)...\(RadioSignal.range.upperBound) dBm)")
         }
         let targets = running.accessPoints.filter { ap in bssid.map { ap.accessPoint.bssid.text.lowercased() == $0.lowercased() } ?? true }
         guard !targets.isEmpty else {
