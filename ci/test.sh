@@ -95,8 +95,9 @@ step "docs" nice -n 10 bash ci/docs.sh
 # the quiet native certify of the broken fixtures, whose verdicts the load test compares against (computed once per
 # process: in another group they were certified twice, stop 44), the other long native-tier lab suites, and the rest:
 # every test matched by neither of the first two, so none is left out.
-# They run at nice 10 (their hogs too, so a load test's hogs still weigh what its test weighs): the VM suite, which
-# computes, comes first; these mostly wait. None's verdict may depend on that (the lab's promise).
+# They run at nice 10, which reaches only each bundle's main thread: the labs and CPU hogs a test spawns from
+# libdispatch's worker threads (set to nice 0 by their QoS) run at nice 0, beside the VM suite (bench/README.md, stop
+# 44; a cgroup of lower weight was tried there and reverted). None's verdict may depend on that (the lab's promise).
 # The native tier's scenarios are judged by the VM suite (its parity check runs them beside the VM and judges each
 # one, Tests/LabKitTests/VMSuiteTests.swift), so the host suites skip NativeTierRootTests.scenario instead of running
 # the same 46 labs a second time. Each group's lines are prefixed [host-load], [host-labs] or [host-rest] and kept in
@@ -130,8 +131,8 @@ for i in "${!hostgroups[@]}"; do
 done
 timings+=("swift test (host suites, three groups at once): $((SECONDS - start)) s")
 # The timing-sensitive suites again beside CPU hogs (CI runs on shared machines; docs/RELIABILITY.md), now, in the
-# host branch's slack before the VM suite ends, rather than after it on CI's longest path. At nice 10 with its hogs,
-# as the host groups. Its lines are prefixed [under-load].
+# host branch's slack before the VM suite ends, rather than after it on CI's longest path. At nice 10: its hogs
+# (started by the script) too, the bundle's labs at nice 0 as the host groups'. Its lines are prefixed [under-load].
 start=$SECONDS
 underloadstatus=0
 underloadlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-under-load.XXXXXX")"
