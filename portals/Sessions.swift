@@ -69,7 +69,49 @@ public actor PortalSessions: PortalContext {
 
 /// One line to stdout, unbuffered, with a UTC timestamp.
 public func logLine(_ text: String) {
-    FileHandle.standardOutput.write(Data("\(utcTimestamp(Int(time(nil)))) \(text)\n".utf8))
+    PortalLog.standardOutput.line(text)
+}
+
+/// Where a server's log lines go, each with a UTC timestamp in one write: the process's standard output (a portal
+/// process, whose standard output is its log file) or a file of its own (the lab internet, served in the lab runner's
+/// process: `InternetServer.start`).
+public final class PortalLog: Sendable {
+    /// The process's standard output (`logLine`).
+    public static let standardOutput = PortalLog(descriptor: STDOUT_FILENO)
+    let descriptor: Int32
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    /// Lines appended to `path`, created (mode 0644) or emptied first. Close it with `close()`.
+    public init(file path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw PortalLogError(path: path, cause: String(cString: strerror(errno))) }
+        descriptor = fd
+    }
+
+    /// One line, with a UTC timestamp, in one write (O_APPEND: lines of several threads do not interleave).
+    public func line(_ text: String) {
+        let bytes = Array("\(utcTimestamp(Int(time(nil)))) \(text)\n".utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            written += n
+        }
+    }
+
+    /// Closes a file's log (not the standard output's).
+    public func close() {
+        if descriptor != STDOUT_FILENO { Glibc.close(descriptor) }
+    }
+}
+
+/// A log file that could not be opened: its path and the errno text.
+public struct PortalLogError: Error, CustomStringConvertible {
+    public let path: String
+    public let cause: String
+    public var description: String { "open the log \(path): \(cause)" }
 }
 
 /// `seconds` since the epoch as ISO8601DateFormatter writes it by default (`2026-11-28T12:18:32Z`), from

@@ -1,4 +1,6 @@
+#define _GNU_SOURCE
 #include "CTLSShim.h"
+#include <sys/socket.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -168,4 +170,11 @@ done:
     EVP_PKEY_free(key);
     EVP_PKEY_free(ca_key);
     return ok;
+}
+
+int hsl_accept_cloexec(int listener, struct sockaddr *address, unsigned int *length) {
+    socklen_t size = *length;
+    int fd = accept4(listener, address, &size, SOCK_CLOEXEC);
+    *length = size;
+    return fd;
 }

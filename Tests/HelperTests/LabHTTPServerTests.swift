@@ -188,16 +188,57 @@ struct LabHTTPServerTests {
         }
     }
 
+    @Test("stop(endingConnections:) ends an idle kept-open connection and a request that never gets an answer; stop() leaves them (the control)")
+    func stopEndingConnections() throws {
+        for ending in [true, false] {
+            let handlerEnded = Mutex(false)
+            let (server, port) = try LabHTTPServer.serving(ip: "127.0.0.1", port: 0, ioTimeoutSeconds: 10) { request, _ in
+                if request.path == "/hang" {
+                    // The lab internet's `hang` route: no answer until the task is cancelled.
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                    handlerEnded.withLock { $0 = true }
+                }
+                return PortalResponse(status: 200)
+            }
+            let idle = try RawClient(port: port)
+            idle.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(idle.responses(1).first?.hasPrefix("HTTP/1.1 200 ") == true)
+            let hanging = try RawClient(port: port)
+            hanging.send("GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
+            // The hanging request has reached its handler once its socket is known to the server: wait for that by the
+            // server's own state, not a fixed time (a short poll, bounded by the read timeout of the test's clients).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while server.openConnections < 2, ContinuousClock.now < deadline { usleep(2_000) }
+            #expect(server.openConnections == 2)
+            if ending { server.stop(endingConnections: true) } else { server.stop() }
+            // Ended: both see the server close (EOF) at once. Not ended (the control): the idle one still gets an
+            // answer on its kept-open connection after the stop.
+            if ending {
+                #expect(idle.serverCloses(), "the idle kept-open connection stayed open after stop(endingConnections: true)")
+                #expect(hanging.responses(1).isEmpty && hanging.closedByServer, "the hanging request's connection stayed open")
+                let ended = ContinuousClock.now + .seconds(10)
+                while !handlerEnded.withLock({ $0 }), ContinuousClock.now < ended { usleep(2_000) }
+                #expect(handlerEnded.withLock { $0 }, "the hanging handler's task was not cancelled")
+            } else {
+                idle.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(idle.responses(1).first?.hasPrefix("HTTP/1.1 200 ") == true, "the control: the kept-open connection ended with stop()")
+                #expect(!handlerEnded.withLock { $0 })
+                server.stop(endingConnections: true)
+            }
+        }
+    }
+
     @Test("the handler runs on the connection's own thread, sleeps included: never waiting for Swift's cooperative pool")
     func handlerOnTheConnectionThread() throws {
         let caller = pthread_self()
         let seen = Mutex<[pthread_t]>([])
-        let response = LabHTTPServer.run({ _, _ in
+        let server = LabHTTPServer { _, _ in
             seen.withLock { $0.append(pthread_self()) }
             try? await Task.sleep(for: .milliseconds(20))
             seen.withLock { $0.append(pthread_self()) }
             return PortalResponse(status: 204)
-        }, RawHTTPRequest(method: "GET", path: "/", query: "", headers: [], body: []), "127.0.0.1")
+        }
+        let response = server.run(RawHTTPRequest(method: "GET", path: "/", query: "", headers: [], body: []), "127.0.0.1", connection: -1)
         #expect(response.status == 204)
         let threads = seen.withLock { $0 }
         #expect(threads.count == 2 && threads.allSatisfy { pthread_equal($0, caller) != 0 },

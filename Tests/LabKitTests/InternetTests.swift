@@ -169,26 +169,6 @@ import Portals
         #expect(bad?.description == "t.yaml:3:31: internet.hosts.cdn.vendor.example: address 8.8.8.8 is outside the lab ranges; expected one in 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 or 198.18.0.0/15")
     }
 
-    @Test("the internet's command line: HTTP, HTTPS with the lab CA, the routes' file")
-    func internetService() throws {
-        let dir = NSTemporaryDirectory() + "internet-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let launcher = RecordingLauncher()
-        let topology = try TopologyParser.parse(Self.withServices, file: "t.yaml")
-        let service = InternetService(internet: topology.internet, namespace: "hsl0001net", binary: "/build/hotspot-portal",
-                                      labLogDirectory: dir, launcher: launcher)
-        try service.start()
-        #expect(launcher.lines == [
-            "spawn in hsl0001net: /build/hotspot-portal --internet --listen 198.18.0.1:80 --listen6 2001:db8:ffff::1 --ready-file \(dir)/internet.ready "
-                + "--services \(dir)/internet-services.json --internet-tls-port 443 --tls-ca \(dir)/tls/ca.pem --tls-ca-key \(dir)/tls/ca.key "
-                + "--tls-directory \(dir)/tls/internet",
-        ])
-        let routes = try JSONDecoder().decode([InternetRoute].self, from: Data(contentsOf: URL(fileURLWithPath: service.servicesFile)))
-        #expect(routes == topology.internet.services)
-        #expect(service.logFiles == ["internet": dir + "/internet.log"])
-    }
-
     @Test("the CA bundle: the lab CA, then the system store")
     func caBundle() throws {
         let dir = NSTemporaryDirectory() + "bundle-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

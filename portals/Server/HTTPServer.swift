@@ -260,22 +260,26 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
     let logTag: String
     /// Whether each request gets a line (`[tls] PEER METHOD PATH -> STATUS`; never the readiness request).
     let logRequests: Bool
+    /// Where its lines go (the process's standard output unless given).
+    let log: PortalLog
 
     public init(tls: TLSServerContext? = nil, ioTimeoutSeconds: Int = 30, logTag: String? = nil, logRequests: Bool = true,
-                handler: @escaping Handler) {
+                log: PortalLog = .standardOutput, handler: @escaping Handler) {
         self.tls = tls
         self.handler = handler
         self.ioTimeoutSeconds = ioTimeoutSeconds
         self.logTag = logTag ?? (tls == nil ? "[http]" : "[tls]")
         self.logRequests = logRequests
+        self.log = log
     }
 
     /// A server listening on `ip:port` (`listen`) and accepting there (`start`): the server and the port it got.
     public static func serving(ip: String, port: UInt16, tls: TLSServerContext? = nil, ioTimeoutSeconds: Int = 30,
-                               logTag: String? = nil, logRequests: Bool = true,
+                               logTag: String? = nil, logRequests: Bool = true, log: PortalLog = .standardOutput,
                                handler: @escaping Handler) throws -> (server: LabHTTPServer, port: UInt16) {
         let listener = try listen(ip: ip, port: port)
-        let server = LabHTTPServer(tls: tls, ioTimeoutSeconds: ioTimeoutSeconds, logTag: logTag, logRequests: logRequests, handler: handler)
+        let server = LabHTTPServer(tls: tls, ioTimeoutSeconds: ioTimeoutSeconds, logTag: logTag, logRequests: logRequests, log: log,
+                                   handler: handler)
         server.start(listener: listener.fd)
         return (server, listener.port)
     }
@@ -363,6 +367,29 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
         thread.start()
     }
 
+    /// The open connections (each one's socket, and its handler's task while it runs), ended by
+    /// `stop(endingConnections: true)`. A connection leaves it before its socket is closed, so a shutdown never reaches
+    /// a reused descriptor.
+    private let connections = Synchronization.Mutex<(sockets: Set<Int32>, handlers: [Int32: Task<Void, Never>], ended: Bool)>(([], [:], false))
+
+    /// How many connections are open (accepted, not yet closed).
+    public var openConnections: Int { connections.withLock { $0.sockets.count } }
+
+    /// Stops accepting, as `stop()`, and ends every open connection: its socket shut down (a read or write in progress
+    /// returns), its handler's task cancelled (a `hang` route's wait ends). For servers in a process that goes on after
+    /// them (the lab internet in the lab runner's process): otherwise a connection kept open, or a request that never
+    /// gets an answer, would keep its thread to the process's end.
+    public func stop(endingConnections: Bool) {
+        if endingConnections {
+            connections.withLock { state in
+                state.ended = true
+                for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) }
+                for task in state.handlers.values { task.cancel() }
+            }
+        }
+        stop()
+    }
+
     /// Stops accepting: shuts the listening socket down, then waits until the accept loop has ended and closed
     /// it. Connections already accepted finish on their own threads. Calling it again does nothing.
     public func stop() {
@@ -384,17 +411,20 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
         while true {
             var peer = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &peer) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) } }
+            // Close-on-exec from the start (accept4, `hsl_accept_cloexec`): in the lab runner's process, which serves the lab internet, other
+            // threads spawn the lab's daemons at any moment, and a connection must not live on in one of them.
+            let fd = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { hsl_accept_cloexec(listener, $0, &length) }
+            }
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
                     if errno == EMFILE || errno == ENFILE { usleep(100_000) }
                     continue
                 }
                 let cause = String(cString: strerror(errno))
-                if !lifecycle.withLock({ $0.stopping }) { logLine("\(logTag) accept stopped: \(cause)") }
+                if !lifecycle.withLock({ $0.stopping }) { log.line("\(logTag) accept stopped: \(cause)") }
                 return
             }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let peerIP = Self.address(of: &peer).ip
             let thread = Thread { [self] in self.serve(fd, peer: peerIP) }
             thread.start()
@@ -402,7 +432,15 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
     }
 
     func serve(_ fd: Int32, peer: String) {
-        defer { close(fd) }
+        let ended = connections.withLock { state -> Bool in
+            state.sockets.insert(fd)
+            return state.ended
+        }
+        defer {
+            connections.withLock { _ = $0.sockets.remove(fd) }
+            close(fd)
+        }
+        guard !ended else { return }
         var timeout = timeval(tv_sec: ioTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -410,7 +448,7 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let transport: any HTTPTransport
         if let tls {
-            guard let session = TLSTransport(fd: fd, context: tls, peer: peer, logTag: logTag) else { return }
+            guard let session = TLSTransport(fd: fd, context: tls, peer: peer, logTag: logTag, log: log) else { return }
             transport = session
         } else {
             transport = PlainTransport(fd: fd)
@@ -423,18 +461,18 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
                 guard let next = try reader.next(continueAnswer: { _ = transport.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }) else { return }
                 request = next
             } catch let error as HTTPReadError {
-                logLine("\(logTag) \(peer): \(error)")
+                log.line("\(logTag) \(peer): \(error)")
                 if let status = error.status {
                     _ = transport.write(Self.encode(PortalResponse(status: status, headers: [:], body: "\(error)\n"), head: false, keepOpen: false, version: "HTTP/1.1"))
                 }
                 return
             } catch {
-                logLine("\(logTag) \(peer): \(error)")
+                log.line("\(logTag) \(peer): \(error)")
                 return
             }
-            let response = Self.run(handler, request, peer)
+            let response = run(request, peer, connection: fd)
             if logRequests, request.path != PortalServer.readinessPath {
-                logLine("\(logTag) \(peer) \(request.method) \(request.path) -> \(response.status)")
+                log.line("\(logTag) \(peer) \(request.method) \(request.path) -> \(response.status)")
             }
             let keepOpen = request.keepsConnectionOpen
             guard transport.write(Self.encode(response, head: request.method == "HEAD", keepOpen: keepOpen, version: request.version)), keepOpen else { return }
@@ -444,14 +482,21 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
     /// Runs the async handler to its answer on this connection's thread (`ConnectionExecutor`): a portal's answer
     /// never waits for a free thread of Swift's cooperative pool (two on two cores; a test process's synchronous
     /// tests can hold both while they wait for this very answer).
-    static func run(_ handler: @escaping Handler, _ request: RawHTTPRequest, _ peer: String) -> PortalResponse {
+    func run(_ request: RawHTTPRequest, _ peer: String, connection fd: Int32) -> PortalResponse {
         let executor = ConnectionExecutor()
         let box = ResponseBox()
-        Task(executorPreference: executor) {
+        let handler = handler
+        let task = Task(executorPreference: executor) {
             box.value = await handler(request, peer)
             executor.finish()
         }
+        let ended = connections.withLock { state -> Bool in
+            state.handlers[fd] = task
+            return state.ended
+        }
+        if ended { task.cancel() }
         executor.runUntilFinished()
+        connections.withLock { _ = $0.handlers.removeValue(forKey: fd) }
         return box.value ?? PortalResponse(status: 500)
     }
 

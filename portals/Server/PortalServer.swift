@@ -120,12 +120,13 @@ public enum InternetServer {
 
     /// Answers one request as `responder` does, logging what it matched (an unmatched request says so), after
     /// the route's delay; a `hang` route never answers.
-    public static func answer(_ responder: InternetResponder, method: String, host: String?, path: String, scheme: String) async -> PortalResponse {
+    public static func answer(_ responder: InternetResponder, method: String, host: String?, path: String, scheme: String,
+                              log: PortalLog = .standardOutput) async -> PortalResponse {
         let (response, match, route) = responder.respond(method: method, host: host, path: path)
         switch match {
-        case .service(let n): logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> service \(n) \(response.status)")
-        case .probe: logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> probe endpoint \(response.status)")
-        case .unmatched: logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> unmatched (no service or probe endpoint; general page)")
+        case .service(let n): log.line("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> service \(n) \(response.status)")
+        case .probe: log.line("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> probe endpoint \(response.status)")
+        case .unmatched: log.line("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> unmatched (no service or probe endpoint; general page)")
         }
         if let route {
             if route.fault == .hang {
@@ -142,22 +143,39 @@ public enum InternetServer {
                            tls: TLSServerContext? = nil, tlsPort: UInt16 = 443,
                            onListening: @Sendable @escaping () -> Void = {}) async throws {
         try await serveUntilCancelled(onListening: onListening) { servers in
+            servers += try start(ip: ip, port: port, alsoOn: alsoOn, responder: responder, tls: tls, tlsPort: tlsPort)
+        }
+    }
+
+    /// The servers `run` serves with, listening when this returns (each accepts on a thread of its own): HTTPS on
+    /// `tlsPort` of every address with `tls`, then HTTP on `port`, the lines to `log`. The sockets are made in the
+    /// calling thread's network namespace; the lab runner calls this inside the lab's internet namespace
+    /// (`InternetService`, no process of its own). On an error the servers already listening are stopped. Stop them
+    /// with `LabHTTPServer.stop()`.
+    public static func start(ip: String, port: UInt16, alsoOn: [String] = [], responder: InternetResponder = InternetResponder(),
+                             tls: TLSServerContext? = nil, tlsPort: UInt16 = 443, log: PortalLog = .standardOutput) throws -> [LabHTTPServer] {
+        var servers: [LabHTTPServer] = []
+        do {
             // HTTPS on every address HTTP is on (both families where `alsoOn` has the IPv6 one).
             if let tls {
                 for address in [ip] + alsoOn {
-                    let secure = try LabHTTPServer.serving(ip: address, port: tlsPort, tls: tls, logTag: "[internet]", logRequests: false) { request, _ in
-                        await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
+                    let secure = try LabHTTPServer.serving(ip: address, port: tlsPort, tls: tls, logTag: "[internet]", logRequests: false, log: log) { request, _ in
+                        await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https", log: log)
                     }
                     servers.append(secure.server)
-                    logLine("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(secure.port)")
+                    log.line("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(secure.port)")
                 }
             }
             for address in [ip] + alsoOn {
-                servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 60, logTag: "[internet]", logRequests: false) { request, _ in
+                servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 60, logTag: "[internet]", logRequests: false, log: log) { request, _ in
                     if request.path == PortalServer.readinessPath { return PortalServer.readinessResponse }
-                    return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http")
+                    return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http", log: log)
                 }.server)
             }
+        } catch {
+            servers.forEach { $0.stop() }
+            throw error
         }
+        return servers
     }
 }

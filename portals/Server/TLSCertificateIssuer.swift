@@ -8,13 +8,16 @@ public final class TLSCertificateIssuer: Sendable {
     public let caCertificate: String
     public let caKey: String
     public let directory: String
+    /// Where it says what it issued and what it could not (the process's standard output unless given).
+    public let log: PortalLog
     /// Held while a certificate is issued: two first handshakes for one name issue it once.
     private let contexts = Synchronization.Mutex<[String: TLSServerContext]>([:])
 
-    public init(caCertificate: String, caKey: String, directory: String) {
+    public init(caCertificate: String, caKey: String, directory: String, log: PortalLog = .standardOutput) {
         self.caCertificate = caCertificate
         self.caKey = caKey
         self.directory = directory
+        self.log = log
     }
 
     /// A DNS name (letters, digits, `-`, `.`; at most 253 characters), an IPv4 address or an IPv6 address (in its
@@ -59,7 +62,7 @@ public final class TLSCertificateIssuer: Sendable {
         let context = try TLSServerContext()
         context.selectCertificate { [self] name in
             do { return try self.context(for: name ?? defaultName) } catch {
-                logLine("[tls] SNI \(name ?? "(none)"): \(error)")
+                self.log.line("[tls] SNI \(name ?? "(none)"): \(error)")
                 return nil
             }
         }
@@ -76,7 +79,7 @@ public final class TLSCertificateIssuer: Sendable {
         let san = Self.isIPv4(name) || name.contains(":") ? "IP:\(name)" : "DNS:\(name)"   // an IPv6 literal has colons, a name none
         try Self.issueServerCertificate(name: name, subjectAltName: san, caCertificate: caCertificate, caKey: caKey,
                                         certificate: certificate, key: key)
-        logLine("[tls] issued a certificate for \(name)")
+        log.line("[tls] issued a certificate for \(name)")
         return (certificate, key)
     }
 

@@ -85,12 +85,12 @@ final class TLSTransport: HTTPTransport {
     let ssl: OpaquePointer
 
     /// Accepts the handshake on `fd`; nil (logged with `peer`) when it fails.
-    init?(fd: Int32, context: TLSServerContext, peer: String, logTag: String) {
+    init?(fd: Int32, context: TLSServerContext, peer: String, logTag: String, log: PortalLog = .standardOutput) {
         ERR_clear_error()
         guard let ssl = SSL_new(context.context) else { return nil }
         SSL_set_fd(ssl, fd)
         guard hsl_SSL_accept(ssl) == 1 else {
-            logLine("\(logTag) handshake with \(peer) failed: \(TLSServerContext.errors())")
+            log.line("\(logTag) handshake with \(peer) failed: \(TLSServerContext.errors())")
             ERR_clear_error()
             SSL_free(ssl)
             return nil

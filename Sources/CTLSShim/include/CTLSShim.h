@@ -28,6 +28,11 @@ static inline int hsl_SSL_VERIFY_PEER(void) { return SSL_VERIFY_PEER; }
 static inline int hsl_SSL_FILETYPE_PEM(void) { return SSL_FILETYPE_PEM; }
 static inline long hsl_X509_V_OK(void) { return X509_V_OK; }
 
+struct sockaddr;
+/// accept4(2) with SOCK_CLOEXEC (Glibc's Swift module does not export accept4): the lab runner's process serves the
+/// lab internet while its other threads spawn daemons, and a connection must not live on in one of them.
+int hsl_accept_cloexec(int listener, struct sockaddr *address, unsigned int *length);
+
 /// SSL_connect / SSL_accept / SSL_read / SSL_write / SSL_shutdown with SIGPIPE blocked on the calling thread
 /// (OpenSSL writes to the socket with write(2), so a peer that went away would otherwise kill the process with
 /// SIGPIPE); a SIGPIPE raised meanwhile is consumed, errno is kept for SSL_get_error.

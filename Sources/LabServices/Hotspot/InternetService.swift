@@ -1,65 +1,80 @@
 import Foundation
 import HotspotSystem
+import Netlink
 import PortalKinds
+import Portals
 import LabTopology
 
-/// The lab's internet (`hotspot-portal --internet`) in its namespace: the probe endpoints and a web site on any
-/// name, the topology's backend routes (`internet: services:`), over HTTP on `internet.port` and HTTPS on 443
-/// with a certificate per SNI name issued by the lab CA. Ready once it wrote `internet.ready`.
-public final class InternetService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
+/// The lab's internet in its namespace: the probe endpoints and a web site on any name, the topology's backend routes
+/// (`internet: services:`), over HTTP on `internet.port` and HTTPS on 443 with a certificate per SNI name issued by the
+/// lab CA. Served in the lab runner's own process (`InternetServer.start`, its sockets made inside the namespace; each
+/// connection on a thread of its own), not by a `hotspot-portal --internet` process: under the VM's emulation that
+/// process's start (the dynamic loader, Foundation, its readiness request) was about nine tenths of its CPU and an
+/// eighth of a radio lab's (bench/README.md, stop 45). Its lines go to `internet.log` in the lab's log folder. Ready
+/// once `launch` returns: every socket listens then.
+public final class InternetService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings the lab up or down; `servers` and `portalLog` are written only then
     public let internet: Internet
-    public let namespace: String
-    public let binary: String
+    public let namespace: NetworkNamespace
     public let labLogDirectory: String
-    let launcher: any ProcessLauncher
-    public private(set) var process: (any ServiceProcess)?
+    private var servers: [LabHTTPServer] = []
+    private var portalLog: PortalLog?
 
     /// The HTTPS port.
-    public static let tlsPort = 443
+    public static let tlsPort: UInt16 = 443
 
     public var serviceName: String { "internet" }
     public var log: String { labLogDirectory + "/internet.log" }
-    public var readyFile: String { labLogDirectory + "/internet.ready" }
-    /// The backend routes as JSON (`[InternetRoute]`), written at launch when the topology has any.
-    public var servicesFile: String { labLogDirectory + "/internet-services.json" }
     public var logFiles: [String: String] { ["internet": log] }
+    /// Where the HTTPS server's certificates, one per SNI name, are written.
+    public var certificateDirectory: String { labLogDirectory + "/tls/internet" }
 
-    public init(internet: Internet, namespace: String, binary: String, labLogDirectory: String, launcher: any ProcessLauncher) {
+    public init(internet: Internet, namespace: NetworkNamespace, labLogDirectory: String) {
         self.internet = internet
         self.namespace = namespace
-        self.binary = binary
         self.labLogDirectory = labLogDirectory
-        self.launcher = launcher
     }
 
-    /// The server's arguments; writes the routes' file when there are routes.
-    public func arguments() throws -> [String] {
-        // HTTP and HTTPS on both families (the IPv6 address serves the hotspots with IPv6).
-        var args = ["--internet", "--listen", "\(internet.address):\(internet.port)", "--listen6", "\(Internet.address6)",
-                    "--ready-file", readyFile]
-        if !internet.services.isEmpty {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do { try encoder.encode(internet.services).write(to: URL(fileURLWithPath: servicesFile)) } catch {
-                throw SystemError("write the internet's backend routes", servicesFile, reason: "\(error)")
-            }
-            args += ["--services", servicesFile]
-        }
-        args += ["--internet-tls-port", "\(Self.tlsPort)", "--tls-ca", PortalTLS.caFile(labLogDirectory: labLogDirectory),
-                 "--tls-ca-key", PortalTLS.caKey(labLogDirectory: labLogDirectory), "--tls-directory", labLogDirectory + "/tls/internet"]
-        return args
-    }
-
+    /// Listens on HTTP and HTTPS, on the internet's IPv4 address and on `Internet.address6`, inside `namespace`.
+    /// The lab CA must exist (`PortalTLS.makeCA`). On an error nothing listens.
     public func launch() throws {
-        unlink(readyFile)
-        let args = try arguments()
-        process = try launcher.spawn(ProcessConfiguration(binary, args, stdout: .file(log), stderr: .file(log)), inNamespace: namespace)
+        let log: PortalLog
+        do { log = try PortalLog(file: self.log) } catch {
+            throw SystemError("start the lab internet in \(namespace.name)", self.log, reason: "\(error)")
+        }
+        let ca = PortalTLS.caFile(labLogDirectory: labLogDirectory)
+        let issuer = TLSCertificateIssuer(caCertificate: ca, caKey: PortalTLS.caKey(labLogDirectory: labLogDirectory),
+                                          directory: certificateDirectory, log: log)
+        let address = "\(internet.address)"
+        guard let port = UInt16(exactly: internet.port), port > 0 else {
+            throw SystemError("start the lab internet in \(namespace.name)", "port \(internet.port)", reason: "expected a TCP port, 1-65535")
+        }
+        let responder = InternetResponder(routes: internet.services)
+        do {
+            let tls = try issuer.serverContext(defaultName: address)
+            log.line("internet HTTPS on port \(Self.tlsPort): certificates per SNI name from \(ca)")
+            log.line("internet: \(internet.services.count) backend route(s)")
+            servers = try namespace.runInside {
+                try InternetServer.start(ip: address, port: port, alsoOn: ["\(Internet.address6)"], responder: responder, tls: tls,
+                                         tlsPort: Self.tlsPort, log: log)
+            }
+        } catch {
+            log.close()
+            throw SystemError("start the lab internet in \(namespace.name)", "\(address):\(port)", reason: "\(error)")
+        }
+        log.line("listening on \(address):\(port) and [\(Internet.address6)]:\(port)")
+        portalLog = log
     }
 
+    /// Listening since `launch` returned.
     public func waitUntilReady() throws {
-        guard let process else { throw SystemError("wait for", "the internet server in \(namespace)", reason: "it was not launched") }
-        try Readiness.waitForFile(readyFile, child: process, log: log, what: "internet server")
+        guard !servers.isEmpty else { throw SystemError("wait for", "the internet server in \(namespace.name)", reason: "it was not launched") }
     }
 
-    public func stop() throws { try Readiness.stop(process, grace: .seconds(2)) }
+    /// Stops listening and ends every open connection (a `hang` route's request included), then closes the log.
+    public func stop() throws {
+        for server in servers { server.stop(endingConnections: true) }
+        servers = []
+        portalLog?.close()
+        portalLog = nil
+    }
 }

@@ -175,7 +175,11 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         for hotspot in hotspots {
             for ap in hotspot.accessPoints { ap.hostapd?.close() }
         }
-        let errors = lab.teardown()
+        // The internet's servers are this process's threads: the lab's teardown (its processes by pid, its namespaces)
+        // would not end them.
+        var errors: [any Error] = []
+        do { try internetServer?.stop() } catch { errors.append(error) }
+        errors += lab.teardown()
         VMLogMirror.copyOut(logDirectory)
         return errors
     }
@@ -209,9 +213,9 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         internet = internetNS
         try internetNS.route.addAddress(try prefix("\(topology.internet.address)/32"), to: "lo")
         try internetNS.route.addAddress(IPPrefix(Internet.address6, length: 128), to: "lo")
-        let internetService = InternetService(internet: topology.internet, namespace: internetNS.name, binary: portalBinary,
-                                              labLogDirectory: logDirectory, launcher: launcher)
-        try internetService.launch()
+        // Served in this process, listening when `start` returns (no process of its own: InternetService).
+        let internetService = InternetService(internet: topology.internet, namespace: internetNS, labLogDirectory: logDirectory)
+        try measure("internet server ready") { try internetService.start() }
         internetServer = internetService
 
         // Daemons start at once; their readiness is awaited after every hotspot is started, so slow
@@ -236,7 +240,6 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
                     try measure("hotspot \(hotspot.name): DNS \(mode)") { try setDNS(hotspot: hotspot.name, mode: mode) }
                 }
             }
-            try measure("internet server ready") { try internetService.waitUntilReady() }
         } catch {
             hotspotsError = error
         }
