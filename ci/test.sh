@@ -11,7 +11,11 @@ step() {
     "$@"
     timings+=("$name: $((SECONDS - start)) s")
 }
-print_timings() { [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"; }
+print_timings() {
+    [ "${#timings[@]}" -eq 0 ] || printf '=== step times: %s\n' "${timings[@]}"
+    # The host side's cgroup (below), once its processes are gone.
+    [ -z "${hostcg:-}" ] || rmdir "$hostcg" 2>/dev/null || true
+}
 trap print_timings EXIT
 # background LOG PREFIX COMMAND...: COMMAND in a session of its own, its output kept in LOG and printed with PREFIX;
 # LOG.pgid holds its process group, LOG.status its exit status once it ended. `$!` is the job afterwards.
@@ -66,7 +70,7 @@ elif [ -n "$fuzzbuildgroup" ]; then
     fuzzbuildlate=$SECONDS
 fi
 # The one boot that runs every InVM suite; VMBootTests' three short boots (about 12 s) run with the host suites'
-# "rest" instead of on this, CI's longest path.
+# [host-slow] group instead of on this, CI's longest path.
 vm_suite='VMBootTests/suitesInsideOneBoot'
 vmlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-vm-suite.XXXXXX")"
 vmstart=$SECONDS
@@ -74,93 +78,141 @@ background "$vmlog" "[vm-suite]" "$bundle" --testing-library swift-testing --fil
 vmjob=$!
 trap 'stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
       stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
-# The checks and the host suites after them run at nice 10: the VM suite beside them computes (it is CI's longest
-# path), they mostly wait or have slack (run 66: the host branch ended 234 s before the VM suite).
-# The vendor CI templates (ci/github, ci/gitlab): their steps run here in order, certifying the reference helper.
-step "workflow certify" nice -n 10 /usr/bin/python3 ci/check-workflows.py
+# The host side's lower CPU weight: a cgroup (cgroup v1's cpu controller, as on CI's machines; v2's cpu.weight
+# elsewhere) that every process of the checks, the host suites, the under-load step and the fuzzing's inputs is started
+# in, with nice 10. nice alone does not reach a test bundle's children: libdispatch sets each worker thread's nice from
+# its QoS (0 for the default QoS), the labs and the hogs are spawned from those threads, so they ran at nice 0 beside
+# the VM suite whatever the bundle's nice (`ps -L` in run 78; bench/README.md, stop 44). A cgroup's weight holds for
+# every process started in it, whatever its threads' nice. Without a writable cpu controller the parts run at nice 10
+# only. The weight (HOTSPOT_LAB_CI_HOST_SHARES, 256 of 1024 by default): in run 80 the VM suite took 359 s under it
+# where it had taken 418-462 s beside the host side at full weight; the host side then became the long path because its
+# parts ran one after another, which they no longer do (below).
+hostcg=""
+for root in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
+    if [ -f "$root/cpu.shares" ] && mkdir "$root/hotspotlab-ci-$$" 2>/dev/null; then
+        if echo "${HOTSPOT_LAB_CI_HOST_SHARES:-256}" > "$root/hotspotlab-ci-$$/cpu.shares" 2>/dev/null; then hostcg="$root/hotspotlab-ci-$$"; break; fi
+        rmdir "$root/hotspotlab-ci-$$" 2>/dev/null || true
+    elif [ -f "$root/cgroup.controllers" ] && grep -qw cpu "$root/cgroup.controllers" && mkdir "$root/hotspotlab-ci-$$" 2>/dev/null; then
+        if echo "${HOTSPOT_LAB_CI_HOST_WEIGHT:-25}" > "$root/hotspotlab-ci-$$/cpu.weight" 2>/dev/null; then hostcg="$root/hotspotlab-ci-$$"; break; fi
+        rmdir "$root/hotspotlab-ci-$$" 2>/dev/null || true
+    fi
+done
+echo "=== the host side's CPU weight: ${hostcg:-no writable cgroup cpu controller; nice 10 only}"
+# lowered COMMAND...: COMMAND in that cgroup, at nice 10.
+lowered() {
+    if [ -n "$hostcg" ]; then
+        HSL_CGROUP="$hostcg" sh -c 'echo $$ > "$HSL_CGROUP/cgroup.procs" && exec "$@"' lowered nice -n 10 "$@"
+    else
+        nice -n 10 "$@"
+    fi
+}
+# The background parts run their command in a bash of their own: they need the function and its cgroup.
+export -f lowered
+export hostcg
+# The quick checks (a second or so each), here in order.
 # The layers of docs/ARCHITECTURE.md: who may import whom, and its import table against Package.swift.
 step "architecture" /usr/bin/python3 ci/check-architecture.py
 # README's "Where things are" table names the folder of every target of Package.swift (and only paths that exist).
 step "readme targets" /usr/bin/python3 ci/check-readme-targets.py
 # The trace is a typed contract (docs/TRACE.md): nothing outside HotspotProtocol reads a record by string key.
 step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
-# The SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat): every symbol and article link must resolve.
-step "docs" nice -n 10 bash ci/docs.sh
-# The host suites, in three processes at once (the test bundle run directly, Swift Testing only, as the VM suite
-# is). They wait on labs' timers far more than they compute (alone, one after the other: 523 s at about a quarter of
-# the 2 cores, most of it the hogs of the two load tests; bench/README.md, stop 43), so one after the other they were
-# as long as the VM suite beside them. Within a process the suites stay one at a time (on 2 cores, suites that block
-# Swift's cooperative threads starve the in-process portal servers of the helper tests); processes share no threads.
-# The groups: the two suites that run beside two CPU hogs (issue 25's fixtures under load, issue 27's close race) with
-# the quiet native certify of the broken fixtures, whose verdicts the load test compares against (computed once per
-# process: in another group they were certified twice, stop 44), the other long native-tier lab suites, and the rest:
-# every test matched by neither of the first two, so none is left out.
-# They run at nice 10, which reaches only each bundle's main thread: the labs and CPU hogs a test spawns from
-# libdispatch's worker threads (set to nice 0 by their QoS) run at nice 0, beside the VM suite (bench/README.md, stop
-# 44; a cgroup of lower weight was tried there and reverted). None's verdict may depend on that (the lab's promise).
-# The native tier's scenarios are judged by the VM suite (its parity check runs them beside the VM and judges each
-# one, Tests/LabKitTests/VMSuiteTests.swift), so the host suites skip NativeTierRootTests.scenario instead of running
-# the same 46 labs a second time. Each group's lines are prefixed [host-load], [host-labs] or [host-rest] and kept in
-# a file; CI keeps only the tail, so on a failure the failing tests and their issues are printed again last.
-load_suites='NativeCertifyUnderLoadRootTests/|CloseRaceTests/|NativeCertifyRootTests/'
+# The host side's parts, all at once beside the VM suite, each a process group of its own with its lines prefixed and
+# kept in a file (CI keeps only the tail, so on a failure a part's failing tests are printed again last):
+# - [checks]: the vendor CI templates (ci/github, ci/gitlab), their steps run in order, certifying the reference
+#   helper; then the SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat: every symbol and article link must
+#   resolve). Both call `swift build`, a no-op here (SwiftPM's lock keeps them one at a time).
+# - the host suites in four processes (the test bundle run directly, Swift Testing only, as the VM suite is). They
+#   wait on labs' timers far more than they compute (alone, one after the other: 523 s at about a quarter of the 2
+#   cores, most of it the hogs of the two load tests; bench/README.md, stop 43). Within a process the suites stay one
+#   at a time (on 2 cores, suites that block Swift's cooperative threads starve the in-process portal servers of the
+#   helper tests); processes share no threads. The groups: [host-load], issue 25's fixtures certified beside two CPU
+#   hogs with the quiet native certify of the broken fixtures, whose verdicts the load test compares against (computed
+#   once per process: in another group they were certified twice, stop 44); [host-race], issue 27's close race (500
+#   rounds quiet, 500 beside two CPU hogs; in [host-load] it made that group CI's longest path, run 84);
+#   [host-labs], the other long native-tier lab suites; [host-slow], the suites that mostly wait
+#   (a helper 13 s late, the vendor patterns' certifies, VMBootTests' three short boots, bring-up under signals);
+#   [host-rest], every test matched by none of them, so none is left out. The native tier's scenarios are judged by
+#   the VM suite (its parity check runs them beside the VM and judges each one, Tests/LabKitTests/VMSuiteTests.swift),
+#   so the host suites skip NativeTierRootTests.scenario instead of running the same 46 labs a second time.
+# - [under-load]: the timing-sensitive suites again beside CPU hogs (CI runs on shared machines;
+#   docs/RELIABILITY.md), as soon as [host-load] and [host-race] are done (their hogs gone), while the others still run.
+# - [fuzz]: coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000
+#   inputs per target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a
+#   crash, a trap or a hang and keeps the input under Tests/Fuzz/crashes/. The harnesses were built beside the main
+#   build; the inputs (about 50 CPU-seconds) run once the fuzzing's build and [host-labs] are done (at nice 10 as the
+#   rest: at nice 19 the hogs beside it in the cgroup starved it, 225 s in run 84).
+# None's verdict may depend on the others' load, nor on the VM suite's (the lab's promise).
+load_suites='NativeCertifyUnderLoadRootTests/|NativeCertifyRootTests/'
+race_suites='CloseRaceTests/'
 lab_suites='HotspotGateRootTests/|IPv6GateRootTests/|NativeReplayRootTests/|IPv6OnlyCertifyRootTests/'
-start=$SECONDS
-hostgroups=(load labs rest)
-hostlogs=()
-hostjobs=()
+slow_suites='CertifyDeadlineRootTests/|VendorPatternsRootTests/|VMBootTests/|SignalChaosRootTests/'
+hoststart=$SECONDS
+# Every background part by its job: its name, log, start and what to call it when it is stopped.
+declare -A partname partlog partstart
+parts=()
+start_part() { # NAME PREFIX COMMAND...
+    local name=$1 prefix=$2 log
+    shift 2
+    log="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-$name.XXXXXX")"
+    background "$log" "$prefix" "$@"
+    partname[$!]=$name
+    partlog[$!]=$log
+    partstart[$!]=$SECONDS
+    parts+=("$!")
+}
+stop_parts() {
+    for job in "${parts[@]}"; do stop_background "${partlog[$job]}" "$job" "${partname[$job]}"; done
+    stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
+    stop_background "$vmlog" "$vmjob" "the VM suite"
+}
+trap 'stop_parts; print_timings' EXIT
+start_part checks "[checks]" lowered bash -c 'set -e; /usr/bin/python3 ci/check-workflows.py; bash ci/docs.sh'
+hostgroups=(load race labs slow rest)
 for group in "${hostgroups[@]}"; do
-    hostlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-host-$group.XXXXXX")"
     case $group in
         load) selection=(--filter "$load_suites") ;;
+        race) selection=(--filter "$race_suites") ;;
         labs) selection=(--filter "$lab_suites") ;;
-        rest) selection=(--skip "$vm_suite" --skip 'NativeTierRootTests/scenario\(' --skip "$load_suites" --skip "$lab_suites") ;;
+        slow) selection=(--filter "$slow_suites" --skip "$vm_suite") ;;
+        rest) selection=(--skip "$vm_suite" --skip 'NativeTierRootTests/scenario\(' --skip "$load_suites" --skip "$race_suites" --skip "$lab_suites" --skip "$slow_suites") ;;
     esac
-    background "$hostlog" "[host-$group]" env NO_COLOR=1 nice -n 10 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
-    hostlogs+=("$hostlog")
-    hostjobs+=($!)
+    start_part "host-$group" "[host-$group]" lowered env NO_COLOR=1 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
 done
-trap 'for i in "${!hostgroups[@]}"; do stop_background "${hostlogs[$i]}" "${hostjobs[$i]}" "the host suites"; done
-      stop_background "$fuzzbuildlog" "$fuzzbuildjob" "the fuzzing build"
-      stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
-status=0
-hoststatus=()
-for i in "${!hostgroups[@]}"; do
-    wait "${hostjobs[$i]}" || true
-    hoststatus+=("$(cat "${hostlogs[$i]}.status" 2>/dev/null || echo "unknown")")
-    [ "${hoststatus[$i]}" = 0 ] || status=1
+# The parts started as others end: under-load after [host-load] and [host-race], the fuzzing's inputs after its build and
+# [host-labs].
+pending=("${parts[@]}" "$fuzzbuildjob")
+declare -A ended
+while [ "${#pending[@]}" -gt 0 ]; do
+    finished=""
+    wait -n -p finished "${pending[@]}" || true
+    [ -n "$finished" ] || break
+    still=()
+    for job in "${pending[@]}"; do [ "$job" = "$finished" ] || still+=("$job"); done
+    pending=("${still[@]}")
+    if [ "$finished" = "$fuzzbuildjob" ]; then
+        ended[fuzz-build]=1
+        [ -z "${fuzzbuildlate:-}" ] || timings+=("fuzz build: done after the main build, $((SECONDS - fuzzbuildlate)) s after it")
+    else
+        ended[${partname[$finished]}]=1
+        timings+=("${partname[$finished]}: $((SECONDS - ${partstart[$finished]})) s (ended $((SECONDS - hoststart)) s after the build)")
+    fi
+    if [ -n "${ended[host-load]:-}" ] && [ -n "${ended[host-race]:-}" ] && [ -z "${underloadstarted:-}" ]; then
+        underloadstarted=1
+        start_part under-load "[under-load]" lowered env NO_COLOR=1 ci/under-load.sh
+        pending+=("$!")
+    fi
+    if [ -n "${ended[fuzz-build]:-}" ] && [ -n "${ended[host-labs]:-}" ] && [ -z "${fuzzstarted:-}" ]; then
+        fuzzstarted=1
+        if [ "$(cat "$fuzzbuildlog.status" 2>/dev/null || echo unknown)" = 0 ]; then
+            start_part fuzz "[fuzz]" lowered ci/fuzz.sh --runs 100000 --skip-build
+            pending+=("$!")
+        fi
+    fi
 done
-timings+=("swift test (host suites, three groups at once): $((SECONDS - start)) s")
-# The timing-sensitive suites again beside CPU hogs (CI runs on shared machines; docs/RELIABILITY.md), now, in the
-# host branch's slack before the VM suite ends, rather than after it on CI's longest path. At nice 10: its hogs
-# (started by the script) too, the bundle's labs at nice 0 as the host groups'. Its lines are prefixed [under-load].
-start=$SECONDS
-underloadstatus=0
-underloadlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-under-load.XXXXXX")"
-env NO_COLOR=1 nice -n 10 ci/under-load.sh 2>&1 | tee "$underloadlog" | sed -u 's/^/[under-load] /' || underloadstatus=$?
-timings+=("under load (after the host suites, beside the VM suite): $((SECONDS - start)) s")
-# Coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000 inputs per
-# target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a crash, a
-# trap or a hang and keeps the input under Tests/Fuzz/crashes/. The harnesses were built beside the main build; the
-# inputs (about 50 CPU-seconds) run now, after the host suites, at nice 19, while the VM suite (the longest path)
-# finishes its scenarios. Its lines are prefixed [fuzz] and kept in a file, printed again on a failure.
-wait "$fuzzbuildjob" || true
 fuzzbuildstatus=$(cat "$fuzzbuildlog.status" 2>/dev/null || echo "unknown")
-[ -z "${fuzzbuildlate:-}" ] || timings+=("fuzz build: done after the main build, at most $((SECONDS - fuzzbuildlate)) s after it")
-fuzzlog="$(mktemp "${TMPDIR:-/tmp}/hotspotlab-fuzz.XXXXXX")"
-fuzzstart=$SECONDS
-fuzzstatus=unknown
-if [ "$fuzzbuildstatus" = 0 ]; then
-    background "$fuzzlog" "[fuzz]" nice -n 19 ci/fuzz.sh --runs 100000 --skip-build
-    fuzzjob=$!
-    trap 'stop_background "$fuzzlog" "$fuzzjob" "the fuzzing"
-          stop_background "$vmlog" "$vmjob" "the VM suite"; print_timings' EXIT
-    wait "$fuzzjob" || true
-    fuzzstatus=$(cat "$fuzzlog.status" 2>/dev/null || echo "unknown")
-    timings+=("fuzz (100,000 inputs per target, after the host suites): $((SECONDS - fuzzstart)) s")
-fi
 wait "$vmjob" || true
 vmstatus=$(cat "$vmlog.status" 2>/dev/null || echo "unknown")
-timings+=("VM suite (beside the steps after the build): $((SECONDS - vmstart)) s")
+timings+=("VM suite (beside the host side): $((SECONDS - vmstart)) s")
 failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed again
     [ "$2" = 0 ] && return 0
     echo "=== $1 failed (exit status $2); its failures, again ($3 has the whole output):"
@@ -170,24 +222,42 @@ failures_again() { # WHAT STATUS LOG: a failed part's failing tests, printed aga
          keep && /^(\[vm\] )?↳/ && !/↳ \/\/\// { print; next }
          { keep = 0 }' "$3" | cut -c1-1500 | tail -n 120 || true
 }
-for i in "${!hostgroups[@]}"; do
+status=0
+# Each part by name: its log and exit status ("never started" for a part whose start condition never came).
+declare -A lognamed
+for job in "${parts[@]}"; do lognamed[${partname[$job]}]=${partlog[$job]}; done
+part_status() { [ -n "${lognamed[$1]:-}" ] && cat "${lognamed[$1]}.status" 2>/dev/null || echo "never started"; }
+for group in "${hostgroups[@]}"; do
+    log=${lognamed[host-$group]}
     # The group's own count, as `swift test` printed it (a group that ran nothing has failed too: its filter is stale).
-    grep -a "Test run with" "${hostlogs[$i]}" | tail -n 1 | sed "s/^/=== host suites, ${hostgroups[$i]}: /" || true
-    if ! grep -aq "Test run with [1-9]" "${hostlogs[$i]}"; then
-        echo "=== host suites, ${hostgroups[$i]}: no test ran (its filter selects nothing)"
+    grep -a "Test run with" "$log" | tail -n 1 | sed "s/^/=== host suites, $group: /" || true
+    if ! grep -aq "Test run with [1-9]" "$log"; then
+        echo "=== host suites, $group: no test ran (its filter selects nothing)"
         status=1
     fi
-    failures_again "the host suites (${hostgroups[$i]})" "${hoststatus[$i]}" "${hostlogs[$i]}"
+    [ "$(part_status "host-$group")" = 0 ] || status=1
+    failures_again "the host suites ($group)" "$(part_status "host-$group")" "$log"
 done
 failures_again "the VM suite" "$vmstatus" "$vmlog"
+[ "$vmstatus" = 0 ] || status=1
+if [ "$(part_status checks)" != 0 ]; then
+    echo "=== the workflow certify or the docs failed (exit status $(part_status checks)); the last lines, again (${lognamed[checks]} has them all):"
+    tail -n 60 "${lognamed[checks]}"
+    status=1
+fi
 if [ "$fuzzbuildstatus" != 0 ]; then
     echo "=== the fuzzing's build failed (exit status $fuzzbuildstatus); its last lines, again ($fuzzbuildlog has them all):"
     tail -n 60 "$fuzzbuildlog"
-elif [ "$fuzzstatus" != 0 ]; then
-    echo "=== the fuzzing failed (exit status $fuzzstatus); its last lines, again ($fuzzlog has them all):"
-    tail -n 60 "$fuzzlog"
+    status=1
+elif [ "$(part_status fuzz)" != 0 ]; then
+    echo "=== the fuzzing failed (exit status $(part_status fuzz)); its last lines, again (${lognamed[fuzz]:-no log} has them all):"
+    [ -z "${lognamed[fuzz]:-}" ] || tail -n 60 "${lognamed[fuzz]}"
+    status=1
 fi
-failures_again "the timing-sensitive suites under load" "$underloadstatus" "$underloadlog"
-[ "$status" -eq 0 ] && [ "$vmstatus" = 0 ] && [ "$fuzzstatus" = 0 ] && [ "$underloadstatus" = 0 ] || exit 1
-rm -f "$underloadlog" "$vmlog" "$vmlog.status" "$vmlog.pgid" "$fuzzlog" "$fuzzlog.status" "$fuzzlog.pgid" "$fuzzbuildlog" "$fuzzbuildlog.status" "$fuzzbuildlog.pgid"
-for hostlog in "${hostlogs[@]}"; do rm -f "$hostlog" "$hostlog.status" "$hostlog.pgid"; done
+if [ "$(part_status under-load)" != 0 ]; then
+    failures_again "the timing-sensitive suites under load" "$(part_status under-load)" "${lognamed[under-load]:-/dev/null}"
+    status=1
+fi
+[ "$status" -eq 0 ] || exit 1
+rm -f "$vmlog" "$vmlog.status" "$vmlog.pgid" "$fuzzbuildlog" "$fuzzbuildlog.status" "$fuzzbuildlog.pgid"
+for job in "${parts[@]}"; do rm -f "${partlog[$job]}" "${partlog[$job]}.status" "${partlog[$job]}.pgid"; done
