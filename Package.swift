@@ -143,7 +143,7 @@ let package = Package(
             name: "LabServices",
             dependencies: [
                 "LabTopology", "LabVM", "LabSandbox",
-                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "HotspotHelper", "PortalKinds", "Portals",
+                "Netlink", "HotspotSystem", "HotspotProtocol", "HotspotCore", "HotspotClient", "HotspotHelper", "PortalKinds", "Portals", "PortalNetlink",
             ],
             swiftSettings: strict
         ),
@@ -220,9 +220,12 @@ let package = Package(
             path: "portals/Server",
             swiftSettings: strict
         ),
+        // The gate's nftables sets and the neighbour tables over netlink, for a portal server in a hotspot's namespace
+        // (hotspot-portal's process, or the lab runner's: LabServices' PortalService).
+        .target(name: "PortalNetlink", dependencies: ["PortalKinds", "Netlink", "HotspotSystem"], swiftSettings: strict),
         .executableTarget(
             name: "hotspot-portal",
-            dependencies: ["Portals", "Netlink", "HotspotSystem", "HotspotHelper"],
+            dependencies: ["Portals", "PortalNetlink", "Netlink", "HotspotSystem", "HotspotHelper"],
             swiftSettings: strict
         ),
         // Every lab daemon starts through it (setns, then exec), so its own start is paid on each one: linked as a

@@ -53,8 +53,9 @@ LAYERS = [
     ("station, portal kinds", ["HotspotStation", "PortalKinds", "PortalHelper", "VoucherHelper", "CaptiveAPIHelper"]),
     # The lab's modules (docs/ARCHITECTURE.md, "The lab's modules"), lowest first: each may use only those below it.
     # LabTopology: a topology file read and checked; LabVM: the VM runner; LabSandbox: a sealed lab's kernel objects,
-    # processes and state; Portals: the portal server around PortalKinds.
-    ("lab: topology, VM, sandbox, portal server", ["LabTopology", "LabVM", "LabSandbox", "Portals"]),
+    # processes and state; Portals: the portal server around PortalKinds; PortalNetlink: a portal server's gate sets and
+    # neighbour tables over netlink (hotspot-portal's process, or the lab runner's thread in a hotspot's namespace).
+    ("lab: topology, VM, sandbox, portal server", ["LabTopology", "LabVM", "LabSandbox", "Portals", "PortalNetlink"]),
     # LabScenarioModel: a scenario file read and checked, one file per step kind (what it reads, and what it asks of a
     # StepContext); nothing in it runs a lab, so the scenario parser's fuzzing builds it without LabServices.
     ("lab services, scenario model", ["LabServices", "LabScenarioModel"]),

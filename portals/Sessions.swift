@@ -67,17 +67,22 @@ public actor PortalSessions: PortalContext {
     }
 }
 
-/// One line to stdout, unbuffered, with a UTC timestamp.
+/// One line, with a UTC timestamp, to the log of the server answering (`PortalLog.current`, set by `LabHTTPServer` around
+/// each handler), else to standard output (a portal process, whose standard output is its log file).
 public func logLine(_ text: String) {
-    PortalLog.standardOutput.line(text)
+    (PortalLog.current ?? PortalLog.standardOutput).line(text)
 }
 
 /// Where a server's log lines go, each with a UTC timestamp in one write: the process's standard output (a portal
 /// process, whose standard output is its log file) or a file of its own (the lab internet, served in the lab runner's
 /// process: `InternetServer.start`).
 public final class PortalLog: Sendable {
-    /// The process's standard output (`logLine`).
+    /// The process's standard output.
     public static let standardOutput = PortalLog(descriptor: STDOUT_FILENO)
+    /// The log of the server whose handler runs (`LabHTTPServer` binds it around each request): what a portal kind,
+    /// its sessions or the internet's responder say with `logLine` goes to their own server's log, also when several
+    /// labs' servers share the lab runner's process.
+    @TaskLocal public static var current: PortalLog?
     let descriptor: Int32
 
     init(descriptor: Int32) { self.descriptor = descriptor }

@@ -6,6 +6,7 @@ import Glibc
 #endif
 import HotspotHelper
 import HotspotSystem
+import PortalNetlink
 import Portals
 
 /// The command line is read with `OptionReader` (not swift-argument-parser: a lab starts a portal per hotspot, and in

@@ -357,9 +357,16 @@ struct HotspotFaultRootTests {
             #expect(FileManager.default.fileExists(atPath: collected + "/portal.log"))
             #expect(FileManager.default.fileExists(atPath: collected + "/dnsmasq.log"))
 
-            let portal = try #require(running.portal)
+            // The portal (served in this process, inside the hotspot's namespace) answers on its port until it is down.
+            let port = running.hotspot.gateway.portal?.port ?? 8080
+            let before = try StationTraffic.get("http://\(running.hotspot.gateway.address):\(port)/", in: running.namespace, resolvConf: "/dev/null",
+                                                trust: .system, mark: nil, timeout: .seconds(20))
+            #expect((try? before.get()) != nil, "the portal did not answer before it went down: \(before)")
             try client.lab.switchPortal(hotspot: "cafe", kind: "down")
-            #expect(portal.exitStatus != nil && client.lab.hotspots[0].portal == nil && client.lab.hotspots[0].portalKind == nil)
+            #expect(client.lab.hotspots[0].portalService == nil && client.lab.hotspots[0].portalKind == nil)
+            let after = try StationTraffic.get("http://\(running.hotspot.gateway.address):\(port)/", in: running.namespace, resolvConf: "/dev/null",
+                                               trust: .system, mark: nil, timeout: .seconds(5))
+            #expect((try? after.get()) == nil, "the portal still answered after it went down")
             #expect(client.lab.hotspots[0].services.map(\.serviceName) == ["uplink", "gate", "dnsmasq"])
         }
     }

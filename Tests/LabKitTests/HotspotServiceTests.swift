@@ -87,25 +87,6 @@ final class RecordingLauncher: ProcessLauncher, @unchecked Sendable {
         ])
     }
 
-    @Test func portalCommandLineAndReadiness() throws {
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let portal = PortalService(hotspot: cafe(), kind: "form-login", settings: ["username": "u", "password": "p"], namespace: "hsl0001h0",
-                                   binary: "/build/hotspot-portal", labLogDirectory: dir, launcher: launcher)
-        try portal.start()
-        #expect(launcher.lines == [
-            "spawn in hsl0001h0: /build/hotspot-portal --kind form-login --listen 198.51.100.1:8080 --gate-table inet/hotspot/authenticated "
-                + "--session-seconds 600 --ready-file \(dir)/cafe/portal.ready --setting password=p --setting username=u",
-        ])
-        #expect(portal.logFiles == ["portal": dir + "/cafe/portal.log"])
-        try portal.stop()
-        #expect(portal.process?.exitStatus == HotspotSystem.ExitStatus.signaled(SIGTERM))
-        // A bad https-only value fails before anything starts.
-        let bad = PortalService(hotspot: cafe(), kind: "click-through", settings: ["https-only": "yes"], namespace: "hsl0001h0",
-                                binary: "/build/hotspot-portal", labLogDirectory: dir, launcher: launcher)
-        #expect(throws: SystemError.self) { try bad.start() }
-        #expect(launcher.lines.count == 1)
-    }
-
     /// servfail asked again after its SERVFAIL server died: the server is started again. A child that ended is known
     /// only once polled (its exit status stays nil until reaped), so the check polls it. Control: a live one stays.
     @Test func aSERVFAILServerThatDiedIsStartedAgain() throws {

@@ -92,3 +92,54 @@ struct InternetServiceRootTests {
         #expect((try? after.get()) == nil, "the internet still answered after stop")
     }
 }
+
+/// A hotspot's portal served in the lab runner's own process (`PortalService`): its sockets and its gate's netlink
+/// sockets are made inside the hotspot's namespace; a client there gets the kind's page; its lines go to the hotspot's
+/// `portal.log`; after `stop` nothing listens; a bad setting fails before anything is served or written.
+@Suite("a hotspot's portal in the runner's process (root, host kernel)", .serialized, .requiresRoot)
+struct PortalServiceRootTests {
+    @Test("root: the kind's page from inside the hotspot's namespace, its lines in portal.log; stopped, nothing listens; a bad https-only value refused first")
+    func servesTheKind() throws {
+        let namespace = try NetworkNamespace.create(testPrefix("p") + "h0")
+        defer { try? namespace.delete() }
+        try namespace.route.addAddress(try IPPrefix.parse("198.51.100.1/32"), to: "lo")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hslportal-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory + "/cafe", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let topology = try TopologyParser.parse("""
+            name: t
+            hotspots:
+              - name: cafe
+                ssid: Cafe
+                bssid: "02:00:00:00:01:00"
+                gateway: {subnet: 198.51.100.0/24, portal: {kind: form-login, username: u, password: p}}
+            """, file: "t.yaml")
+        let cafe = try #require(topology.hotspots.first)
+        let settings = try #require(cafe.gateway.portal)
+        let launcher = RecordingLauncher()  // asked for nothing: no process is started
+
+        let bad = PortalService(hotspot: cafe, kind: "click-through", settings: ["https-only": "yes"], namespace: namespace,
+                                labLogDirectory: directory, launcher: launcher)
+        let refused = #expect(throws: SystemError.self) { try bad.start() }
+        #expect("\(refused.map { "\($0)" } ?? "")".contains("https-only"), "\(String(describing: refused))")
+        #expect(!FileManager.default.fileExists(atPath: bad.log), "a portal refused before it started wrote its log")
+
+        let portal = PortalService(hotspot: cafe, kind: settings.kind, settings: settings.settings, namespace: namespace,
+                                   labLogDirectory: directory, launcher: launcher)
+        try portal.start()
+        var stopped = false
+        defer { if !stopped { try? portal.stop() } }
+        let url = "http://198.51.100.1:\(settings.port)/"
+        let page = try StationTraffic.get(url, in: namespace, resolvConf: "/dev/null", trust: .system, mark: nil, timeout: .seconds(20)).get()
+        #expect(page.status == 200 || page.status == 302, "\(page.status) \(page.text.prefix(300))")
+        try portal.stop()
+        stopped = true
+        let after = try StationTraffic.get(url, in: namespace, resolvConf: "/dev/null", trust: .system, mark: nil, timeout: .seconds(5))
+        #expect((try? after.get()) == nil, "the portal still answered after stop")
+        let text = readSmallFile(portal.log) ?? ""
+        #expect(text.contains("portal form-login session \(cafe.gateway.sessionSeconds)s gate inet/hotspot/authenticated"), "\(text)")
+        #expect(text.contains("listening on 198.51.100.1:\(settings.port)"), "\(text)")
+        #expect(text.contains("[portal] 127.0.0.1 GET / -> \(page.status)") || text.contains("GET / -> \(page.status)"), "\(text)")
+        #expect(launcher.lines.isEmpty, "\(launcher.lines)")
+    }
+}

@@ -485,9 +485,9 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
     func run(_ request: RawHTTPRequest, _ peer: String, connection fd: Int32) -> PortalResponse {
         let executor = ConnectionExecutor()
         let box = ResponseBox()
-        let handler = handler
+        let handler = handler, log = log
         let task = Task(executorPreference: executor) {
-            box.value = await handler(request, peer)
+            box.value = await PortalLog.$current.withValue(log) { await handler(request, peer) }
             executor.finish()
         }
         let ended = connections.withLock { state -> Bool in

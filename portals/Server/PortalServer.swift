@@ -56,33 +56,61 @@ public struct PortalServer: Sendable {
     /// `httpsURL` (the same path and query when addressed to the portal; the portal's entry page when intercepted).
     public func runHTTPSOnly(ip: String, port: UInt16, tls: TLSServerContext, tlsIP: String, tlsPort: UInt16, httpsURL: String,
                              onListening: @Sendable @escaping () -> Void = {}) async throws {
-        let handler = self
         try await serveUntilCancelled(onListening: onListening) { servers in
-            let secure = try LabHTTPServer.serving(ip: tlsIP, port: tlsPort, tls: tls, ioTimeoutSeconds: 120) { request, peer in
+            servers += try startHTTPSOnly(ip: ip, port: port, tls: tls, tlsIP: tlsIP, tlsPort: tlsPort, httpsURL: httpsURL)
+        }
+    }
+
+    /// The servers `runHTTPSOnly` serves with, listening when this returns (each accepts on a thread of its own), their
+    /// lines to `log`. The sockets are made in the calling thread's network namespace (the lab runner calls this inside
+    /// the hotspot's: `PortalService`). On an error the servers already listening are stopped.
+    public func startHTTPSOnly(ip: String, port: UInt16, tls: TLSServerContext, tlsIP: String, tlsPort: UInt16, httpsURL: String,
+                               log: PortalLog = .standardOutput) throws -> [LabHTTPServer] {
+        let handler = self
+        var servers: [LabHTTPServer] = []
+        do {
+            let secure = try LabHTTPServer.serving(ip: tlsIP, port: tlsPort, tls: tls, ioTimeoutSeconds: 120, log: log) { request, peer in
                 await handler.handle(request, peer: peer)
             }
             servers.append(secure.server)
-            logLine("https portal on \(tlsIP):\(secure.port) as \(httpsURL)")
-            servers.append(try LabHTTPServer.serving(ip: ip, port: port, ioTimeoutSeconds: 120, logTag: "[portal]") { request, _ in
+            log.line("https portal on \(tlsIP):\(secure.port) as \(httpsURL)")
+            servers.append(try LabHTTPServer.serving(ip: ip, port: port, ioTimeoutSeconds: 120, logTag: "[portal]", log: log) { request, _ in
                 if request.path == Self.readinessPath { return Self.readinessResponse }
                 let host = request.host
                 return .redirect(HTTPSRedirect.location(httpsURL: httpsURL, path: request.path, query: request.query,
                                                        intercepted: !handler.addressesPortal(host) && host != ip))
             }.server)
+        } catch {
+            servers.forEach { $0.stop() }
+            throw error
         }
+        return servers
     }
 
     /// Listens on `ip:port`, and on the same port of every address of `alsoOn` (the gateway's IPv6 address on a
     /// dual-stack hotspot), until cancelled.
     public func run(ip: String, port: UInt16, alsoOn: [String] = [], onListening: @Sendable @escaping () -> Void = {}) async throws {
-        let handler = self
         try await serveUntilCancelled(onListening: onListening) { servers in
+            servers += try start(ip: ip, port: port, alsoOn: alsoOn)
+        }
+    }
+
+    /// The servers `run` serves with, listening when this returns, their lines to `log`; made in the calling thread's
+    /// network namespace, as `startHTTPSOnly`'s.
+    public func start(ip: String, port: UInt16, alsoOn: [String] = [], log: PortalLog = .standardOutput) throws -> [LabHTTPServer] {
+        let handler = self
+        var servers: [LabHTTPServer] = []
+        do {
             for address in [ip] + alsoOn {
-                servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 120, logTag: "[portal]") { request, peer in
+                servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 120, logTag: "[portal]", log: log) { request, peer in
                     await handler.handle(request, peer: peer)
                 }.server)
             }
+        } catch {
+            servers.forEach { $0.stop() }
+            throw error
         }
+        return servers
     }
 }
 

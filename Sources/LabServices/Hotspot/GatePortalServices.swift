@@ -1,6 +1,9 @@
 import Foundation
 import HotspotSystem
+import Netlink
 import PortalKinds
+import PortalNetlink
+import Portals
 import LabTopology
 
 /// The nftables captive gate of a hotspot (`GateRuleset`), loaded from `gate.nft` in its log folder.
@@ -65,75 +68,113 @@ public final class GateService: HotspotService, @unchecked Sendable {  // @unche
     }
 }
 
-/// A hotspot's portal server (`hotspot-portal --kind KIND`), ready once it wrote `portal.ready`.
-public final class PortalService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down; the rest is lets
+/// A hotspot's portal server: its kind (`PortalKinds`) served by `PortalServer` in the lab runner's own process, its
+/// sockets and its gate's netlink sockets made inside the hotspot's namespace (`PortalNetlink`), each connection on a
+/// thread of its own; its lines (the kind's `refused:` lines included) go to `<hotspot>/portal.log`. Until stop 45 it
+/// was a `hotspot-portal --kind KIND` process, whose start was most of its CPU under the VM's emulation (bench/README.md);
+/// that program stays, for a portal served by hand. Ready once `launch` returns: every socket listens then.
+public final class PortalService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down or switches its portal; `servers` and `portalLog` are written only then
     public let hotspot: Hotspot
     public let kind: String
     public let settings: [String: String]
-    public let namespace: String
-    public let binary: String
+    public let namespace: NetworkNamespace
     /// The hotspot's log folder; `labLogDirectory` holds the lab CA.
     public let directory: String
     public let labLogDirectory: String
     let launcher: any ProcessLauncher
-    public private(set) var process: (any ServiceProcess)?
+    private var servers: [LabHTTPServer] = []
+    private var portalLog: PortalLog?
 
     public var serviceName: String { "portal \(kind)" }
     public var log: String { directory + "/portal.log" }
-    public var readyFile: String { directory + "/portal.ready" }
     public var logFiles: [String: String] { ["portal": log] }
+    /// The gate's sets, as `hotspot-portal --gate-table` takes them.
+    public static var gateSpec: String { "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)" }
 
-    public init(hotspot: Hotspot, kind: String, settings: [String: String], namespace: String, binary: String,
+    public init(hotspot: Hotspot, kind: String, settings: [String: String], namespace: NetworkNamespace,
                 labLogDirectory: String, launcher: any ProcessLauncher) {
         self.hotspot = hotspot
         self.kind = kind
         self.settings = settings
         self.namespace = namespace
-        self.binary = binary
         self.labLogDirectory = labLogDirectory
         directory = labLogDirectory + "/" + hotspot.name
         self.launcher = launcher
     }
 
-    /// The server's arguments (makes the https-only certificate when the settings ask for HTTPS only).
-    public func arguments() throws -> [String] {
+    /// Checks the settings (nothing listens when they are wrong), then serves the kind: on the gateway's portal port
+    /// (and its IPv6 address on a hotspot with IPv6), or, HTTPS only, over TLS on 443 with the plain port redirecting
+    /// there (the certificate made by the lab CA).
+    public func launch() throws {
         let gateway = hotspot.gateway
-        var args = ["--kind", kind, "--listen", "\(gateway.address):\(gateway.portal?.port ?? 8080)"]
-        // A LAN with IPv6: the portal answers on the gateway's IPv6 address too (the gate sends IPv6 HTTP there).
-        if let ipv6 = gateway.ipv6 { args += ["--listen6", "\(ipv6.address)", "--portal-url", gateway.portalURL ?? ""] }
-        args += ["--gate-table", "\(GateRuleset.family)/\(GateRuleset.table)/\(GateRuleset.set)",
-                 "--session-seconds", "\(gateway.sessionSeconds)", "--ready-file", readyFile]
         if let value = settings[PortalTLS.setting], let problem = PortalTLS.problem(value) {
             throw SystemError("start the portal of", hotspot.name, reason: "setting `\(PortalTLS.setting)`: \(problem)")
         }
         if let definition = PortalCatalog.definition(kind), let (name, message) = SessionCookie.problem(settings, kind: definition) {
             throw SystemError("start the portal of", hotspot.name, reason: "setting `\(name)`: \(message)")
         }
-        if PortalTLS.isHTTPSOnly(settings) {
-            let (certificate, key) = try PortalTLS.makeServerCertificate(
-                labLogDirectory: labLogDirectory, hotspot: hotspot.name, gatewayAddress: "\(gateway.address)", openssl: try launcher.tool("openssl"))
-            args += ["--https-listen", "\(gateway.address):\(PortalTLS.port)", "--https-url", PortalTLS.url(hotspot: hotspot.name),
-                     "--tls-certificate", certificate, "--tls-key", key]
+        guard let port = UInt16(exactly: gateway.portal?.port ?? 8080), port > 0 else {
+            throw SystemError("start the portal of", hotspot.name, reason: "port \(gateway.portal?.port ?? 8080): expected a TCP port, 1-65535")
         }
-        for (key, value) in settings.sorted(by: { $0.key < $1.key }) where key != PortalTLS.setting { args += ["--setting", "\(key)=\(value)"] }
-        return args
+        let kindSettings = settings.filter { $0.key != PortalTLS.setting }
+        let httpsOnly = PortalTLS.isHTTPSOnly(settings)
+        let portalKind: any PortalKind
+        do {
+            portalKind = try SessionCookie.guarded(try PortalRegistry.make(kind, settings: kindSettings), settings: kindSettings, secure: httpsOnly)
+        } catch {
+            throw SystemError("start the portal of", hotspot.name, reason: "kind `\(kind)`: \(error)")
+        }
+        var https: (certificate: String, key: String)?
+        if httpsOnly {
+            https = try PortalTLS.makeServerCertificate(labLogDirectory: labLogDirectory, hotspot: hotspot.name,
+                                                        gatewayAddress: "\(gateway.address)", openssl: try launcher.tool("openssl"))
+        }
+        let log: PortalLog
+        do { log = try PortalLog(file: self.log) } catch {
+            throw SystemError("start the portal of", hotspot.name, reason: "\(error)")
+        }
+        let ip = "\(gateway.address)", kind = kind, sessionSeconds = gateway.sessionSeconds, gateSpec = Self.gateSpec
+        let address6 = gateway.ipv6.map { "\($0.address)" }
+        let portalURL = address6 != nil ? (gateway.portalURL ?? "") : "http://\(ip):\(port)/"
+        let httpsURL = PortalTLS.url(hotspot: hotspot.name)
+        do {
+            servers = try namespace.runInside { () throws -> [LabHTTPServer] in
+                // The gate's and the neighbour tables' netlink sockets, made here: the hotspot's namespace.
+                let gate = try NetlinkGate(spec: gateSpec)
+                let neighbours = try NetlinkNeighbours()
+                if let https {
+                    let tls = try TLSServerContext(certificateFile: https.certificate, keyFile: https.key)
+                    let name = httpsURL.dropFirst(8).prefix { $0 != "/" && $0 != ":" }
+                    let sessions = PortalSessions(portalURL: httpsURL, sessionSeconds: sessionSeconds, gate: gate, neighbours: neighbours)
+                    let server = PortalServer(kind: portalKind, context: sessions, portalHost: String(name), otherPortalHosts: [ip])
+                    log.line("portal \(kind) HTTPS only at \(httpsURL) (TLS on \(ip):\(PortalTLS.port)) session \(sessionSeconds)s gate \(gateSpec)")
+                    return try server.startHTTPSOnly(ip: ip, port: port, tls: tls, tlsIP: ip, tlsPort: UInt16(PortalTLS.port),
+                                                     httpsURL: httpsURL, log: log)
+                }
+                let sessions = PortalSessions(portalURL: portalURL, sessionSeconds: sessionSeconds, gate: gate, neighbours: neighbours)
+                let server = PortalServer(kind: portalKind, context: sessions, portalHost: ip, otherPortalHosts: address6.map { ["[\($0)]"] } ?? [])
+                log.line("portal \(kind) session \(sessionSeconds)s gate \(gateSpec)" + (address6.map { " also on [\($0)]:\(port)" } ?? ""))
+                return try server.start(ip: ip, port: port, alsoOn: address6.map { [$0] } ?? [], log: log)
+            }
+        } catch {
+            log.close()
+            throw SystemError("start the portal of", hotspot.name, reason: "\(error)")
+        }
+        log.line("listening on \(ip):\(port)")
+        portalLog = log
     }
 
-    public func launch() throws {
-        unlink(readyFile)
-        let args = try arguments()
-        process = try launcher.spawn(ProcessConfiguration(binary, args, stdout: .file(log), stderr: .file(log)), inNamespace: namespace)
-    }
-
+    /// Listening since `launch` returned.
     public func waitUntilReady() throws {
-        guard let process else { throw SystemError("wait for", "portal \(kind) of \(hotspot.name)", reason: "it was not launched") }
-        try Readiness.waitForFile(readyFile, child: process, log: log, what: "portal \(kind) for \(hotspot.name)")
+        guard !servers.isEmpty else { throw SystemError("wait for", "portal \(kind) of \(hotspot.name)", reason: "it was not launched") }
     }
 
-    /// Stops the server (`grace` before SIGKILL). The gate still redirects to its port.
-    public func stop() throws { try stop(grace: .seconds(2)) }
-
-    public func stop(grace: Duration) throws {
-        try Readiness.stop(process, grace: grace)
+    /// Stops the server: it stops listening and every open connection ends (a sign-in in progress, a kind's delay).
+    /// The gate still redirects to its port.
+    public func stop() throws {
+        for server in servers { server.stop(endingConnections: true) }
+        servers = []
+        portalLog?.close()
+        portalLog = nil
     }
 }

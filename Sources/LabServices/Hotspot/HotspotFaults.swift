@@ -75,7 +75,7 @@ extension RunningTopology {
             throw SystemError("switch the portal of", name, reason: "no such hotspot in \(topology.file)")
         }
         if kind == "down" {
-            try hotspots[position].portalService?.stop(grace: .milliseconds(200))
+            try hotspots[position].portalService?.stop()
             hotspots[position].portalService = nil
             return
         }
@@ -93,10 +93,9 @@ extension RunningTopology {
            let (setting, message) = SessionCookie.problem(current.settings.merging(settings) { _, new in new }, kind: definition) {
             throw SystemError("switch the portal of", name, reason: "setting `\(setting)`: \(message) (the topology's settings and the step's)")
         }
-        try running.portalService?.stop(grace: .seconds(2))
-        let binary = try launcher.product("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
+        try running.portalService?.stop()
         let portal = PortalService(hotspot: running.hotspot, kind: kind, settings: current.settings.merging(settings) { _, new in new },
-                                   namespace: running.namespace.name, binary: binary, labLogDirectory: logDirectory, launcher: launcher)
+                                   namespace: running.namespace, labLogDirectory: logDirectory, launcher: launcher)
         try portal.start()
         hotspots[position].portalService = portal
     }

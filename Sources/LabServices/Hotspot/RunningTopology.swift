@@ -71,7 +71,6 @@ public struct RunningHotspot: Sendable {
     }
 
     /// The portal server process (nil: not captive) and the kind it serves now.
-    public var portal: (any ServiceProcess)? { portalService?.process }
     public var portalKind: String? { portalService?.kind }
     /// dnsmasq (DHCP and DNS) and how its DNS answers now.
     public var dnsmasq: (any ServiceProcess)? { dhcpDNS.process }
@@ -130,7 +129,6 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
     /// Validates tools, then builds everything. On any failure what was built is torn down and the error
     /// is rethrown (nothing left half-built).
     public static func up(_ topology: Topology, options: RunningTopologyOptions = RunningTopologyOptions()) throws -> RunningTopology {
-        let portal = try BuildProducts.locate("hotspot-portal", environmentKey: "HOTSPOT_PORTAL")
         var tools = ["dnsmasq", "nft"]
         if options.linkMode == .radio { tools.append("hostapd") }
         if options.stations != nil {
@@ -160,7 +158,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         }
         hotspotLab.note("lab start", since: labStart)
         do {
-            try hotspotLab.build(portalBinary: portal)
+            try hotspotLab.build()
         } catch {
             _ = hotspotLab.down()
             throw error
@@ -199,7 +197,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         timings.append((label, elapsed.secondsDouble))
     }
 
-    func build(portalBinary: String) throws {
+    func build() throws {
         do { try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true) } catch {
             throw SystemError("create the lab's log folder", logDirectory, fileError: error)
         }
@@ -223,7 +221,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         var pending: [(String, () throws -> Void)] = []
         for (index, hotspot) in topology.hotspots.enumerated() {
             try measure("hotspot \(hotspot.name) started") {
-                hotspots.append(try buildHotspot(hotspot, index: index, portalBinary: portalBinary, pending: &pending))
+                hotspots.append(try buildHotspot(hotspot, index: index, pending: &pending))
             }
         }
         // The stations (wpa_supplicant, hotspotd, the helpers, each awaited in turn) are built on a thread of their own
@@ -304,7 +302,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
 
     /// One hotspot: its namespace, then its services in order (uplink, LAN side, gate, portal, one access
     /// point per radio, DHCP/DNS). The daemons are launched here; their readiness waits go to `pending`.
-    func buildHotspot(_ hotspot: Hotspot, index: Int, portalBinary: String,
+    func buildHotspot(_ hotspot: Hotspot, index: Int,
                       pending: inout [(String, () throws -> Void)]) throws -> RunningHotspot {
         let gateway = hotspot.gateway
         let dir = logDirectory + "/" + hotspot.name
@@ -341,11 +339,11 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
 
         var portal: PortalService?
         if let settings = gateway.portal {
-            let service = PortalService(hotspot: hotspot, kind: settings.kind, settings: settings.settings, namespace: ns.name,
-                                        binary: portalBinary, labLogDirectory: logDirectory, launcher: launcher)
-            try service.launch()
+            let service = PortalService(hotspot: hotspot, kind: settings.kind, settings: settings.settings, namespace: ns,
+                                        labLogDirectory: logDirectory, launcher: launcher)
+            // Served in this process, listening when `launch` returns (no process of its own: PortalService).
+            try measure("\(hotspot.name): portal ready") { try service.launch() }
             logs.merge(service.logFiles) { _, new in new }
-            pending.append(("\(hotspot.name): portal ready", service.waitUntilReady))
             portal = service
         }
 

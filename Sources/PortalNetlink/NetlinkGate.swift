@@ -3,30 +3,30 @@ import Glibc
 #endif
 import HotspotSystem
 import Netlink
-import Portals
+import PortalKinds
 
-/// The gate's nftables sets changed over nfnetlink from the portal's own process, which runs in the hotspot
-/// namespace: no `nft` process per sign-in (two of them cost about 0.18 s of every login under TCG, issue 19).
+/// The gate's nftables sets changed over nfnetlink from the portal's server, whose netlink sockets are made in the hotspot
+/// namespace (a `hotspot-portal` process there, or the lab runner's thread inside it: `PortalService`): no `nft` process per sign-in (two of them cost about 0.18 s of every login under TCG, issue 19).
 /// Both families live in one `inet` table (docs/TOPOLOGY.md "The captive gate"): `authenticated`
 /// (`ether_addr . ipv4_addr`) lets a client's IPv4 address through, `authenticated6` (`ether_addr`) the MAC's
 /// IPv6 traffic. A sign-in from either family releases both.
-struct NetlinkGate: PortalGate {
-    let set: NFTSet
-    let set6: NFTSet
+public struct NetlinkGate: PortalGate {
+    public let set: NFTSet
+    public let set6: NFTSet
 
     /// `spec`: FAMILY/TABLE/SET, such as inet/hotspot/authenticated; the IPv6 set is SET with a 6 appended.
-    init(spec: String) throws {
+    public init(spec: String) throws {
         let table = try GateTable(spec: spec)
         set = try NFTSet(family: table.family, table: table.table, set: table.set)
         set6 = try NFTSet(family: table.family, table: table.table, set: table.set + "6")
     }
 
-    init(set: NFTSet, set6: NFTSet) {
+    public init(set: NFTSet, set6: NFTSet) {
         self.set = set
         self.set6 = set6
     }
 
-    func allow(mac: String, ip: String, seconds: Int) async throws {
+    public func allow(mac: String, ip: String, seconds: Int) async throws {
         let timeout = UInt64(max(seconds, 1)) * 1000
         let (element4, element6) = try Self.elements(mac: mac, ip: ip, timeoutMilliseconds: timeout)
         if let element4 { try Self.replace(element4, in: set) }
@@ -40,7 +40,7 @@ struct NetlinkGate: PortalGate {
     }
 
     /// Removing an element the set already timed out is not an error (the gate forgot the client).
-    func revoke(mac: String, ip: String) async throws {
+    public func revoke(mac: String, ip: String) async throws {
         let (element4, element6) = try Self.elements(mac: mac, ip: ip, timeoutMilliseconds: nil)
         if let element4 { try Self.remove(element4, from: set) }
         try Self.remove(element6, from: set6)
@@ -70,20 +70,20 @@ struct NetlinkGate: PortalGate {
 }
 
 /// The portal namespace's neighbour tables (ARP and NDP) over rtnetlink: a client's MAC from its IPv4 or IPv6
-/// address, and the other addresses of that MAC.
-struct NetlinkNeighbours: NeighbourLookup {
-    let route: RouteNetlink
+/// address, and the other addresses of that MAC. Its socket is made in the calling thread's namespace.
+public struct NetlinkNeighbours: NeighbourLookup {
+    public let route: RouteNetlink
 
-    init() throws { route = try RouteNetlink.current() }
+    public init() throws { route = try RouteNetlink.current() }
 
-    func entries() -> [NeighbourInfo] { (try? route.neighbours()) ?? [] }
+    public func entries() -> [NeighbourInfo] { (try? route.neighbours()) ?? [] }
 
-    func mac(for ip: String) -> String? {
+    public func mac(for ip: String) -> String? {
         guard let address = IPAddress(ip) else { return nil }
         return entries().first { $0.address == address }.map { "\($0.mac)" }
     }
 
-    func addresses(of mac: String) -> [String] {
+    public func addresses(of mac: String) -> [String] {
         entries().filter { "\($0.mac)" == mac.lowercased() }.map { "\($0.address)" }
     }
 }
