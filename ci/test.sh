@@ -121,7 +121,7 @@ step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
 # - [checks]: the vendor CI templates (ci/github, ci/gitlab), their steps run in order, certifying the reference
 #   helper; then the SDK's DocC catalogs (HotspotHelper, NEHotspotHelperCompat: every symbol and article link must
 #   resolve). Both call `swift build`, a no-op here (SwiftPM's lock keeps them one at a time).
-# - the host suites in four processes (the test bundle run directly, Swift Testing only, as the VM suite is). They
+# - the host suites in six processes (the test bundle run directly, Swift Testing only, as the VM suite is). They
 #   wait on labs' timers far more than they compute (alone, one after the other: 523 s at about a quarter of the 2
 #   cores, most of it the hogs of the two load tests; bench/README.md, stop 43). Within a process the suites stay one
 #   at a time (on 2 cores, suites that block Swift's cooperative threads starve the in-process portal servers of the
@@ -130,7 +130,8 @@ step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
 #   once per process: in another group they were certified twice, stop 44); [host-race], issue 27's close race (500
 #   rounds quiet, 500 beside two CPU hogs; in [host-load] it made that group CI's longest path, run 84);
 #   [host-labs], the other long native-tier lab suites; [host-slow], the suites that mostly wait
-#   (a helper 13 s late, the vendor patterns' certifies, bring-up under signals); [host-boots], VMBootTests' three short
+#   (a helper 13 s late, the vendor patterns' certifies, bring-up under signals, the air's capture, hotspotd's bounds and
+#   bad input: these three made [host-rest] the host side's longest part, run 86); [host-boots], VMBootTests' three short
 #   boots, outside the cgroup at nice 10 (its qemu at nice 0: in the cgroup it was starved past the boots' bounds, run 85);
 #   [host-rest], every test matched by none of them, so none is left out. The native tier's scenarios are judged by
 #   the VM suite (its parity check runs them beside the VM and judges each one, Tests/LabKitTests/VMSuiteTests.swift),
@@ -140,13 +141,14 @@ step "trace reads" /usr/bin/python3 ci/check-trace-reads.py
 # - [fuzz]: coverage-guided fuzzing of the frame decoder, JSON, topology and scenario parsers (issue 17): 100,000
 #   inputs per target from a fixed seed, so the verdict is the commit's and not the machine's load or luck; fails on a
 #   crash, a trap or a hang and keeps the input under Tests/Fuzz/crashes/. The harnesses were built beside the main
-#   build; the inputs (about 50 CPU-seconds) run once the fuzzing's build and [host-labs] are done (at nice 10 as the
-#   rest: at nice 19 the hogs beside it in the cgroup starved it, 225 s in run 84).
+#   build; the inputs (about 50 CPU-seconds) run once the fuzzing's build and [host-boots] are done (at nice 10 as the
+#   rest: at nice 19 the hogs beside it in the cgroup starved it, 225 s in run 84; after [host-labs], in run 86, they
+#   were the host side's last part).
 # None's verdict may depend on the others' load, nor on the VM suite's (the lab's promise).
 load_suites='NativeCertifyUnderLoadRootTests/|NativeCertifyRootTests/'
 race_suites='CloseRaceTests/'
 lab_suites='HotspotGateRootTests/|IPv6GateRootTests/|NativeReplayRootTests/|IPv6OnlyCertifyRootTests/'
-slow_suites='CertifyDeadlineRootTests/|VendorPatternsRootTests/|SignalChaosRootTests/'
+slow_suites='CertifyDeadlineRootTests/|VendorPatternsRootTests/|SignalChaosRootTests/|AirCaptureRootTests/|BoundsTests/|RobustnessTests/'
 # VMBootTests' three short boots: at the VM suite's weight, not the host side's (in the cgroup their qemu was starved
 # past the boots' own bounds, run 85).
 boot_suites='VMBootTests/'
@@ -186,7 +188,7 @@ for group in "${hostgroups[@]}"; do
     start_part "host-$group" "[host-$group]" "$weight" env NO_COLOR=1 "$bundle" --testing-library swift-testing --no-parallel "${selection[@]}"
 done
 # The parts started as others end: under-load after [host-load] and [host-race], the fuzzing's inputs after its build and
-# [host-labs].
+# [host-boots] (the short boots: the only part outside the cgroup).
 pending=("${parts[@]}" "$fuzzbuildjob")
 declare -A ended
 while [ "${#pending[@]}" -gt 0 ]; do
@@ -208,7 +210,7 @@ while [ "${#pending[@]}" -gt 0 ]; do
         start_part under-load "[under-load]" lowered env NO_COLOR=1 ci/under-load.sh
         pending+=("$!")
     fi
-    if [ -n "${ended[fuzz-build]:-}" ] && [ -n "${ended[host-labs]:-}" ] && [ -z "${fuzzstarted:-}" ]; then
+    if [ -n "${ended[fuzz-build]:-}" ] && [ -n "${ended[host-boots]:-}" ] && [ -z "${fuzzstarted:-}" ]; then
         fuzzstarted=1
         if [ "$(cat "$fuzzbuildlog.status" 2>/dev/null || echo unknown)" = 0 ]; then
             start_part fuzz "[fuzz]" lowered ci/fuzz.sh --runs 100000 --skip-build
