@@ -155,8 +155,10 @@ func withLab(_ topology: Topology, _ body: (LabClient) throws -> Void) throws {
     let lab = try RunningTopology.up(topology, options: RunningTopologyOptions(linkMode: .veth))
     var pids: [Int32] = []
     defer {
+        #expect(lab.servingHere.sorted() == ["internet"] + (lab.hotspots[0].portalService.map { [$0.serviceName] } ?? []))
         let errors = lab.down()
         #expect(errors.isEmpty, "teardown errors: \(errors)")
+        #expect(lab.servingHere.isEmpty, "servers of the lab still served in this process: \(lab.servingHere)")
         #expect(!NetworkNamespace.list().contains { $0.hasPrefix(lab.lab.prefix) }, "namespaces left behind")
         for pid in pids { #expect(!processExists(pid), "process \(pid) left running") }
     }

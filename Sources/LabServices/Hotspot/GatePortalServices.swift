@@ -164,6 +164,9 @@ public final class PortalService: HotspotService, @unchecked Sendable {  // @unc
         portalLog = log
     }
 
+    /// Whether it listens (launched, not stopped).
+    public var isServing: Bool { !servers.isEmpty }
+
     /// Listening since `launch` returned.
     public func waitUntilReady() throws {
         guard !servers.isEmpty else { throw SystemError("wait for", "portal \(kind) of \(hotspot.name)", reason: "it was not launched") }

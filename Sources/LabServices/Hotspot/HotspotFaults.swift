@@ -96,6 +96,7 @@ extension RunningTopology {
         try running.portalService?.stop()
         let portal = PortalService(hotspot: running.hotspot, kind: kind, settings: current.settings.merging(settings) { _, new in new },
                                    namespace: running.namespace, labLogDirectory: logDirectory, launcher: launcher)
+        servesHere(portal)
         try portal.start()
         hotspots[position].portalService = portal
     }

@@ -65,6 +65,9 @@ public final class InternetService: HotspotService, @unchecked Sendable {  // @u
         portalLog = log
     }
 
+    /// Whether it listens (launched, not stopped).
+    public var isServing: Bool { !servers.isEmpty }
+
     /// Listening since `launch` returned.
     public func waitUntilReady() throws {
         guard !servers.isEmpty else { throw SystemError("wait for", "the internet server in \(namespace.name)", reason: "it was not launched") }

@@ -108,6 +108,22 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         set { runningHotspots.withLock { $0 = newValue } }
     }
     private let runningHotspots = Locked<[RunningHotspot]>([])
+    /// The servers this process serves for the lab (its internet, each hotspot's portals, switched ones included):
+    /// threads and sockets of this process, which the lab's teardown (its processes by pid, its namespaces) would not
+    /// end. `down()` stops each (stopping twice is harmless), also one whose hotspot failed to build.
+    private let servedHere = Locked<[any HotspotService & Sendable]>([])
+
+    /// The servers of the lab this process still serves (their names): none after `down()`.
+    public var servingHere: [String] {
+        servedHere.withLock { $0 }.compactMap { service in
+            ((service as? InternetService)?.isServing ?? (service as? PortalService)?.isServing ?? false) ? service.serviceName : nil
+        }
+    }
+
+    /// Notes a server `down()` must stop.
+    func servesHere(_ service: any HotspotService & Sendable) {
+        servedHere.withLock { $0.append(service) }
+    }
     /// The topology's stations, when `options.stations` asked for them.
     public private(set) var stations: [RunningStation] = []
     /// Seconds each phase took (for the bench).
@@ -173,10 +189,12 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         for hotspot in hotspots {
             for ap in hotspot.accessPoints { ap.hostapd?.close() }
         }
-        // The internet's servers are this process's threads: the lab's teardown (its processes by pid, its namespaces)
-        // would not end them.
+        // The internet's and the portals' servers are this process's threads: the lab's teardown (its processes by pid,
+        // its namespaces) would not end them.
         var errors: [any Error] = []
-        do { try internetServer?.stop() } catch { errors.append(error) }
+        for service in servedHere.withLock({ $0 }) {
+            do { try service.stop() } catch { errors.append(error) }
+        }
         errors += lab.teardown()
         VMLogMirror.copyOut(logDirectory)
         return errors
@@ -213,6 +231,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         try internetNS.route.addAddress(IPPrefix(Internet.address6, length: 128), to: "lo")
         // Served in this process, listening when `start` returns (no process of its own: InternetService).
         let internetService = InternetService(internet: topology.internet, namespace: internetNS, labLogDirectory: logDirectory)
+        servesHere(internetService)
         try measure("internet server ready") { try internetService.start() }
         internetServer = internetService
 
@@ -342,6 +361,7 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
             let service = PortalService(hotspot: hotspot, kind: settings.kind, settings: settings.settings, namespace: ns,
                                         labLogDirectory: logDirectory, launcher: launcher)
             // Served in this process, listening when `launch` returns (no process of its own: PortalService).
+            servesHere(service)
             try measure("\(hotspot.name): portal ready") { try service.launch() }
             logs.merge(service.logFiles) { _, new in new }
             portal = service
