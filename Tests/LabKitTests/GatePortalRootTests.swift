@@ -66,7 +66,7 @@ struct LabClient {
     }
 
     /// curl as a browser would: resolving `host` through the lab's DNS first.
-    func get(_ url: String, form: [String]? = nil, follow: Bool = false, maxTime: Int = 5) throws -> Reply {
+    func get(_ url: String, form: [String]? = nil, follow: Bool = false, maxTime: Int = 30) throws -> Reply {
         var args = ["-sS", "-o", "-", "-w", "\n%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*"]
         if let host = URL(string: url)?.host, IPv4Address(host) == nil {
             guard let ip = try resolve(host) else { throw SystemError("resolve", host, reason: "no answer from \(gateway)") }
@@ -90,8 +90,11 @@ struct LabClient {
         return Reply(exit: exit, status: status, body: body, stderr: result.stderr)
     }
 
-    func ping(_ ip: String) throws -> Bool {
-        try run("busybox", ["ping", "-c", "1", "-W", "1", ip]).status.succeeded
+    /// One echo request answered within `wait` seconds. Where a reply is expected the wait is long (a reply ends it at
+    /// once; on a loaded machine a second was not always enough, CI run 88); where the gate must stop it, short (the
+    /// gate rejects at once, and a late reply could only hide a fault, not invent one).
+    func ping(_ ip: String, wait: Int = 10) throws -> Bool {
+        try run("busybox", ["ping", "-c", "1", "-W", "\(wait)", ip]).status.succeeded
     }
 
     var appleProbe: Reply { get throws { try get("http://captive.apple.com/hotspot-detect.html") } }
@@ -120,7 +123,7 @@ struct LabClient {
         let location = try run("curl", ["-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "30",
                                         "http://\(internetIP)/hotspot-detect.html"]).stdout
         #expect(location == portalURL, "\(comment): redirect to \(location), expected \(portalURL)")
-        #expect(!(try ping(internetIP)), "\(comment): ping \(internetIP) should be rejected")
+        #expect(!(try ping(internetIP, wait: 2)), "\(comment): ping \(internetIP) should be rejected")
         let https = try run("curl", ["-sS", "-o", "/dev/null", "--max-time", "30", "https://\(internetIP)/"])
         // The gate answers a TCP reset at once (after login the same connection reaches the internet host).
         #expect(https.status == .exited(7) && https.stderr.contains("Couldn't connect"), "\(comment): https should be refused: \(https.status) \(https.stderr)")
@@ -259,9 +262,11 @@ struct HotspotGateRootTests {
     func brokenKind(_ kind: String) throws {
         try withLab(try labTopology(kind: kind, settings: kind == "broken-slow" ? ["delay-seconds": "30"] : [:])) { client in
             _ = try client.dhcp()
-            let apple = try client.get("http://captive.apple.com/hotspot-detect.html", follow: true, maxTime: 3)
+            // broken-slow answers after 30 s: 3 s of curl always time out; the others answer, so they get 30 s.
+            let maxTime = kind == "broken-slow" ? 3 : 30
+            let apple = try client.get("http://captive.apple.com/hotspot-detect.html", follow: true, maxTime: maxTime)
             #expect(apple.body != InternetSuccess)
-            let android = try client.get("http://connectivitycheck.gstatic.com/generate_204", follow: true, maxTime: 3)
+            let android = try client.get("http://connectivitycheck.gstatic.com/generate_204", follow: true, maxTime: maxTime)
             #expect(android.status != 204)
             switch kind {
             case "broken-slow":
@@ -273,7 +278,7 @@ struct HotspotGateRootTests {
             default:
                 #expect(apple.status == 200 && apple.body.isEmpty && android.status == 200 && android.body.isEmpty)
             }
-            #expect(!(try client.ping(client.internetIP)))
+            #expect(!(try client.ping(client.internetIP, wait: 2)))
         }
     }
 
@@ -281,17 +286,17 @@ struct HotspotGateRootTests {
     func status511() throws {
         try withLab(try labTopology(kind: "status-511", settings: ["username": "guest", "password": "croissant"])) { client in
             _ = try client.dhcp()
-            let apple = try client.get("http://captive.apple.com/hotspot-detect.html", maxTime: 3)
+            let apple = try client.get("http://captive.apple.com/hotspot-detect.html")
             #expect(apple.status == 511, "\(apple.status) \(apple.body)")
             #expect(apple.body.contains("action=\"http://\(client.gateway):8080/login\""), "\(apple.body)")
-            let android = try client.get("http://connectivitycheck.gstatic.com/generate_204", maxTime: 3)
+            let android = try client.get("http://connectivitycheck.gstatic.com/generate_204")
             #expect(android.status == 511)
             // A switch whose settings the new kind refuses fails before the running portal stops, naming the kind.
             let refused = #expect(throws: SystemError.self) {
                 try client.lab.switchPortal(hotspot: "cafe", kind: "form-login", settings: ["login-status": "teapot"])
             }
             #expect("\(refused.map { "\($0)" } ?? "")".contains("portal kind form-login: setting `login-status`: expected a whole number 400...599"))
-            #expect(try client.get("http://captive.apple.com/hotspot-detect.html", maxTime: 3).status == 511, "the old portal stopped")
+            #expect(try client.get("http://captive.apple.com/hotspot-detect.html").status == 511, "the old portal stopped")
             let login = try client.get("http://\(client.gateway):8080/login", form: ["username=guest", "password=croissant"])
             #expect(login.status == 200)
             try client.expectOnline("after signing in on the 511 page's form")

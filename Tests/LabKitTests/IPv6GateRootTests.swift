@@ -29,12 +29,13 @@ extension LabClient {
         throw SystemError("wait for", "a SLAAC address on \(running.stationInterface!)", reason: "none after \(timeout)")
     }
 
-    func ping6(_ ip: String) throws -> Bool {
-        try run("busybox", ["ping", "-6", "-c", "1", "-W", "1", ip]).status.succeeded
+    /// As `LabClient.ping`: a long wait where a reply is expected, a short one where the gate must stop it.
+    func ping6(_ ip: String, wait: Int = 10) throws -> Bool {
+        try run("busybox", ["ping", "-6", "-c", "1", "-W", "\(wait)", ip]).status.succeeded
     }
 
     /// curl over IPv6 to a literal.
-    func get6(_ url: String, form: [String]? = nil, maxTime: Int = 5) throws -> Reply {
+    func get6(_ url: String, form: [String]? = nil, maxTime: Int = 30) throws -> Reply {
         var args = ["-6", "-sS", "-o", "-", "-w", "\n%{http_code}", "--max-time", "\(maxTime)", "--noproxy", "*"]
         for field in form ?? [] { args += ["--data-urlencode", field] }
         args.append(url)
@@ -49,10 +50,10 @@ extension LabClient {
         let location = try run("curl", ["-6", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", "--max-time", "30",
                                         "http://[\(internet6)]/hotspot-detect.html"]).stdout
         #expect(location == portalURL, "\(comment): IPv6 redirect to \(location), expected \(portalURL)")
-        #expect(!(try ping6(internet6)), "\(comment): ping \(internet6) should be rejected")
+        #expect(!(try ping6(internet6, wait: 2)), "\(comment): ping \(internet6) should be rejected")
         if running.hotspot.gateway.ip.hasIPv4 {
             #expect(try appleProbe.status == 302, "\(comment): IPv4 probe")
-            #expect(!(try ping(internetIP)), "\(comment): ping \(internetIP) should be rejected")
+            #expect(!(try ping(internetIP, wait: 2)), "\(comment): ping \(internetIP) should be rejected")
         }
     }
 
@@ -205,7 +206,7 @@ struct IPv6GateRootTests {
             #expect(global.isEmpty, "an IPv4-only LAN gave an IPv6 address: \(global)")
             #expect(try client.get("http://\(client.gateway):8080/accept", form: ["accept=yes"]).status == 200)
             #expect(try client.appleProbe.status == 200)
-            #expect(!(try client.ping6(client.internet6)))
+            #expect(!(try client.ping6(client.internet6, wait: 2)))
         }
     }
 
@@ -253,7 +254,7 @@ struct IPv6GateRootTests {
             let probe = "http://[\(synthesized)]/hotspot-detect.html"
             let before = try client.get6(probe)
             #expect(before.status == 302 && before.body != InternetSuccess, "before sign-in through NAT64: \(before.status)")
-            #expect(!(try client.ping6(synthesized)), "NAT64 must be closed before sign-in")
+            #expect(!(try client.ping6(synthesized, wait: 2)), "NAT64 must be closed before sign-in")
             try client.expectCaptiveOnBothFamilies("before sign-in")
             #expect(try client.get6("http://[\(client.gateway6)]:8080/accept", form: ["accept=yes"]).status == 200)
             let after = try client.get6(probe)
@@ -261,7 +262,7 @@ struct IPv6GateRootTests {
             #expect(try client.ping6(synthesized))
             try client.expectOnlineOnBothFamilies("after sign-in")
             try client.lab.expirePortalSessions(client.running)
-            #expect(!(try client.ping6(synthesized)), "NAT64 closed again after the session")
+            #expect(!(try client.ping6(synthesized, wait: 2)), "NAT64 closed again after the session")
         }
     }
 }
