@@ -148,13 +148,13 @@ public enum InternetServer {
 
     /// Answers one request as `responder` does, logging what it matched (an unmatched request says so), after
     /// the route's delay; a `hang` route never answers.
-    public static func answer(_ responder: InternetResponder, method: String, host: String?, path: String, scheme: String,
-                              log: PortalLog = .standardOutput) async -> PortalResponse {
+    /// Its line goes to the answering server's log (`PortalLog.current`, which `LabHTTPServer` binds around a handler).
+    public static func answer(_ responder: InternetResponder, method: String, host: String?, path: String, scheme: String) async -> PortalResponse {
         let (response, match, route) = responder.respond(method: method, host: host, path: path)
         switch match {
-        case .service(let n): log.line("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> service \(n) \(response.status)")
-        case .probe: log.line("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> probe endpoint \(response.status)")
-        case .unmatched: log.line("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> unmatched (no service or probe endpoint; general page)")
+        case .service(let n): logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> service \(n) \(response.status)")
+        case .probe: logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> probe endpoint \(response.status)")
+        case .unmatched: logLine("[internet] \(scheme) \(method) \(host ?? "-") \(path) -> unmatched (no service or probe endpoint; general page)")
         }
         if let route {
             if route.fault == .hang {
@@ -188,7 +188,7 @@ public enum InternetServer {
             if let tls {
                 for address in [ip] + alsoOn {
                     let secure = try LabHTTPServer.serving(ip: address, port: tlsPort, tls: tls, logTag: "[internet]", logRequests: false, log: log) { request, _ in
-                        await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https", log: log)
+                        await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "https")
                     }
                     servers.append(secure.server)
                     log.line("internet HTTPS on " + (address.contains(":") ? "[\(address)]" : address) + ":\(secure.port)")
@@ -197,7 +197,7 @@ public enum InternetServer {
             for address in [ip] + alsoOn {
                 servers.append(try LabHTTPServer.serving(ip: address, port: port, ioTimeoutSeconds: 60, logTag: "[internet]", logRequests: false, log: log) { request, _ in
                     if request.path == PortalServer.readinessPath { return PortalServer.readinessResponse }
-                    return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http", log: log)
+                    return await answer(responder, method: request.method, host: request.host, path: request.path, scheme: "http")
                 }.server)
             }
         } catch {

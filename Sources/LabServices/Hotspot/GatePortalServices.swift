@@ -73,7 +73,7 @@ public final class GateService: HotspotService, @unchecked Sendable {  // @unche
 /// thread of its own; its lines (the kind's `refused:` lines included) go to `<hotspot>/portal.log`. Until stop 45 it
 /// was a `hotspot-portal --kind KIND` process, whose start was most of its CPU under the VM's emulation (bench/README.md);
 /// that program stays, for a portal served by hand. Ready once `launch` returns: every socket listens then.
-public final class PortalService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings its hotspot up or down or switches its portal; `servers` and `portalLog` are written only then
+public final class PortalService: InProcessService, @unchecked Sendable {  // @unchecked: lets, and `served` (which locks its own state)
     public let hotspot: Hotspot
     public let kind: String
     public let settings: [String: String]
@@ -82,8 +82,7 @@ public final class PortalService: HotspotService, @unchecked Sendable {  // @unc
     public let directory: String
     public let labLogDirectory: String
     let launcher: any ProcessLauncher
-    private var servers: [LabHTTPServer] = []
-    private var portalLog: PortalLog?
+    private let served = InProcessServers()
 
     public var serviceName: String { "portal \(kind)" }
     public var log: String { directory + "/portal.log" }
@@ -138,7 +137,7 @@ public final class PortalService: HotspotService, @unchecked Sendable {  // @unc
         let portalURL = address6 != nil ? (gateway.portalURL ?? "") : "http://\(ip):\(port)/"
         let httpsURL = PortalTLS.url(hotspot: hotspot.name)
         do {
-            servers = try namespace.runInside { () throws -> [LabHTTPServer] in
+            let servers = try namespace.runInside { () throws -> [LabHTTPServer] in
                 // The gate's and the neighbour tables' netlink sockets, made here: the hotspot's namespace.
                 let gate = try NetlinkGate(spec: gateSpec)
                 let neighbours = try NetlinkNeighbours()
@@ -156,28 +155,25 @@ public final class PortalService: HotspotService, @unchecked Sendable {  // @unc
                 log.line("portal \(kind) session \(sessionSeconds)s gate \(gateSpec)" + (address6.map { " also on [\($0)]:\(port)" } ?? ""))
                 return try server.start(ip: ip, port: port, alsoOn: address6.map { [$0] } ?? [], log: log)
             }
+            served.serving(servers, log: log)
         } catch {
             log.close()
             throw SystemError("start the portal of", hotspot.name, reason: "\(error)")
         }
         log.line("listening on \(ip):\(port)")
-        portalLog = log
     }
 
     /// Whether it listens (launched, not stopped).
-    public var isServing: Bool { !servers.isEmpty }
+    public var isServing: Bool { served.isServing }
 
     /// Listening since `launch` returned.
     public func waitUntilReady() throws {
-        guard !servers.isEmpty else { throw SystemError("wait for", "portal \(kind) of \(hotspot.name)", reason: "it was not launched") }
+        guard served.isServing else { throw SystemError("wait for", "portal \(kind) of \(hotspot.name)", reason: "it was not launched") }
     }
 
     /// Stops the server: it stops listening and every open connection ends (a sign-in in progress, a kind's delay).
     /// The gate still redirects to its port.
     public func stop() throws {
-        for server in servers { server.stop(endingConnections: true) }
-        servers = []
-        portalLog?.close()
-        portalLog = nil
+        served.stop()
     }
 }

@@ -12,12 +12,11 @@ import LabTopology
 /// process's start (the dynamic loader, Foundation, its readiness request) was about nine tenths of its CPU and an
 /// eighth of a radio lab's (bench/README.md, stop 45). Its lines go to `internet.log` in the lab's log folder. Ready
 /// once `launch` returns: every socket listens then.
-public final class InternetService: HotspotService, @unchecked Sendable {  // @unchecked: started and stopped by the one thread that brings the lab up or down; `servers` and `portalLog` are written only then
+public final class InternetService: InProcessService, @unchecked Sendable {  // @unchecked: lets, and `served` (which locks its own state)
     public let internet: Internet
     public let namespace: NetworkNamespace
     public let labLogDirectory: String
-    private var servers: [LabHTTPServer] = []
-    private var portalLog: PortalLog?
+    private let served = InProcessServers()
 
     /// The HTTPS port.
     public static let tlsPort: UInt16 = 443
@@ -53,31 +52,28 @@ public final class InternetService: HotspotService, @unchecked Sendable {  // @u
             let tls = try issuer.serverContext(defaultName: address)
             log.line("internet HTTPS on port \(Self.tlsPort): certificates per SNI name from \(ca)")
             log.line("internet: \(internet.services.count) backend route(s)")
-            servers = try namespace.runInside {
+            let servers = try namespace.runInside {
                 try InternetServer.start(ip: address, port: port, alsoOn: ["\(Internet.address6)"], responder: responder, tls: tls,
                                          tlsPort: Self.tlsPort, log: log)
             }
+            served.serving(servers, log: log)
         } catch {
             log.close()
             throw SystemError("start the lab internet in \(namespace.name)", "\(address):\(port)", reason: "\(error)")
         }
         log.line("listening on \(address):\(port) and [\(Internet.address6)]:\(port)")
-        portalLog = log
     }
 
     /// Whether it listens (launched, not stopped).
-    public var isServing: Bool { !servers.isEmpty }
+    public var isServing: Bool { served.isServing }
 
     /// Listening since `launch` returned.
     public func waitUntilReady() throws {
-        guard !servers.isEmpty else { throw SystemError("wait for", "the internet server in \(namespace.name)", reason: "it was not launched") }
+        guard served.isServing else { throw SystemError("wait for", "the internet server in \(namespace.name)", reason: "it was not launched") }
     }
 
     /// Stops listening and ends every open connection (a `hang` route's request included), then closes the log.
     public func stop() throws {
-        for server in servers { server.stop(endingConnections: true) }
-        servers = []
-        portalLog?.close()
-        portalLog = nil
+        served.stop()
     }
 }

@@ -108,20 +108,17 @@ public final class RunningTopology: @unchecked Sendable {  // @unchecked: `hotsp
         set { runningHotspots.withLock { $0 = newValue } }
     }
     private let runningHotspots = Locked<[RunningHotspot]>([])
-    /// The servers this process serves for the lab (its internet, each hotspot's portals, switched ones included):
-    /// threads and sockets of this process, which the lab's teardown (its processes by pid, its namespaces) would not
-    /// end. `down()` stops each (stopping twice is harmless), also one whose hotspot failed to build.
-    private let servedHere = Locked<[any HotspotService & Sendable]>([])
+    /// The services this process serves for the lab (its internet, each hotspot's portals, switched ones included).
+    /// `down()` stops each (stopping twice is harmless), also one whose hotspot failed to build.
+    private let servedHere = Locked<[any InProcessService]>([])
 
     /// The servers of the lab this process still serves (their names): none after `down()`.
     public var servingHere: [String] {
-        servedHere.withLock { $0 }.compactMap { service in
-            ((service as? InternetService)?.isServing ?? (service as? PortalService)?.isServing ?? false) ? service.serviceName : nil
-        }
+        servedHere.withLock { $0 }.filter(\.isServing).map(\.serviceName)
     }
 
-    /// Notes a server `down()` must stop.
-    func servesHere(_ service: any HotspotService & Sendable) {
+    /// Notes a service `down()` must stop.
+    func servesHere(_ service: any InProcessService) {
         servedHere.withLock { $0.append(service) }
     }
     /// The topology's stations, when `options.stations` asked for them.
