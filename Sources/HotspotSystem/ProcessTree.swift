@@ -13,16 +13,72 @@ public enum ProcessTree {
     /// User and system CPU of `pid` and of every process below it (reaped children included), in seconds; nil when
     /// `pid` does not exist. A descendant that exits between the reads is counted by its parent once reaped.
     public static func treeSeconds(_ pid: pid_t) -> Double? {
+        treeUsage(pid)?.cpu
+    }
+
+    /// What a process tree did up to one moment: the CPU it spent, and how long its live threads waited on a run
+    /// queue for a CPU (runnable, not running). A tree that is starved on a busy machine waits; one that sleeps
+    /// (for a timer, a socket, a child) neither computes nor waits, however busy the machine is.
+    public struct Usage: Sendable, Equatable {
+        /// User and system CPU, reaped children included (`treeSeconds`), in seconds.
+        public var cpu: Double
+        /// Time the tree's live threads spent runnable but not running (field 2 of /proc/PID/task/TID/schedstat), in
+        /// seconds; 0 where the kernel keeps no schedstat.
+        public var waited: Double
+        /// Whether a thread of the tree was runnable (state R) when it was read: a thread starved since before the
+        /// last read has not had its wait added to `waited` yet (the kernel adds it when the thread runs).
+        public var runnable: Bool
+
+        public init(cpu: Double, waited: Double = 0, runnable: Bool = false) {
+            self.cpu = cpu
+            self.waited = waited
+            self.runnable = runnable
+        }
+    }
+
+    /// `Usage` of `pid` and every process below it; nil when `pid` does not exist.
+    public static func treeUsage(_ pid: pid_t) -> Usage? {
         guard let own = seconds(pid) else { return nil }
-        var total = own
+        var usage = Usage(cpu: own)
+        threadWaits(pid, into: &usage)
         var seen: Set<pid_t> = [pid]
         var queue = children(pid)
         while let child = queue.popLast() {
             guard seen.count < 4096, seen.insert(child).inserted else { continue }
-            total += seconds(child) ?? 0
+            usage.cpu += seconds(child) ?? 0
+            threadWaits(child, into: &usage)
             queue += children(child)
         }
-        return total
+        return usage
+    }
+
+    /// Adds the run-queue waits of `pid`'s threads, and whether one of them is runnable, to `usage`.
+    static func threadWaits(_ pid: pid_t, into usage: inout Usage) {
+        for tid in threads(pid) {
+            let task = "/proc/\(pid)/task/\(tid)"
+            if let line = readSmallFile("\(task)/schedstat", limit: 256) {
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\n" })
+                if fields.count > 1, let nanoseconds = UInt64(fields[1]) { usage.waited += Double(nanoseconds) / 1e9 }
+            }
+            if let text = readSmallFile("\(task)/stat", limit: 4096), let close = text.lastIndex(of: ")"),
+               text[text.index(after: close)...].split(separator: " ").first == "R" {
+                usage.runnable = true
+            }
+        }
+    }
+
+    /// The thread ids of `pid` (`/proc/PID/task`); none when it does not exist.
+    public static func threads(_ pid: pid_t) -> [pid_t] {
+        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
+        defer { closedir(directory) }
+        var result: [pid_t] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let tid = pid_t(name) { result.append(tid) }
+        }
+        return result
     }
 
     /// utime + stime + cutime + cstime of one process (fields 14-17 of /proc/PID/stat), in seconds.
@@ -61,17 +117,9 @@ public enum ProcessTree {
 
     /// The children of every thread of `pid` (`/proc/PID/task/*/children`); none when it does not exist.
     public static func children(_ pid: pid_t) -> [pid_t] {
-        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
-        defer { closedir(directory) }
-        var result: [pid_t] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard let tid = pid_t(name) else { continue }
-            result += (readSmallFile("/proc/\(pid)/task/\(tid)/children", limit: 65536) ?? "")
+        threads(pid).flatMap { tid in
+            (readSmallFile("/proc/\(pid)/task/\(tid)/children", limit: 65536) ?? "")
                 .split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pid_t($0) }
         }
-        return result
     }
 }

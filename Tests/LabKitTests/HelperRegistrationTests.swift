@@ -16,10 +16,15 @@ struct RegistrationPatienceTests {
     /// Samples every 0.25 s of a virtual clock up to `until`, the tree's CPU given by `cpu(elapsed)` (nil: not
     /// sampled); the first give-up, and when.
     func firstGiveUp(until: Double = 400, _ cpu: (Double) -> Double?) -> (at: Double, why: String)? {
+        firstGiveUp(until: until, usage: { cpu($0).map { ProcessTree.Usage(cpu: $0) } })
+    }
+
+    /// The same with the tree's whole usage (CPU, run-queue wait, runnable) given by `usage(elapsed)`.
+    func firstGiveUp(until: Double = 400, usage: (Double) -> ProcessTree.Usage?) -> (at: Double, why: String)? {
         var watch = RegistrationPatience.Watch()
         var t = 0.0
         while t <= until {
-            if case .giveUp(let why) = patience.decide(elapsed: t, cpu: cpu(t), watch: &watch) { return (t, why) }
+            if case .giveUp(let why) = patience.decide(elapsed: t, usage: usage(t), watch: &watch) { return (t, why) }
             t += 0.25
         }
         return nil
@@ -35,7 +40,7 @@ struct RegistrationPatienceTests {
     func idle() throws {
         let started = try #require(firstGiveUp { $0 < 0.5 ? $0 * 0.4 : 0.2 })
         #expect(started.at == 20)
-        #expect(started.why.hasPrefix("not registered within 20 s, idle (no CPU spent) for the last 19.5 s (0.2 s of CPU in all)"), "\(started.why)")
+        #expect(started.why.hasPrefix("not registered within 20 s, idle (neither computing nor waiting for a CPU) for the last 19.5 s (0.2 s of CPU in all)"), "\(started.why)")
         // Computing until 18 s, then idle: 5 s of quiet after its last CPU.
         let late = try #require(firstGiveUp { min($0, 18) * 0.05 })
         #expect(late.at == 23, "\(late)")
@@ -62,9 +67,23 @@ struct RegistrationPatienceTests {
         let sparse = try #require(firstGiveUp { $0.truncatingRemainder(dividingBy: 1) == 0 ? min($0, 10) * 0.01 : nil })
         #expect(sparse.at == 20, "\(sparse)")
         var watch = RegistrationPatience.Watch()
-        _ = patience.decide(elapsed: 1, cpu: 0.5, watch: &watch)
-        _ = patience.decide(elapsed: 2, cpu: nil, watch: &watch)
+        _ = patience.decide(elapsed: 1, usage: .init(cpu: 0.5), watch: &watch)
+        _ = patience.decide(elapsed: 2, usage: nil, watch: &watch)
         #expect(watch.cpu == 0.5 && watch.grewAt == 1)
+    }
+
+    @Test("a helper starved by a busy machine (runnable, waiting on a run queue, no CPU for seconds) is never idle")
+    func starved() throws {
+        // CI's loaded cgroup: a spinning helper computed until 3 s, then got no CPU for 30 s while it waited for one.
+        // Its wait grows (the kernel adds it when the thread runs again) or the thread reads as runnable.
+        #expect(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: t * 0.7) }) == nil)
+        #expect(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: 2.1, runnable: t > 3) }) == nil)
+        // Control: the same CPU with neither wait nor a runnable thread is idle after 5 s of quiet past the floor.
+        let control = try #require(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: 2.1) }))
+        #expect(control.at == 20 && control.why.contains("idle (neither computing nor waiting for a CPU) for the last 17 s"), "\(control)")
+        // Waiting for a CPU is not computing: the CPU budget counts CPU only, the cap still ends the wait.
+        let waitsOnly = try #require(firstGiveUp(usage: { t in ProcessTree.Usage(cpu: 0.5, waited: t) }))
+        #expect(waitsOnly.at == 180 && waitsOnly.why.hasPrefix("not registered within 180 s, though it kept computing or waiting for a CPU"), "\(waitsOnly)")
     }
 }
 
@@ -107,7 +126,7 @@ struct HelperRegistrationRootTests {
         let (error, left) = try Self.bringUp("sleep 601.25", marker: "601.25")
         let text = try #require(error, "the lab came up with a helper that never registers")
         #expect(text.contains("start helper sleep 601.25: not registered with hotspotd: not registered within")
-                && text.contains("idle (no CPU spent)"), "\(text)")
+                && text.contains("idle (neither computing nor waiting for a CPU)"), "\(text)")
         #expect(left.isEmpty, "left running: \(left)")
     }
 

@@ -1,6 +1,8 @@
+import Foundation
 import Glibc
 import HotspotSystem
 import Testing
+import TestSupport
 
 @Suite("Process runner")
 struct ProcessTests {
@@ -153,5 +155,40 @@ struct ProcessTreeTests {
         #expect(ProcessTree.children(wrapper.pid).count == 1)
         #expect((ProcessTree.treeSeconds(sleeper.pid) ?? 1) < 0.1)
         #expect(ProcessTree.treeSeconds(999_999_999) == nil, "no such process")
+    }
+
+    @Test("root: a starved spinner waits on a run queue (its wait grows, it reads runnable); a sleeper neither computes nor waits",
+          .requiresRoot)
+    func starvedSpinnerWaits() throws {
+        // Both spinners on CPU 0; the one at nice 0 has about 68 times the weight of the one at nice 19 (at nice -20,
+        // 5900 times: the starved one then ran, and had its wait added, only every few seconds).
+        func spinner(nice: Int) throws -> ChildProcess {
+            try ChildProcess.spawn(ProcessConfiguration("/usr/bin/nice", ["-n", "\(nice)", "/usr/bin/taskset", "-c", "0", "/bin/sh", "-c", "while :; do :; done"]))
+        }
+        let starved = try spinner(nice: 19)
+        let hog = try spinner(nice: 0)
+        let sleeper = try ChildProcess.spawn(ProcessConfiguration("/bin/sleep", ["60"]))
+        defer {
+            for process in [starved, hog, sleeper] { _ = try? process.terminate(grace: .seconds(2)) }
+        }
+        // Until both run under taskset's exec of sh (/proc/PID/stat names sh), then the starting point.
+        let deadline = ContinuousClock.now + .seconds(60)
+        func comm(_ pid: pid_t) -> String? { readSmallFile("/proc/\(pid)/comm")?.trimmingCharacters(in: .whitespacesAndNewlines) }
+        while ContinuousClock.now < deadline && (comm(starved.pid) != "sh" || comm(hog.pid) != "sh") { usleep(20_000) }
+        let first = try #require(ProcessTree.treeUsage(starved.pid))
+        let sleeperFirst = try #require(ProcessTree.treeUsage(sleeper.pid))
+        var last = first
+        while ContinuousClock.now < deadline, let usage = ProcessTree.treeUsage(starved.pid), usage.waited - first.waited < 0.5 {
+            last = usage
+            usleep(50_000)
+        }
+        last = try #require(ProcessTree.treeUsage(starved.pid))
+        #expect(last.waited - first.waited >= 0.5, "the starved spinner's run-queue wait grows: \(first) → \(last)")
+        #expect(last.cpu - first.cpu < (last.waited - first.waited) / 2, "it waited far more than it ran: \(first) → \(last)")
+        #expect(last.runnable, "a spinner is always runnable")
+        let sleeperLast = try #require(ProcessTree.treeUsage(sleeper.pid))
+        #expect(!sleeperLast.runnable && sleeperLast.waited - sleeperFirst.waited < 0.05 && sleeperLast.cpu < 0.1,
+                "a sleeper neither computes nor waits: \(sleeperFirst) → \(sleeperLast)")
+        #expect(ProcessTree.treeUsage(999_999_999) == nil, "no such process")
     }
 }

@@ -289,7 +289,8 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     /// Waits until every helper process registered (matched by pid in hotspotd's status: the helper's, or a
     /// descendant's). A helper that exits first
     /// is named at once; one that stays alive unregistered is given up on by `patience` (what it does, not the
-    /// machine's speed: `RegistrationPatience`), from its tree's CPU time sampled four times a second.
+    /// machine's speed: `RegistrationPatience`), from its tree's CPU time and run-queue wait sampled four times a
+    /// second.
     func awaitRegistrations(patience: RegistrationPatience = RegistrationPatience()) throws {
         let start = ContinuousClock.now
         var watches = [RegistrationPatience.Watch](repeating: .init(), count: helpers.count)
@@ -313,8 +314,8 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
                     throw SystemError("start helper", helpers[i].command,
                                       reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
                 }
-                let cpu = sample ? ProcessTree.treeSeconds(pid) : nil
-                if case .giveUp(let why) = patience.decide(elapsed: elapsed, cpu: cpu, watch: &watches[i]) {
+                let usage = sample ? ProcessTree.treeUsage(pid) : nil
+                if case .giveUp(let why) = patience.decide(elapsed: elapsed, usage: usage, watch: &watches[i]) {
                     throw SystemError("start helper", helpers[i].command,
                                       reason: "not registered with hotspotd: \(why); log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
                 }
