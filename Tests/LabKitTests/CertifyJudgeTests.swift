@@ -1,5 +1,6 @@
 import Foundation
 import HotspotProtocol
+import HotspotSystem
 import Testing
 @testable import LabKit
 @testable import LabCertify
@@ -417,6 +418,31 @@ struct CertifyJudgeTests {
         ])
         #expect(lines == ["Bank Secure [wpa2-psk] (Acme)", "Cafe"])
         #expect(lines.joined().unicodeScalars.allSatisfy { $0.value < 0x2000 })
+    }
+}
+
+/// The order certify starts its runs in (longest first) against the order it reports them in (declaration order).
+/// No lab: every lab's build is refused before it starts (`beforeLabUp`), so each run is tried twice and ends as a lab
+/// fault at once.
+@Suite("certify: runs started longest first, reported in run order")
+struct CertifyStartOrderTests {
+    @Test func startOrderIsEveryRunOnce() {
+        #expect(CertificationRun.startOrder.count == CertificationRun.allCases.count)
+        #expect(Set(CertificationRun.startOrder) == Set(CertificationRun.allCases))
+        #expect(Array(CertificationRun.startOrder.prefix(2)) == [.captive, .ipv6Only], "the two longest start first")
+    }
+
+    @Test func startedInStartOrderRecordedInRunOrder() throws {
+        let certifier = try Certifier(topologyPath: "topologies/certify.yaml", helpers: ["hotspot-helper-portal"])
+        let started = Locked<[CertificationRun]>([])
+        certifier.beforeLabUp = { run, attempt in
+            if attempt == 1 { started.withLock { $0.append(run) } }
+            throw SystemError("build the lab", run.rawValue, reason: "refused by the test")
+        }
+        let report = certifier.run()
+        #expect(started.withLock { $0 } == CertificationRun.startOrder)
+        #expect(report.runs.map(\.run) == CertificationRun.allCases)
+        #expect(report.runs.allSatisfy { ($0.error ?? "").contains("refused by the test") })
     }
 }
 
