@@ -132,8 +132,8 @@ public final class HelperClient: @unchecked Sendable {  // @unchecked: replies, 
             }
             let env = { (k: String) -> String? in getenv(k).map { String(cString: $0) } }
             let path = options.socketPath ?? env(HotspotHelper.socketEnvironmentVariable) ?? HotspotHelper.defaultSocketPath
-            let id = options.identifier ?? env(HotspotHelper.identifierEnvironmentVariable)
-                ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "helper") } ?? "helper"
+            let programName: String = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "helper") } ?? "helper"
+            let id: String = options.identifier ?? env(HotspotHelper.identifierEnvironmentVariable) ?? programName
             do {
                 let s = try UnixSocket.connect(path: path)
                 let client = HelperClient(socket: s, queue: queue, identifier: id, handler: handler)

@@ -98,7 +98,9 @@ struct HARRecordedPortalTests {
         let ip = "198.51.100.10"
         let page = await portal.respond(to: Self.get("/login", ip), context: context)
         let token = try #require(Self.hidden("csrf_token", in: page.body))
-        let cookie = try #require(page.headers["Set-Cookie"]?.split(separator: ";").first?.split(separator: "=").last.map(String.init))
+        let setCookie: String = try #require(page.headers["Set-Cookie"])
+        let pair: Substring = setCookie.split(separator: ";").first ?? ""
+        let cookie = try #require(pair.split(separator: "=").last.map { String($0) })
         let without = await portal.respond(to: Self.signIn(ip, token: token, mac: "02:00:00:00:00:10"), context: context)
         #expect(without.status == 401)
         let with = await portal.respond(to: Self.signIn(ip, token: token, mac: "02:00:00:00:00:10", cookie: cookie), context: context)
