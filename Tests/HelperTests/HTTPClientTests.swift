@@ -232,9 +232,9 @@ struct HTTPClientTests {
         #expect(HotspotHelper.commandTrafficMark == 0x4853)
         let server = try CannedServer { _ in [.send("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), .hold] }
         defer { server.stop() }
-        let plain = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(2))
+        let plain = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(30))
         #expect(plain.mark == 0)
-        let marked = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(2),
+        let marked = try HotspotTCPConnection.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(30),
                                                       mark: HotspotHelper.commandTrafficMark)
         if TestHost.isRoot {
             #expect(marked.mark == 0x4853)
@@ -242,8 +242,8 @@ struct HTTPClientTests {
             #expect(marked.mark == 0)
             #expect(HotspotHelper.lastError?.contains("set SO_MARK 0x4853") == true)
         }
-        try marked.write(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(2))
-        let answer = try marked.read(timeout: .seconds(2))
+        try marked.write(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: .seconds(30))
+        let answer = try marked.read(timeout: .seconds(30))
         #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
     }
 }
