@@ -28,11 +28,16 @@ public enum ProcessTree {
         /// Whether a thread of the tree was runnable (state R) when it was read: a thread starved since before the
         /// last read has not had its wait added to `waited` yet (the kernel adds it when the thread runs).
         public var runnable: Bool
+        /// Whether a thread of the tree was in uninterruptible sleep (state D) when it was read: waiting in the kernel
+        /// on I/O it will get (a page fault of its binary on a busy disk, or over the VM's 9p share), not on an event
+        /// that may never come (that is S, interruptible: a socket, a timer, a child).
+        public var blockedOnIO: Bool
 
-        public init(cpu: Double, waited: Double = 0, runnable: Bool = false) {
+        public init(cpu: Double, waited: Double = 0, runnable: Bool = false, blockedOnIO: Bool = false) {
             self.cpu = cpu
             self.waited = waited
             self.runnable = runnable
+            self.blockedOnIO = blockedOnIO
         }
     }
 
@@ -52,7 +57,7 @@ public enum ProcessTree {
         return usage
     }
 
-    /// Adds the run-queue waits of `pid`'s threads, and whether one of them is runnable, to `usage`.
+    /// Adds the run-queue waits of `pid`'s threads, and whether one of them is runnable or blocked on I/O, to `usage`.
     static func threadWaits(_ pid: pid_t, into usage: inout Usage) {
         for tid in threads(pid) {
             let task = "/proc/\(pid)/task/\(tid)"
@@ -60,9 +65,12 @@ public enum ProcessTree {
                 let fields = line.split(whereSeparator: { $0 == " " || $0 == "\n" })
                 if fields.count > 1, let nanoseconds = UInt64(fields[1]) { usage.waited += Double(nanoseconds) / 1e9 }
             }
-            if let text = readSmallFile("\(task)/stat", limit: 4096), let close = text.lastIndex(of: ")"),
-               text[text.index(after: close)...].split(separator: " ").first == "R" {
-                usage.runnable = true
+            if let text = readSmallFile("\(task)/stat", limit: 4096), let close = text.lastIndex(of: ")") {
+                switch text[text.index(after: close)...].split(separator: " ").first {
+                case "R": usage.runnable = true
+                case "D": usage.blockedOnIO = true
+                default: break
+                }
             }
         }
     }

@@ -78,6 +78,8 @@ struct RegistrationPatienceTests {
         // Its wait grows (the kernel adds it when the thread runs again) or the thread reads as runnable.
         #expect(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: t * 0.7) }) == nil)
         #expect(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: 2.1, runnable: t > 3) }) == nil)
+        // Blocked on I/O in the kernel (state D at every read: a page fault over a busy disk) is not idle either.
+        #expect(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: 2.1, blockedOnIO: t > 3) }) == nil)
         // Control: the same CPU with neither wait nor a runnable thread is idle after 5 s of quiet past the floor.
         let control = try #require(firstGiveUp(until: 33, usage: { t in ProcessTree.Usage(cpu: min(t, 3) * 0.3, waited: 2.1) }))
         #expect(control.at == 20 && control.why.contains("idle (neither computing nor waiting for a CPU) for the last 17 s"), "\(control)")

@@ -7,7 +7,8 @@ import HotspotSystem
 /// - it has sat idle for `quiet` after at least `floor`: neither it nor a descendant spent CPU or waited on a run
 ///   queue for one (`ProcessTree.Usage`). It waits for something that is not coming, however fast the machine. A
 ///   helper starved by a busy machine is runnable, so it is never idle (CI run of stop 45: a spinning helper in a
-///   loaded cgroup got no CPU for 1.5 s and was judged idle, the wrong verdict);
+///   loaded cgroup got no CPU for 1.5 s and was judged idle, the wrong verdict). Nor is one blocked on I/O in the
+///   kernel (state D: its binary paged in from a busy disk or the VM's 9p share);
 /// - it has spent `cpuBudget` CPU-seconds without registering: it computes, but not towards a registration (a
 ///   Swift helper's start costs a fraction of a second of CPU, even under emulation);
 /// - or `cap` has passed in any case (a helper that polls lightly forever).
@@ -42,10 +43,10 @@ public struct RegistrationPatience: Sendable, Equatable {
     }
 
     /// The decision at `elapsed` seconds since the helper was started, its tree's usage being `usage` (nil: not
-    /// sampled this time). CPU spent, run-queue wait grown or a runnable thread is activity.
+    /// sampled this time). CPU spent, run-queue wait grown, a runnable thread or one blocked on I/O is activity.
     public func decide(elapsed: Double, usage: ProcessTree.Usage?, watch: inout Watch) -> Decision {
         if let usage {
-            if usage.cpu > watch.cpu || usage.waited > watch.waited || usage.runnable { watch.grewAt = elapsed }
+            if usage.cpu > watch.cpu || usage.waited > watch.waited || usage.runnable || usage.blockedOnIO { watch.grewAt = elapsed }
             watch.cpu = max(watch.cpu, usage.cpu)
             watch.waited = max(watch.waited, usage.waited)
         }
