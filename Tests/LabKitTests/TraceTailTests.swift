@@ -27,6 +27,12 @@ struct TraceTailTests {
         #expect(tail.lineCount() == 4)
         #expect(tail.records(from: 2).map(\.seq) == [3, 4])
         #expect(tail.records(from: 9).isEmpty)
+        // read(from:) gives the lines after `from` and where the next read starts: the unparseable line counts as a
+        // line, not as a record, so a reader that kept the records' count would read `{"seq":4}` twice.
+        try append("nor this\n{\"seq\":5}\n")
+        let appended = tail.read(from: 4)
+        #expect(appended.records.map(\.seq) == [5] && appended.lines == 6, "\(appended.records.map(\.seq)) \(appended.lines)")
+        #expect(tail.read(from: appended.lines).records.isEmpty && tail.read(from: appended.lines).lines == 6)
         // Replaced by a shorter file (hotspotd restarted its trace): read from the start.
         unlink(path)
         FileManager.default.createFile(atPath: path, contents: Data("{\"seq\":7}\n".utf8))

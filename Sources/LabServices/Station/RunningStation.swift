@@ -290,15 +290,33 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     /// descendant's). A helper that exits first
     /// is named at once; one that stays alive unregistered is given up on by `patience` (what it does, not the
     /// machine's speed: `RegistrationPatience`), from its tree's CPU time and run-queue wait sampled four times a
-    /// second.
+    /// second. hotspotd's status is asked when its trace has a new `helperRegistered` event, and at each sample
+    /// (four times a second) in any case; the trace is looked at every 20 ms. Until stop 46 the status was asked every
+    /// 20 ms, a JSON exchange that cost both hotspotd and the runner CPU under the VM's emulation
+    /// (bench/README.md, stop 46).
     func awaitRegistrations(patience: RegistrationPatience = RegistrationPatience()) throws {
         let start = ContinuousClock.now
         var watches = [RegistrationPatience.Watch](repeating: .init(), count: helpers.count)
         var sampled = start - .seconds(1)
+        var traceLines = 0
+        func failIfExited(_ helper: RunningHelper) throws {
+            if let exit = try? helper.process.poll() {
+                throw SystemError("start helper", helper.command,
+                                  reason: "exited (\(exit)) before registering; log \(helper.log): \(Readiness.tail(helper.log))")
+            }
+        }
         while true {
-            let status = try control().status()
             let now = ContinuousClock.now
             let sample = now - sampled >= .milliseconds(250)
+            let appended = trace.read(from: traceLines)
+            traceLines = appended.lines
+            let registrationTraced = appended.records.contains { $0.record.event?.event == "helperRegistered" }
+            guard sample || registrationTraced else {
+                for helper in helpers where helper.identifier == nil { try failIfExited(helper) }
+                usleep(20_000)
+                continue
+            }
+            let status = try control().status()
             if sample { sampled = now }
             let elapsed = (now - start).secondsDouble
             var allRegistered = true
@@ -310,10 +328,7 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
                     helpers[i].identifier = entry["identifier"]?.stringValue
                     continue
                 }
-                if let exit = try? helpers[i].process.poll() {
-                    throw SystemError("start helper", helpers[i].command,
-                                      reason: "exited (\(exit)) before registering; log \(helpers[i].log): \(Readiness.tail(helpers[i].log))")
-                }
+                try failIfExited(helpers[i])
                 let usage = sample ? ProcessTree.treeUsage(pid) : nil
                 if case .giveUp(let why) = patience.decide(elapsed: elapsed, usage: usage, watch: &watches[i]) {
                     throw SystemError("start helper", helpers[i].command,

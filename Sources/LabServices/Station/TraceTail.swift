@@ -26,6 +26,15 @@ public final class TraceTail: @unchecked Sendable {  // @unchecked: the read pos
         }
     }
 
+    /// The records of lines `from` (0-based) on, and the number of complete lines they end at (where the next read
+    /// starts), in one refresh: a line appended meanwhile is in the next read, never skipped or read twice.
+    public func read(from: Int) -> (records: [TraceEntry], lines: Int) {
+        lock.withLock {
+            refresh()
+            return (from < lines.count ? lines[max(0, from)...].compactMap { $0 } : [], lines.count)
+        }
+    }
+
     /// The number of complete lines so far.
     public func lineCount() -> Int {
         lock.withLock {
