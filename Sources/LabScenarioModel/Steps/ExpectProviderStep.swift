@@ -36,7 +36,7 @@ public struct ExpectProviderStep: ScenarioStepAction {
                                   role: try keys["role"].map { try ScenarioParser.oneOf($0, ["evaluation", "authentication"], what: "role") },
                                   reason: reason, exitStatus: try keys["exit-status"]?.int(in: 0...255),
                                   absent: try keys["absent"]?.bool() ?? false, count: try keys["count"]?.int(in: 1...1000),
-                                  timeout: try keys["timeout"].map { try ScenarioParser.number($0, in: 0...600) } ?? 10)
+                                  timeout: try keys["timeout"].map { try ScenarioParser.number($0, in: 0...600) } ?? 30)
     }
 
     func matches(_ entry: TraceEntry) -> Bool {

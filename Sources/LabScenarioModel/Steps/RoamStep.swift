@@ -26,7 +26,8 @@ public struct RoamStep: ScenarioStepAction {
         let scanStart = ContinuousClock.now
         let scan = try context.wpaRequest("SCAN freq=\(target.frequency)")
         guard scan.hasPrefix("OK") || scan.hasPrefix("FAIL-BUSY") else { throw StepFailure("wpa_supplicant answered SCAN freq=\(target.frequency) with \(scan)") }
-        _ = try context.wpaWaitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: .seconds(15))
+        // A scan of one channel takes well under a second even under TCG; its results end the wait at once.
+        _ = try context.wpaWaitForEvent(["CTRL-EVENT-SCAN-RESULTS"], timeout: .seconds(60))
         let scanned = WPAText.visibleNetworks(try context.wpaRequest("SCAN_RESULTS"))
         guard scanned.contains(where: { $0.bssid.lowercased() == bssid }) else {
             throw StepFailure("\(bssid) is not in the station's scan results (\(scanned.map { "\($0.ssid) \($0.bssid)" }.joined(separator: ", ")))")
