@@ -65,12 +65,10 @@ public enum ProcessTree {
                 let fields = line.split(whereSeparator: { $0 == " " || $0 == "\n" })
                 if fields.count > 1, let nanoseconds = UInt64(fields[1]) { usage.waited += Double(nanoseconds) / 1e9 }
             }
-            if let text = readSmallFile("\(task)/stat", limit: 4096), let close = text.lastIndex(of: ")") {
-                switch text[text.index(after: close)...].split(separator: " ").first {
-                case "R": usage.runnable = true
-                case "D": usage.blockedOnIO = true
-                default: break
-                }
+            switch statFields(path: "\(task)/stat")?.first {
+            case "R": usage.runnable = true
+            case "D": usage.blockedOnIO = true
+            default: break
             }
         }
     }
@@ -119,7 +117,12 @@ public enum ProcessTree {
     /// The fields of /proc/PID/stat after the command name: index 0 is field 3 (the state). The name may hold
     /// spaces and parentheses, so the fields start after the last ')'.
     static func statFields(_ pid: pid_t) -> [Substring]? {
-        guard let text = readSmallFile("/proc/\(pid)/stat", limit: 4096), let close = text.lastIndex(of: ")") else { return nil }
+        statFields(path: "/proc/\(pid)/stat")
+    }
+
+    /// The same of a stat file by path (a thread's: /proc/PID/task/TID/stat).
+    static func statFields(path: String) -> [Substring]? {
+        guard let text = readSmallFile(path, limit: 4096), let close = text.lastIndex(of: ")") else { return nil }
         return text[text.index(after: close)...].split(separator: " ")
     }
 

@@ -70,7 +70,7 @@ public struct RunningHotspot: Sendable {
             + (nat64.map { [$0] } ?? []) + [dhcpDNS]
     }
 
-    /// The portal server process (nil: not captive) and the kind it serves now.
+    /// The kind the hotspot's portal serves now (nil: not captive, or its portal is down).
     public var portalKind: String? { portalService?.kind }
     /// dnsmasq (DHCP and DNS) and how its DNS answers now.
     public var dnsmasq: (any ServiceProcess)? { dhcpDNS.process }

@@ -12,8 +12,9 @@ import HotspotSystem
 /// - it has spent `cpuBudget` CPU-seconds without registering: it computes, but not towards a registration (a
 ///   Swift helper's start costs a fraction of a second of CPU, even under emulation);
 /// - or `cap` has passed in any case (a helper that polls lightly forever).
-/// A helper that is slow only because the machine is busy keeps spending CPU, or waiting for it, and is waited for. A helper that exits
-/// before registering is named at once by the caller. Pure: the caller samples the clock and the helper's CPU.
+/// A helper that is slow only because the machine is busy keeps spending CPU, or waiting for it, and is waited for. A
+/// helper that exits before registering is named at once by the caller. Pure: the caller samples the clock and the
+/// helper's usage.
 public struct RegistrationPatience: Sendable, Equatable {
     public var floor: Double
     public var quiet: Double

@@ -20,10 +20,7 @@ public final class TraceTail: @unchecked Sendable {  // @unchecked: the read pos
 
     /// The records of lines `from` (0-based) on; unparseable lines skipped.
     public func records(from: Int = 0) -> [TraceEntry] {
-        lock.withLock {
-            refresh()
-            return from < lines.count ? lines[max(0, from)...].compactMap { $0 } : []
-        }
+        read(from: from).records
     }
 
     /// The records of lines `from` (0-based) on, and the number of complete lines they end at (where the next read
