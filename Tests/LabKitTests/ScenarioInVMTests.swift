@@ -41,10 +41,32 @@ struct InVMScenarioTests {
     }
 
     static func loadHwsim() throws {
+        _ = sigpipeReported
         if !FileManager.default.fileExists(atPath: "/sys/module/mac80211_hwsim") {
             _ = try ProcessRunner.check(ProcessConfiguration("modprobe", ["mac80211_hwsim", "radios=0"]), timeout: .seconds(30))
         }
     }
+
+    /// A SIGPIPE in this process (a write to a socket or pipe whose reader is gone, without MSG_NOSIGNAL) is
+    /// reported with the writing thread's stack on stderr, instead of ending the whole in-VM run with exit 141 (seen
+    /// once, 2026-11-29, three labs at a time beside two CPU hogs: the inner run died between two scenarios and
+    /// named no cause). Every InVM suite loads hwsim first, so each installs it.
+    static let sigpipeReported: Void = {
+        // glibc's backtrace(3), which Swift's Glibc module does not export, looked up before any signal comes.
+        typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
+        typealias Symbols = @convention(c) (UnsafePointer<UnsafeMutableRawPointer?>?, Int32, Int32) -> Void
+        if let b = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "backtrace"), let s = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "backtrace_symbols_fd") {
+            sigpipeBacktrace = (unsafeBitCast(b, to: Backtrace.self), unsafeBitCast(s, to: Symbols.self))
+        }
+        signal(SIGPIPE) { _ in
+            let text = "SIGPIPE in the in-VM test process (a write to a closed socket or pipe), ignored; the writer:\n"
+            _ = text.withCString { write(2, $0, strlen($0)) }
+            guard let (backtrace, symbols) = sigpipeBacktrace else { return }
+            var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
+            let count = backtrace(&frames, Int32(frames.count))
+            symbols(&frames, count, 2)
+        }
+    }()
 
     /// Runs a scenario (retried once: a pass on the retry is reported as flaky, hostap-style) and reports
     /// the failing step and the timeline when it fails.
@@ -160,3 +182,10 @@ struct ScenarioRunOrderTests {
         #expect(Array(order.dropFirst(InVMScenarioTests.longestFirst.count)) == files.filter { !InVMScenarioTests.longestFirst.contains($0) })
     }
 }
+
+/// glibc's backtrace and backtrace_symbols_fd, for `InVMScenarioTests.sigpipeReported`'s handler (set once, before
+/// the handler is installed; read only by it).
+nonisolated(unsafe) private var sigpipeBacktrace: (
+    @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32,
+    @convention(c) (UnsafePointer<UnsafeMutableRawPointer?>?, Int32, Int32) -> Void
+)?
