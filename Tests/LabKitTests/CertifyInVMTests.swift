@@ -39,39 +39,17 @@ struct InVMCertifyTests {
         return report
     }
 
-    /// What this suite certifies: the reference helper, the reference provider pair, and each broken fixture of
-    /// the radio sample.
-    enum Subject: Hashable {
-        case reference, referencePair, broken(String)
+    /// Certifies every item two at a time, each certify with one lab at a time (so two labs at once in all, as
+    /// `--jobs 2`): the broken cases below each need one or two runs, so one certify at a time left a lab slot
+    /// idle for most of them. Made once, when the first case asks; each case then judges its own report.
+    static func certifiedTwoAtATime<T>(_ items: [T], _ certify: @escaping (T) throws -> CertificationReport) -> [Result<CertificationReport, any Error>] {
+        do { try InVMScenarioTests.loadHwsim() } catch { return items.map { _ in .failure(error) } }
+        return ParallelRuns.map(items, jobs: 2) { item in Result { try certify(item) } }
     }
-
-    static let subjects: [Subject] = [.reference, .referencePair] + CertifyParityCheck.radioSample.map(Subject.broken)
-
-    /// Every certify of the suite, made once when the first test asks, two certifies at a time: the reference helper
-    /// and the provider pair (two labs at a time each, as `--jobs 2`) side by side, then the broken sample (one or
-    /// two runs each, one lab at a time) as they end. One certify at a time left the VM's CPUs idle through each
-    /// certify's last, timer-bound runs (the captive run's maintain timers); each test then judges its own report.
-    static let reports: [Subject: Result<CertificationReport, any Error>] = {
-        do { try InVMScenarioTests.loadHwsim() } catch { return Dictionary(uniqueKeysWithValues: subjects.map { ($0, .failure(error)) }) }
-        let made = ParallelRuns.map(subjects, jobs: 2) { subject in
-            Result { () throws -> CertificationReport in
-                switch subject {
-                case .reference:
-                    return try certify(reference)
-                case .referencePair:
-                    return try certify(app: Certifier.providerApp(evaluation: referenceEvaluation, authentication: referenceAuthentication))
-                case .broken(let mode):
-                    let index = CertifyCases.broken.firstIndex { $0.mode == mode }!
-                    return try certify(helpers: [CertifyCases.fixture(mode)], only: [CertifyCases.broken[index].fails], jobs: 1)
-                }
-            }
-        }
-        return Dictionary(uniqueKeysWithValues: zip(subjects, made))
-    }()
 
     @Test("root: the reference portal helper passes every check")
     func referencePasses() throws {
-        let report = try #require(Self.reports[.reference]).get()
+        let report = try Self.certify(Self.reference)
         #expect(report.tier == "radio")
         #expect(report.results.count == CertificationCheck.all.count)
         for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
@@ -86,7 +64,7 @@ struct InVMCertifyTests {
 
     @Test("root: the reference portal provider pair passes the twelve checks and the four provider checks")
     func referencePairPasses() throws {
-        let report = try #require(Self.reports[.referencePair]).get()
+        let report = try Self.certify(app: Certifier.providerApp(evaluation: Self.referenceEvaluation, authentication: Self.referenceAuthentication))
         #expect(report.results.count == CertificationCheck.all.count + CertificationCheck.providerChecks.count)
         for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason)") }
         #expect(report.passed)
@@ -96,11 +74,17 @@ struct InVMCertifyTests {
     /// radio tier, with the assertions every tier makes; each leaves its verdict in the results share, and the host
     /// (VMBootTests.suitesInsideOneBoot) compares it with the native tier's verdict of the same fixture. Every broken
     /// fixture, provider pair and `drop-cookies` is certified in the native tier on the host: NativeCertifyRootTests.
+    static let sampleReports = certifiedTwoAtATime(CertifyParityCheck.radioSample) { mode in
+        let index = CertifyCases.broken.firstIndex { $0.mode == mode }!
+        return try certify(helpers: [CertifyCases.fixture(mode)], only: [CertifyCases.broken[index].fails], jobs: 1)
+    }
+
     @Test("root: a sample of broken fixtures fails in the radio tier as in the native tier (verdicts left for the host's parity check)",
           arguments: CertifyParityCheck.radioSample)
     func brokenSampleInRadioTier(_ mode: String) throws {
+        let position = try #require(CertifyParityCheck.radioSample.firstIndex(of: mode))
         let index = try #require(CertifyCases.broken.firstIndex { $0.mode == mode })
-        let report = try #require(Self.reports[.broken(mode)]).get()
+        let report = try Self.sampleReports[position].get()
         #expect(report.tier == "radio")
         CertifyCases.expectBroken(report, index, "radio: ")
         let (_, fails, names) = CertifyCases.broken[index]

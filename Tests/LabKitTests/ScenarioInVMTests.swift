@@ -20,18 +20,6 @@ struct InVMScenarioTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".yaml") && !nativeOnlyForNow($0) }.sorted()
     }
 
-    /// The scenarios whose radio runs took longest in CI (run 97, 2026-11-29: uplink-slow 26 s, radio-loss 16 s,
-    /// hotspotd-restart 15 s, flapping and weak-signal 14 s, dns-private 12 s, helper-hung 10 s; the other 34 took
-    /// 3-9 s), started first. They wait on timers more than they compute; started in file order, the longest ran
-    /// alone at the end with the VM's CPUs 60 % idle (`runOrder`; certify's runs start longest first too).
-    static let longestFirst = ["uplink-slow.yaml", "radio-loss.yaml", "hotspotd-restart.yaml", "flapping.yaml",
-                               "weak-signal.yaml", "dns-private.yaml", "helper-hung.yaml"]
-
-    /// `files` in the order the labs start: `longestFirst`, then the rest in file order.
-    static func runOrder(_ files: [String]) -> [String] {
-        longestFirst.filter(files.contains) + files.filter { !longestFirst.contains($0) }
-    }
-
     /// The IPv6 scenarios (topologies/dual.yaml, v6-only.yaml) run in the native tier only for now
     /// (NativeTierRootTests, on the host): in CI on 2026-11-26 all 12 passed in the VM too, but their tier parity did
     /// not hold (the order of commands to the two helpers, and one result without its command type, differed between
@@ -50,7 +38,8 @@ struct InVMScenarioTests {
     /// A SIGPIPE in this process (a write to a socket or pipe whose reader is gone, without MSG_NOSIGNAL) is
     /// reported with the writing thread's stack on stderr, instead of ending the whole in-VM run with exit 141 (seen
     /// once, 2026-11-29, three labs at a time beside two CPU hogs: the inner run died between two scenarios and
-    /// named no cause). Every InVM suite loads hwsim first, so each installs it.
+    /// named no cause). The InVM suites that run labs (scenarios, certify, replay, the hotspots) load hwsim through
+    /// `loadHwsim`, which installs it first.
     static let sigpipeReported: Void = {
         // glibc's backtrace(3), which Swift's Glibc module does not export, looked up before any signal comes.
         typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
@@ -91,14 +80,12 @@ struct InVMScenarioTests {
         "ui-required": ["Evaluating", "Authenticating", "PresentingUI", "Authenticated"],
     ]
 
-    /// Every shipped scenario, run three labs at a time, longest first (issue 19: each lab has its own air namespace
-    /// and radios, and the vCPUs were idle most of a scenario's time), each retried once; then the namespaces left
-    /// behind. Run once, the first time a test asks; each file's test then judges its own result. Alone in the VM
-    /// (this machine, 2026-11-29, one run each): two at a time in file order 135.5 s, longest first 136.0 s, three at
-    /// a time longest first 114.0 s, each lab 1.22 times as long (bench/README.md, stop 47).
+    /// Every shipped scenario, run two labs at a time (issue 19: each lab has its own air namespace and radios, and
+    /// the vCPUs were idle most of a scenario's time), each retried once; then the namespaces left behind. Run once,
+    /// the first time a test asks; each file's test then judges its own result. Three at a time, the longest first,
+    /// was 0.84 of the time alone but not beside the rest of CI, and cost 1.26 times the CPU (bench/README.md, stop 47).
     static let shipped: (results: [String: Result<ScenarioResult, any Error>], leftovers: [String]) = {
-        let order = runOrder(files)
-        let outcomes = ParallelRuns.map(order, jobs: 3) { file -> Result<ScenarioResult, any Error> in
+        let outcomes = ParallelRuns.map(files, jobs: 2) { file -> Result<ScenarioResult, any Error> in
             Result {
                 try loadHwsim()
                 let scenario = try ScenarioParser.load(path: folder + "/" + file)
@@ -112,10 +99,10 @@ struct InVMScenarioTests {
             }
         }
         let leftovers = NetworkNamespace.list().filter { $0.hasPrefix("hsl") && !$0.hasPrefix("hslt") }
-        return (Dictionary(uniqueKeysWithValues: zip(order, outcomes)), leftovers)
+        return (Dictionary(uniqueKeysWithValues: zip(files, outcomes)), leftovers)
     }()
 
-    @Test("root: every shipped scenario passes end to end (three labs at a time)", arguments: files)
+    @Test("root: every shipped scenario passes end to end (two labs at a time)", arguments: files)
     func scenario(_ file: String) throws {
         let scenario = try ScenarioParser.load(path: Self.folder + "/" + file)
         let result = try #require(Self.shipped.results[file]).get()
@@ -161,25 +148,6 @@ struct InVMScenarioTests {
                 "\(failure.message)")
         #expect(result.steps.count == 3, "the run stops at the failing step")
         #expect(failure.state == "Authenticated")
-    }
-}
-
-/// The order the in-VM suite starts its labs in (`InVMScenarioTests.runOrder`), checked against the shipped files:
-/// a renamed or removed long scenario would silently fall back to file order.
-@Suite("The in-VM scenario suite's start order (no root)")
-struct ScenarioRunOrderTests {
-    @Test("every longest-first name is a shipped radio scenario, and the order runs each file once, those first")
-    func longestFirstNamesShippedScenarios() {
-        let files = InVMScenarioTests.files
-        #expect(files.count > InVMScenarioTests.longestFirst.count)
-        for name in InVMScenarioTests.longestFirst {
-            #expect(files.contains(name), "\(name) is not a radio scenario in \(InVMScenarioTests.folder)")
-        }
-        let order = InVMScenarioTests.runOrder(files)
-        #expect(order.sorted() == files.sorted())
-        #expect(Array(order.prefix(InVMScenarioTests.longestFirst.count)) == InVMScenarioTests.longestFirst)
-        // The rest keep file order.
-        #expect(Array(order.dropFirst(InVMScenarioTests.longestFirst.count)) == files.filter { !InVMScenarioTests.longestFirst.contains($0) })
     }
 }
 
