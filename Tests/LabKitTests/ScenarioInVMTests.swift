@@ -38,8 +38,8 @@ struct InVMScenarioTests {
     /// A SIGPIPE in this process (a write to a socket or pipe whose reader is gone, without MSG_NOSIGNAL) is
     /// reported with the writing thread's stack on stderr, instead of ending the whole in-VM run with exit 141 (seen
     /// once, 2026-11-29, three labs at a time beside two CPU hogs: the inner run died between two scenarios and
-    /// named no cause). The InVM suites that run labs (scenarios, certify, replay, the hotspots) load hwsim through
-    /// `loadHwsim`, which installs it first.
+    /// named no cause). The scenario, certify and radio replay suites load hwsim through `loadHwsim`, which installs
+    /// it first; it is never installed on the host (where `TLSClientTests` checks that a broken pipe is an error).
     static let sigpipeReported: Void = {
         // glibc's backtrace(3), which Swift's Glibc module does not export, looked up before any signal comes.
         typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
