@@ -36,24 +36,28 @@ struct InVMScenarioTests {
     }
 
     /// A SIGPIPE in this process (a write to a socket or pipe whose reader is gone, without MSG_NOSIGNAL) is
-    /// reported with the writing thread's stack on stderr, instead of ending the whole in-VM run with exit 141 (seen
-    /// once, 2026-11-29, three labs at a time beside two CPU hogs: the inner run died between two scenarios and
-    /// named no cause). The scenario, certify and radio replay suites load hwsim through `loadHwsim`, which installs
-    /// it first; it is never installed on the host (where `TLSClientTests` checks that a broken pipe is an error).
+    /// reported with the writing thread's stack on stderr (the bundle's frames as offsets: `addr2line -f -e BUNDLE`),
+    /// instead of ending the whole in-VM run with exit 141 (seen once, 2026-11-29, three labs at a time beside two CPU
+    /// hogs: the inner run died between two scenarios and named no cause). The scenario, certify and radio replay
+    /// suites load hwsim through `loadHwsim`, which installs it first; it is never installed on the host (where
+    /// `TLSClientTests` checks that a broken pipe is an error).
     static let sigpipeReported: Void = {
-        // glibc's backtrace(3), which Swift's Glibc module does not export, looked up before any signal comes.
-        typealias Backtrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
-        typealias Symbols = @convention(c) (UnsafePointer<UnsafeMutableRawPointer?>?, Int32, Int32) -> Void
+        // glibc's backtrace(3), which Swift's Glibc module does not export, looked up before any signal comes, and
+        // called once here: its first call loads libgcc_s (dlopen, malloc), which a signal handler must not do.
         if let b = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "backtrace"), let s = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "backtrace_symbols_fd") {
-            sigpipeBacktrace = (unsafeBitCast(b, to: Backtrace.self), unsafeBitCast(s, to: Symbols.self))
+            let backtrace = unsafeBitCast(b, to: SigpipeBacktrace.self)
+            var frame: UnsafeMutableRawPointer?
+            _ = backtrace(&frame, 1)
+            sigpipeBacktrace = (backtrace, unsafeBitCast(s, to: SigpipeSymbols.self))
         }
         signal(SIGPIPE) { _ in
             let text = "SIGPIPE in the in-VM test process (a write to a closed socket or pipe), ignored; the writer:\n"
             _ = text.withCString { write(2, $0, strlen($0)) }
             guard let (backtrace, symbols) = sigpipeBacktrace else { return }
-            var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 64)
-            let count = backtrace(&frames, Int32(frames.count))
-            symbols(&frames, count, 2)
+            // The frames on the handler's stack, not the heap.
+            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: 64) { frames in
+                symbols(frames.baseAddress, backtrace(frames.baseAddress, Int32(frames.count)), 2)
+            }
         }
     }()
 
@@ -153,7 +157,6 @@ struct InVMScenarioTests {
 
 /// glibc's backtrace and backtrace_symbols_fd, for `InVMScenarioTests.sigpipeReported`'s handler (set once, before
 /// the handler is installed; read only by it).
-nonisolated(unsafe) private var sigpipeBacktrace: (
-    @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32,
-    @convention(c) (UnsafePointer<UnsafeMutableRawPointer?>?, Int32, Int32) -> Void
-)?
+nonisolated(unsafe) private var sigpipeBacktrace: (SigpipeBacktrace, SigpipeSymbols)?
+private typealias SigpipeBacktrace = @convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Int32) -> Int32
+private typealias SigpipeSymbols = @convention(c) (UnsafePointer<UnsafeMutableRawPointer?>?, Int32, Int32) -> Void
