@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Logged-in clients of one portal, kept in step with the gate (whose set elements time out by themselves).
 public actor PortalSessions: PortalContext {
@@ -76,6 +77,11 @@ public func logLine(_ text: String) {
 /// Where a server's log lines go, each with a UTC timestamp in one write: the process's standard output (a portal
 /// process, whose standard output is its log file) or a file of its own (the lab internet, served in the lab runner's
 /// process: `InternetServer.start`).
+///
+/// The descriptor lives under a lock that each line holds for its one write, and `close()` takes it too: a line
+/// that comes after `close()` (a connection's thread that was still ending when its lab went down) is dropped,
+/// never written to the descriptor's number, which by then may be another lab's socket or pipe in the same process
+/// (a write there would corrupt that stream, or raise SIGPIPE).
 public final class PortalLog: Sendable {
     /// The process's standard output.
     public static let standardOutput = PortalLog(descriptor: STDOUT_FILENO)
@@ -83,32 +89,44 @@ public final class PortalLog: Sendable {
     /// its sessions or the internet's responder say with `logLine` goes to their own server's log, also when several
     /// labs' servers share the lab runner's process.
     @TaskLocal public static var current: PortalLog?
-    let descriptor: Int32
+    /// The descriptor, -1 once closed.
+    let state: Mutex<Int32>
 
-    init(descriptor: Int32) { self.descriptor = descriptor }
+    init(descriptor: Int32) { state = Mutex(descriptor) }
 
     /// Lines appended to `path`, created (mode 0644) or emptied first. Close it with `close()`.
     public init(file path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw PortalLogError(path: path, cause: String(cString: strerror(errno))) }
-        descriptor = fd
+        state = Mutex(fd)
     }
 
-    /// One line, with a UTC timestamp, in one write (O_APPEND: lines of several threads do not interleave).
+    /// Whether `close()` ran (lines are dropped from then on).
+    public var isClosed: Bool { state.withLock { $0 < 0 } }
+
+    /// One line, with a UTC timestamp, in one write (O_APPEND: lines of several processes do not interleave;
+    /// this process's threads take turns). Dropped after `close()`.
     public func line(_ text: String) {
         let bytes = Array("\(utcTimestamp(Int(time(nil)))) \(text)\n".utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return }
-            written += n
+        state.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            var written = 0
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return }
+                written += n
+            }
         }
     }
 
-    /// Closes a file's log (not the standard output's).
+    /// Closes a file's log (the standard output's is left open, and its lines go on). Later lines are dropped.
     public func close() {
-        if descriptor != STDOUT_FILENO { Glibc.close(descriptor) }
+        state.withLock { descriptor in
+            guard descriptor >= 0, descriptor != STDOUT_FILENO else { return }
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
     }
 }
 

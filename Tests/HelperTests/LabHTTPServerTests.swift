@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Portals
+@testable import PortalKinds
 #if canImport(Glibc)
 import Glibc
 import Synchronization
@@ -226,6 +227,78 @@ struct LabHTTPServerTests {
                 server.stop(endingConnections: true)
             }
         }
+    }
+
+    @Test("stop(endingConnections:) returns once each connection's thread has ended: its last lines are in the log before the log may close")
+    func stopWaitsForTheConnectionsLastLines() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("labhttp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/portal.log"
+        let log = try PortalLog(file: path)
+        let (server, port) = try LabHTTPServer.serving(ip: "127.0.0.1", port: 0, ioTimeoutSeconds: 10, logTag: "[t]", log: log) { request, _ in
+            if request.path == "/hang" {
+                // No answer until cancelled; then a handler that takes a moment to end (its thread's last line, the
+                // request's, comes 0.2 s after the stop began: a stop that did not wait would have closed the log).
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                usleep(200_000)
+            }
+            return PortalResponse(status: 200)
+        }
+        // Half a request head (its thread waits in a read until the stop shuts the socket, then logs the read cut
+        // short) and a request whose handler hangs.
+        let half = try RawClient(port: port)
+        half.send("GET / HTTP/1.1\r\nHost")
+        let hanging = try RawClient(port: port)
+        hanging.send("GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.openConnections < 2, ContinuousClock.now < deadline { usleep(2_000) }
+        #expect(server.openConnections == 2)
+        server.stop(endingConnections: true)
+        #expect(server.openConnections == 0, "stop(endingConnections: true) returned with a connection still open")
+        log.close()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("[t] 127.0.0.1: ") && text.contains("closed the connection after 20 bytes"),
+                "the half request's last line was not in the log when the stop returned: \(text.debugDescription)")
+        #expect(text.contains("[t] 127.0.0.1 GET /hang -> 200"),
+                "the hanging request's line was not in the log when the stop returned: \(text.debugDescription)")
+    }
+
+    @Test("a PortalLog line after close() is dropped, not written to a descriptor that reuses the closed one's number")
+    func portalLogLineAfterCloseIsDropped() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portallog-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Another test's thread may take the freed number first (this process runs tests in parallel): a few tries,
+        // each with a new log, until a pipe's write end holds the closed log's number.
+        var checked = false
+        for attempt in 0..<50 where !checked {
+            // The pipe first, so that its own ends do not take the number the log's close frees.
+            var ends: [Int32] = [-1, -1]
+            try #require(pipe(&ends) == 0, "pipe: \(String(cString: strerror(errno)))")
+            defer { close(ends[0]); close(ends[1]) }
+            let path = directory + "/log-\(attempt)"
+            let log = try PortalLog(file: path)
+            let number = log.state.withLock { $0 }
+            log.line("before")
+            log.close()
+            #expect(log.isClosed)
+            let reused = fcntl(ends[1], F_DUPFD_CLOEXEC, number)
+            guard reused == number else {
+                if reused >= 0 { close(reused) }
+                continue
+            }
+            defer { close(reused) }
+            log.line("after")
+            _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
+            var byte: UInt8 = 0
+            let n = read(ends[0], &byte, 1)
+            #expect(n < 0 && errno == EAGAIN, "a line after close() went to descriptor \(number), now a pipe's write end")
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.hasSuffix(" before\n") && !text.contains("after"), "\(text.debugDescription)")
+            checked = true
+        }
+        #expect(checked, "no try got the closed log's descriptor number back for the pipe")
     }
 
     @Test("the handler runs on the connection's own thread, sleeps included: never waiting for Swift's cooperative pool")

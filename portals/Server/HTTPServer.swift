@@ -375,10 +375,18 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
     /// How many connections are open (accepted, not yet closed).
     public var openConnections: Int { connections.withLock { $0.sockets.count } }
 
+    /// The connections' threads (entered before each starts, left when it has closed its socket).
+    private let connectionThreads = DispatchGroup()
+
+    /// How long `stop(endingConnections: true)` waits for the connections' threads to end once their sockets are shut
+    /// down and their handlers cancelled (each then ends at once; a bound, not a pace).
+    static let connectionsEndBound: DispatchTimeInterval = .seconds(10)
+
     /// Stops accepting, as `stop()`, and ends every open connection: its socket shut down (a read or write in progress
-    /// returns), its handler's task cancelled (a `hang` route's wait ends). For servers in a process that goes on after
-    /// them (the lab internet in the lab runner's process): otherwise a connection kept open, or a request that never
-    /// gets an answer, would keep its thread to the process's end.
+    /// returns), its handler's task cancelled (a `hang` route's wait ends). Returns once every connection's thread has
+    /// ended, its last log line written (a handshake that failed, a read cut short): the caller may then close the log.
+    /// For servers in a process that goes on after them (the lab internet in the lab runner's process): otherwise a
+    /// connection kept open, or a request that never gets an answer, would keep its thread to the process's end.
     public func stop(endingConnections: Bool) {
         if endingConnections {
             connections.withLock { state in
@@ -388,6 +396,9 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
             }
         }
         stop()
+        if endingConnections, connectionThreads.wait(timeout: .now() + Self.connectionsEndBound) == .timedOut {
+            log.line("\(logTag) stopped with \(openConnections) connection(s) still ending after \(Self.connectionsEndBound)")
+        }
     }
 
     /// Stops accepting: shuts the listening socket down, then waits until the accept loop has ended and closed
@@ -426,7 +437,11 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
                 return
             }
             let peerIP = Self.address(of: &peer).ip
-            let thread = Thread { [self] in self.serve(fd, peer: peerIP) }
+            connectionThreads.enter()
+            let thread = Thread { [self] in
+                self.serve(fd, peer: peerIP)
+                self.connectionThreads.leave()
+            }
             thread.start()
         }
     }
