@@ -1,4 +1,5 @@
 import Foundation
+import HotspotSystem
 
 /// Which build a benchmark measures. The lab's programs (hotspotd, the portals, the helpers) are found next to
 /// `hotspot-lab`, so they come from the same build. Under TCG a debug build's programs take about 1.4x the wall time
@@ -16,7 +17,7 @@ public enum BenchBuild {
     /// Writes `line` to standard error, first thing in every `hotspot-lab bench` command (standard output keeps its
     /// contracts: `bench lab --pause-after`'s first line is `PAUSED <prefix>`).
     public static func announce() {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStreams.error(line + "\n")
     }
 
     /// The line every `hotspot-lab bench` command prints first.

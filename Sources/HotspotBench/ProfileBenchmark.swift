@@ -125,7 +125,7 @@ public struct ProfileBenchmark: Sendable {
     }
 
     /// Progress, unbuffered (standard output is a pipe to the host when this runs in the VM).
-    static func say(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+    static func say(_ line: String) { StandardStreams.error(line + "\n") }
 
     static func tool(_ name: String, package: String) throws -> String {
         try SystemTools.require(name, package: package)

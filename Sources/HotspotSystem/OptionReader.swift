@@ -160,14 +160,5 @@ public struct OptionReader {
     }
 }
 
-private func writeStandardOutput(_ text: String) { writeAll(1, text) }
-private func writeStandardError(_ text: String) { writeAll(2, text) }
-private func writeAll(_ fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        if written <= 0 { return }
-        bytes = bytes.dropFirst(written)
-    }
-}
+private func writeStandardOutput(_ text: String) { StandardStreams.write(text, to: STDOUT_FILENO) }
+private func writeStandardError(_ text: String) { StandardStreams.error(text) }

@@ -137,7 +137,7 @@ enum ScenarioAirCapture {
         do {
             return try AirCapture.start(into: path)
         } catch {
-            FileHandle.standardError.write(Data("hotspot-lab: no capture of the air: \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab: no capture of the air: \(error)\n")
             return nil
         }
     }

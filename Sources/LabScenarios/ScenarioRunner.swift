@@ -141,7 +141,7 @@ public final class ScenarioRunner: @unchecked Sendable {  // @unchecked: its set
         defer {
             let down: @Sendable () -> Void = {
                 let errors = lab.down()
-                if !errors.isEmpty { FileHandle.standardError.write(Data("hotspot-lab: teardown of \(lab.lab.prefix): \(errors)\n".utf8)) }
+                if !errors.isEmpty { StandardStreams.error("hotspot-lab: teardown of \(lab.lab.prefix): \(errors)\n") }
             }
             if let teardowns { teardowns.run("down \(lab.lab.prefix)", down) } else { down() }
         }

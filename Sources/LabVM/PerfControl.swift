@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import HotspotSystem
 
@@ -24,7 +25,11 @@ public enum PerfControl {
         }
         defer { close(writer) }
         let command = Array("enable\n".utf8)
-        guard write(writer, command, command.count) == command.count else { throw SystemError("write", "enable to \(control)", errno: errno) }
+        // Without a SIGPIPE should perf have exited since it opened the FIFO (a stop request in hotspot-lab): EPIPE.
+        guard hsl_write_nosigpipe(writer, command, command.count) == command.count else {
+            if errno == EPIPE { throw SystemError("start", "perf record", reason: "it closed its control FIFO \(control) (exited?); see \(log)") }
+            throw SystemError("write", "enable to \(control)", errno: errno)
+        }
         let reader = open(ack, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard reader >= 0 else { throw SystemError("open", "perf's acknowledgement FIFO \(ack)", errno: errno) }
         defer { close(reader) }

@@ -97,7 +97,7 @@ final class VMPipeReader: Sendable {
             try SystemThread.detach("hotspot-lab vm reader fd \(fd)") { [self] in self.loop() }
         } catch {
             // No thread to be had: the output is lost, but the run is not (qemu's pipe is closed, so it gets EPIPE).
-            FileHandle.standardError.write(Data("hotspot-lab: vm: \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab: vm: \(error)\n")
             close(fd)
             done.set(())
         }

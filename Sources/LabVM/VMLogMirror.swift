@@ -33,7 +33,7 @@ public enum VMLogMirror {
         guard InVM.isActive, let folder = env[environmentKey], let share = InVM.resultsDirectory, logDirectory.hasPrefix(folder + "/") else { return }
         let relative = String(logDirectory.dropFirst(folder.count + 1))
         for failure in copyTree(from: logDirectory, to: share + "/" + relative) {
-            FileHandle.standardError.write(Data("hotspot-lab: a log of \(logDirectory) did not reach the host: \(failure)\n".utf8))
+            StandardStreams.error("hotspot-lab: a log of \(logDirectory) did not reach the host: \(failure)\n")
         }
     }
 
@@ -183,7 +183,7 @@ public enum ReportFile {
                 try FileManager.default.moveItem(atPath: outputs + "/" + parts[0], toPath: target)
                 delivered.append(target)
             } catch {
-                FileHandle.standardError.write(Data("hotspot-lab: deliver the report \(target) from the VM: \(error)\n".utf8))
+                StandardStreams.error("hotspot-lab: deliver the report \(target) from the VM: \(error)\n")
             }
         }
         return delivered

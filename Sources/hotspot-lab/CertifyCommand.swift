@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HotspotProtocol
 import LabKit
+import HotspotSystem
 
 /// `hotspot-lab certify --helper CMD`: a vendor's helper through the battery of named checks
 /// (docs/CERTIFY.md); pass or fail per check with the trace records that prove it.
@@ -94,7 +95,7 @@ struct CertifyCommand: AsyncParsableCommand {
         do {
             _ = try TopologyParser.load(path: path)
         } catch let error as TopologyError {
-            FileHandle.standardError.write(Data("hotspot-lab certify: \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab certify: \(error)\n")
             throw ExitCode(2)
         }
         // The pair (or the manifest, checked here, before a VM boots).
@@ -111,7 +112,7 @@ struct CertifyCommand: AsyncParsableCommand {
                                                         evaluationProviderBundleIdentifier: manifest.manager?.evaluationProviderBundleIdentifier)
                 pair = manifest
             } catch let error as TopologyError {
-                FileHandle.standardError.write(Data("hotspot-lab certify: \(error)\n".utf8))
+                StandardStreams.error("hotspot-lab certify: \(error)\n")
                 throw ExitCode(2)
             }
         }
@@ -126,9 +127,9 @@ struct CertifyCommand: AsyncParsableCommand {
         let certifier = try Certifier(topologyPath: path, helpers: helpers, logRoot: logs, only: selected, app: pair)
         certifier.jobs = jobs
         certifier.linkMode = mode
-        if !json { FileHandle.standardError.write(Data("certify: the \(mode.tier) tier\(mode == .veth ? " (no radio, no VM; --link radio for mac80211_hwsim)" : "")\n".utf8)) }
+        if !json { StandardStreams.error("certify: the \(mode.tier) tier\(mode == .veth ? " (no radio, no VM; --link radio for mac80211_hwsim)" : "")\n") }
         let quiet = json
-        certifier.onProgress = { line in if !quiet { FileHandle.standardError.write(Data("certify: \(line)\n".utf8)) } }
+        certifier.onProgress = { line in if !quiet { StandardStreams.error("certify: \(line)\n") } }
         let report = certifier.run()
         if json {
             print(CertifyReports.json(report))

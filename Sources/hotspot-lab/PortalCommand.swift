@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabKit
+import HotspotSystem
 
 /// `hotspot-lab portal import FILE.har`: a real venue's portal, from a browser's HAR capture, as a recorded portal
 /// definition the `recorded` kind serves (docs/FIELD-FAILURES.md).
@@ -31,7 +32,7 @@ struct PortalImportCommand: ParsableCommand {
             let output = try PortalImport.run(har: har, out: out, keep: Set(keep))
             print(output.report, terminator: "")
         } catch {
-            FileHandle.standardError.write(Data("hotspot-lab portal import: \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab portal import: \(error)\n")
             throw ExitCode(2)
         }
     }

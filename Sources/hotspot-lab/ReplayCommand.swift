@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabKit
+import HotspotSystem
 
 /// `hotspot-lab replay TRACE`: a recorded run (hotspotd's trace.jsonl) done again in a lab, its state path
 /// compared with the recording step by step; `--to-scenario` prints it as a scenario file to keep.
@@ -48,13 +49,13 @@ struct ReplayCommand: AsyncParsableCommand {
             let file = try TraceFile.load(path: trace)
             plan = try Replay.plan(file, topology: topology, helpers: helpers.isEmpty ? nil : helpers, speed: speed)
         } catch let error as TraceFileError {
-            FileHandle.standardError.write(Data("hotspot-lab replay: \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab replay: \(error)\n")
             throw ExitCode(2)
         } catch let error as TopologyError {
-            FileHandle.standardError.write(Data("hotspot-lab replay: \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab replay: \(error)\n")
             throw ExitCode(2)
         }
-        for note in plan.notes { FileHandle.standardError.write(Data("hotspot-lab replay: warning: \(note)\n".utf8)) }
+        for note in plan.notes { StandardStreams.error("hotspot-lab replay: warning: \(note)\n") }
         if toScenario {
             print(plan.yaml, terminator: "")
             return

@@ -244,7 +244,7 @@ enum ScenarioFiles {
                 if let undeclared = ScenarioParser.undeclaredNeed(scenario) { throw undeclared }
                 scenarios.append(scenario)
             } catch let error as TopologyError {
-                FileHandle.standardError.write(Data("hotspot-lab: \(error)\n".utf8))
+                StandardStreams.error("hotspot-lab: \(error)\n")
                 throw ExitCode(2)
             }
         }

@@ -54,7 +54,7 @@ struct SelftestExit: ParsableCommand {
 
     func run() throws {
         if !stdout.isEmpty { FileHandle.standardOutput.write(Data((stdout + "\n").utf8)) }
-        if !stderr.isEmpty { FileHandle.standardError.write(Data((stderr + "\n").utf8)) }
+        if !stderr.isEmpty { StandardStreams.error(stderr + "\n") }
         throw ExitCode(code)
     }
 }

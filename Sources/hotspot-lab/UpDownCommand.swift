@@ -196,25 +196,11 @@ enum UpMarker {
 /// One line to stdout, unbuffered (stdout may be a file or a pipe that `up` never closes). When the reader is
 /// gone (EPIPE) the line is dropped and a stop is requested, as SIGPIPE would.
 func upDownSay(_ text: String) {
-    if !writeAll(1, text + "\n") { SignalService.request(SIGPIPE, cause: .outputClosed) }
+    if !StandardStreams.write(text + "\n", to: STDOUT_FILENO) { SignalService.request(SIGPIPE, cause: .outputClosed) }
 }
 
-/// One line to stderr; a broken stderr is ignored.
+/// One line to stderr. A failed write is not an error here (a SIGPIPE it raised is still a stop request, as for
+/// stdout: the signal service's).
 func upDownWarn(_ text: String) {
-    _ = writeAll(2, text + "\n")
-}
-
-/// Writes every byte to `fd` (retrying on EINTR); false when the descriptor refuses (EPIPE, ...).
-private func writeAll(_ fd: Int32, _ text: String) -> Bool {
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let count = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if count < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        offset += count
-    }
-    return true
+    StandardStreams.error(text + "\n")
 }

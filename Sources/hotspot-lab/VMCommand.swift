@@ -4,6 +4,7 @@ import LabKit
 import LabVM
 #if canImport(Glibc)
 import Glibc
+import HotspotSystem
 #endif
 
 extension LabPlacement: ExpressibleByArgument {}
@@ -101,7 +102,7 @@ struct Placement: ParsableArguments {
             VMLogs.adoptInsideVM()
             return
         }
-        FileHandle.standardError.write(Data("hotspot-lab: running in the VM (\(reason)); --where host to force the host kernel\n".utf8))
+        StandardStreams.error("hotspot-lab: running in the VM (\(reason)); --where host to force the host kernel\n")
         // The VM's own /tmp is gone when it stops: its labs write their logs to a host folder, at the same path.
         var options = vm
         // The lab's kernel modules load in the background while hotspot-lab starts inside (about 1 s under TCG).
@@ -115,7 +116,7 @@ struct Placement: ParsableArguments {
         // would spend 0.3-0.5 s of its bring-up on `openssl req` under TCG. Without it the VM makes its own.
         if let folder = options.resultsDirectory {
             do { try PortalTLS.prepareBootCA(share: folder, openssl: try RunningTopology.findTool("openssl")) } catch {
-                FileHandle.standardError.write(Data("hotspot-lab: the lab CA is made inside the VM instead (\(error))\n".utf8))
+                StandardStreams.error("hotspot-lab: the lab CA is made inside the VM instead (\(error))\n")
             }
         }
         // Inside the VM `--where` resolves to host (HOTSPOT_LAB_IN_VM=1), so the arguments pass unchanged
@@ -135,8 +136,8 @@ struct Placement: ParsableArguments {
         }
         let code = try await VMRelay.run(arguments: arguments, options: options, environment: environment)
         if let folder = environment[VMLogs.environmentKey] {
-            for report in ReportFile.deliver(from: folder) { FileHandle.standardError.write(Data("hotspot-lab: wrote \(report)\n".utf8)) }
-            FileHandle.standardError.write(Data("hotspot-lab: the VM run's logs are in \(folder)\n".utf8))
+            for report in ReportFile.deliver(from: folder) { StandardStreams.error("hotspot-lab: wrote \(report)\n") }
+            StandardStreams.error("hotspot-lab: the VM run's logs are in \(folder)\n")
             logs?(folder)
         }
         throw ExitCode(code)
@@ -163,7 +164,7 @@ enum VMLogs {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             return folder
         } catch {
-            FileHandle.standardError.write(Data("hotspot-lab: cannot create \(folder) for the VM's logs (\(error)); they stay inside the VM\n".utf8))
+            StandardStreams.error("hotspot-lab: cannot create \(folder) for the VM's logs (\(error)); they stay inside the VM\n")
             return nil
         }
     }
@@ -197,7 +198,7 @@ enum VMRelay {
         } catch VMError.interrupted {
             // 128 + the signal, as on the host: 130 for SIGINT, 143 for SIGTERM (docs/RELIABILITY.md).
             let signal = VMRunner.interruptSignal ?? SIGINT
-            FileHandle.standardError.write(Data("hotspot-lab vm: interrupted, VM stopped (\(signalName(signal)))\n".utf8))
+            StandardStreams.error("hotspot-lab vm: interrupted, VM stopped (\(signalName(signal)))\n")
             return 128 + signal
         }
     }

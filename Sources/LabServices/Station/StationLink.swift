@@ -156,7 +156,7 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
                 case .endOfFile: return
                 }
             } catch {
-                FileHandle.standardError.write(Data("hotspot-lab: link controller of station \(station.name): \(error)\n".utf8))
+                StandardStreams.error("hotspot-lab: link controller of station \(station.name): \(error)\n")
                 return
             }
         }
@@ -165,7 +165,7 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     private func send(_ event: LinkEvent) {
         guard let connection else { return }
         do { try connection.writeAll(event.framed) } catch {
-            FileHandle.standardError.write(Data("hotspot-lab: link event to station \(station.name): \(error)\n".utf8))
+            StandardStreams.error("hotspot-lab: link event to station \(station.name): \(error)\n")
         }
     }
 
@@ -279,7 +279,7 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
                 try route(air).setUp(peer, false)
                 try route(air).setUp(port.air, false)
             } catch {
-                FileHandle.standardError.write(Data("hotspot-lab: detach the link of station \(station.name) from \(name): \(error)\n".utf8))
+                StandardStreams.error("hotspot-lab: detach the link of station \(station.name) from \(name): \(error)\n")
             }
         }
         attachedHotspot = nil
