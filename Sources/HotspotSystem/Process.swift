@@ -218,9 +218,17 @@ public final class ChildProcess: @unchecked Sendable {  // @unchecked: `reaped` 
         }
     }
 
-    /// SIGTERM, wait up to `grace`, then SIGKILL and wait. Returns how the child ended.
+    /// SIGTERM, wait up to `grace`, then SIGKILL and wait. Returns how the child ended. A child in a process group of
+    /// its own (`newProcessGroup`) is signalled as a group, and this returns only once no process of the group is
+    /// alive (`endGroup`): what it started (a wrapper's worker) has ended too, not merely been signalled.
     @discardableResult
     public func terminate(grace: Duration = .seconds(2)) throws -> ExitStatus {
+        let status = try terminateLeader(grace: grace)
+        if configuration.newProcessGroup { try endGroup() }
+        return status
+    }
+
+    private func terminateLeader(grace: Duration) throws -> ExitStatus {
         if let status = try poll() { return status }
         try signal(SIGTERM)
         if let status = try wait(timeout: grace) { return status }
@@ -229,6 +237,31 @@ public final class ChildProcess: @unchecked Sendable {  // @unchecked: `reaped` 
             throw SystemError("kill", "\(configuration.executable) (pid \(pid))", reason: "still running 5 s after SIGKILL")
         }
         return status
+    }
+
+    /// After the group's leader (this child) ended: SIGKILL to the rest of its process group, then a wait until none
+    /// of them is alive. A signalled process is not gone at once: it exits when it is next scheduled, which on a
+    /// loaded machine is later (a helper wrapper's busy worker was once seen running after the lab's teardown had
+    /// returned). Nothing left in the group (ESRCH): returns at once.
+    func endGroup() throws {
+        if kill(-pid, SIGKILL) != 0 {
+            let code = Errno.current
+            if code == ESRCH { return }
+            throw SystemError("send SIGKILL to", "the process group of \(configuration.executable) (\(pid))", errno: code)
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        var pause = Duration.microseconds(200)
+        while true {
+            let alive = ProcessTree.liveMembers(ofGroup: pid)
+            if alive.isEmpty { return }
+            if clock.now >= deadline {
+                throw SystemError("kill", "the process group of \(configuration.executable) (\(pid))",
+                                  reason: "pids \(alive.map(String.init).joined(separator: ", ")) still alive 10 s after SIGKILL")
+            }
+            sleepFor(pause)
+            pause = min(pause * 2, .milliseconds(20))
+        }
     }
 }
 

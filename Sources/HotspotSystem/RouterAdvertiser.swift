@@ -122,18 +122,22 @@ public final class RouterAdvertisementListener {
     public let interface: String
     let fd: Int32
 
+    /// The socket is set up in a local and stored last: an init that throws after every stored property is set runs
+    /// `deinit`, and a close there as well as here would close the number twice (the second time, perhaps, another
+    /// thread's new descriptor).
     public init(interface: String) throws {
         self.interface = interface
-        fd = socket(AF_INET6, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Int32(IPPROTO_ICMPV6))
-        guard fd >= 0 else { throw SystemError.current("open a raw ICMPv6 socket", "for router advertisements on \(interface)") }
+        let socketFD = socket(AF_INET6, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Int32(IPPROTO_ICMPV6))
+        guard socketFD >= 0 else { throw SystemError.current("open a raw ICMPv6 socket", "for router advertisements on \(interface)") }
         let rc = interface.withCString { name in
-            setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
+            setsockopt(socketFD, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
         }
         guard rc == 0 else {
             let error = SystemError.current("bind the raw ICMPv6 socket to", interface)
-            close(fd)
+            close(socketFD)
             throw error
         }
+        fd = socketFD
     }
 
     deinit { close(fd) }
@@ -166,7 +170,8 @@ public final class RouterAdvertiser {
         self.advertisement = advertisement
         index = if_nametoindex(interface)
         guard index != 0 else { throw SystemError.current("find", "interface \(interface)") }
-        fd = socket(AF_INET6, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Int32(IPPROTO_ICMPV6))
+        // In a local, stored last (as `RouterAdvertisementListener.init`: no second close by `deinit`).
+        let fd = socket(AF_INET6, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Int32(IPPROTO_ICMPV6))
         guard fd >= 0 else { throw SystemError.current("open a raw ICMPv6 socket", "for \(interface)") }
         var hops: Int32 = 255
         var ifindex = Int32(bitPattern: index)
@@ -184,6 +189,7 @@ public final class RouterAdvertiser {
             close(fd)
             throw error
         }
+        self.fd = fd
     }
 
     deinit { close(fd) }

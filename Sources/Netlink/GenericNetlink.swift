@@ -366,7 +366,7 @@ public final class Nl80211: @unchecked Sendable {  // @unchecked: lets only; the
     /// SET_WIPHY_NETNS by namespace descriptor (bring its interfaces down first).
     public func moveWiphy(_ wiphy: UInt32, to namespace: NetworkNamespace) throws {
         try perform("move wiphy", "phy#\(wiphy) to netns \(namespace.name)") {
-            _ = try socket.request(NL80211Messages.setWiphyNamespace(family: family, wiphy: wiphy, namespaceFD: namespace.fileDescriptor))
+            _ = try namespace.withDescriptor { try socket.request(NL80211Messages.setWiphyNamespace(family: family, wiphy: wiphy, namespaceFD: $0)) }
         }
     }
 }

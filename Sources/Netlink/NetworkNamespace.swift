@@ -54,7 +54,7 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
 
     public let name: String
     public let path: String
-    private let descriptor: Int32
+    let descriptor: Int32
     private let socket: MNLSocket
     /// rtnetlink operations inside this namespace.
     public let route: RouteNetlink
@@ -71,8 +71,23 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
 
     deinit { release() }
 
-    /// The namespace's descriptor (for IFLA_NET_NS_FD, SET_WIPHY_NETNS, setns).
-    public var fileDescriptor: Int32 { descriptor }
+    /// Runs `body` with a duplicate of the namespace's descriptor (for IFLA_NET_NS_FD, SET_WIPHY_NETNS), closed
+    /// after it. The duplicate is made under the lock `release()` takes: once a teardown on another thread (a stop
+    /// signal's, which does not wait for a lab's workers) has closed the namespace's own descriptor, its number may
+    /// already be another lab's, so this throws instead of handing the number on.
+    public func withDescriptor<T>(_ body: (Int32) throws -> T) throws -> T {
+        let fd = try duplicateDescriptor()
+        defer { close(fd) }
+        return try body(fd)
+    }
+
+    /// A close-on-exec duplicate of the descriptor, or an error naming the namespace once it was released.
+    func duplicateDescriptor() throws -> Int32 {
+        let fd: Int32 = lock.withLock { released ? -2 : fcntl(descriptor, F_DUPFD_CLOEXEC, 0) }
+        if fd == -2 { throw SystemError("use the descriptor of", "netns \(name)", reason: "the namespace was released (its lab is being torn down)") }
+        if fd < 0 { throw SystemError.current("duplicate the descriptor of", "netns \(name)") }
+        return fd
+    }
 
     /// Creates one namespace with `lo` up.
     public static func create(_ name: String) throws -> NetworkNamespace {
@@ -176,10 +191,13 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
     /// Runs `body` on a dedicated thread that has entered this namespace (sockets made there stay in it).
     /// Never enters the namespace on the calling thread.
     public func runInside<T>(_ body: @escaping () throws -> T) throws -> T {
-        let fd = descriptor
+        let fd = try duplicateDescriptor()
         let name = name
         return try DedicatedThread.run {
-            if hsl_setns(fd, hsl_clone_newnet()) != 0 { throw SystemError.current("enter netns", name) }
+            let entered = hsl_setns(fd, hsl_clone_newnet())
+            let cause = errno
+            close(fd)
+            if entered != 0 { throw SystemError("enter netns", name, errno: cause) }
             return try body()
         }
     }

@@ -128,7 +128,11 @@ public struct RouteNetlink: Sendable {
     /// Creates a veth pair; the peer is created directly in `peerNamespace` when given.
     public func createVeth(_ name: String, peer: String, peerNamespace: NetworkNamespace? = nil) throws {
         try perform("create veth", "\(name) <-> \(peer)") {
-            _ = try socket.request(RouteMessages.newVeth(name, peer: peer, peerNamespaceFD: peerNamespace?.fileDescriptor))
+            if let peerNamespace {
+                _ = try peerNamespace.withDescriptor { try socket.request(RouteMessages.newVeth(name, peer: peer, peerNamespaceFD: $0)) }
+            } else {
+                _ = try socket.request(RouteMessages.newVeth(name, peer: peer, peerNamespaceFD: nil))
+            }
         }
     }
 
@@ -165,7 +169,7 @@ public struct RouteNetlink: Sendable {
     /// Moves a link into another namespace (it goes down and loses its addresses).
     public func move(_ name: String, to namespace: NetworkNamespace) throws {
         try perform("move link", "\(name) to netns \(namespace.name)") {
-            _ = try socket.request(RouteMessages.setLink(name, namespaceFD: namespace.fileDescriptor))
+            _ = try namespace.withDescriptor { try socket.request(RouteMessages.setLink(name, namespaceFD: $0)) }
         }
     }
 

@@ -45,6 +45,30 @@ struct ProcessTests {
         try child.signal(SIGKILL)
     }
 
+    @Test("terminate of a child in its own process group returns once the whole group is dead: a worker that ignores SIGTERM included")
+    func terminateEndsTheWholeGroup() throws {
+        let file = "/tmp/hsl-group-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { unlink(file) }
+        // The outer shell (the group's leader) waits for its worker, which ignores SIGTERM and computes: SIGTERM ends the
+        // leader, and only a signal to the group that cannot be ignored ends the worker.
+        let child = try ChildProcess.spawn(ProcessConfiguration("/bin/sh", [
+            "-c", "sh -c 'trap \"\" TERM; while :; do :; done' & echo $! > \(file).tmp; mv \(file).tmp \(file); wait",
+        ], newProcessGroup: true))
+        let deadline = ContinuousClock.now + .seconds(30)
+        var worker: pid_t?
+        while worker == nil, ContinuousClock.now < deadline {
+            worker = readSmallFile(file).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if worker == nil { usleep(2_000) }
+        }
+        let spinner = try #require(worker, "the shell never wrote its worker's pid")
+        defer { if ProcessTree.liveMembers(ofGroup: child.pid).contains(spinner) { kill(spinner, SIGKILL) } }
+        #expect(ProcessTree.liveMembers(ofGroup: child.pid).sorted() == [child.pid, spinner].sorted())
+        let status = try child.terminate(grace: .seconds(2))
+        #expect(status == .signaled(SIGTERM), "the leader: \(status)")
+        let alive = ProcessTree.liveMembers(ofGroup: child.pid)
+        #expect(alive.isEmpty, "alive in the group after terminate returned: \(alive) (the worker is \(spinner))")
+    }
+
     @Test func writesOutputToLogFile() throws {
         let path = "/tmp/hsl-process-test-\(getpid()).log"
         defer { unlink(path) }
