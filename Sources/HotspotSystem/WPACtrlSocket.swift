@@ -90,7 +90,10 @@ public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both soc
         throw SystemError("wait for \(prefixes.joined(separator: " or ")) on", serverPath, reason: "no such event within \(timeout)")
     }
 
-    /// The next unsolicited event (without its `<level>` prefix), or nil when none came by `deadline`.
+    /// The next unsolicited event (without its `<level>` prefix), or nil when none came by `deadline`. It polls and
+    /// reads the event socket's descriptor outside the lock, until the deadline: call `close()` only once the thread
+    /// reading events has ended (joined), as every caller does, or the number, reused by another lab's socket in the
+    /// same process, would be read from.
     public func nextEvent(until deadline: ContinuousClock.Instant) throws -> String? {
         guard let socket = lock.withLock({ eventSocket }) else { throw SystemError("wait for events on", serverPath, reason: "not attached") }
         while let message = try Self.receive(socket.fd, until: deadline, serverPath) {
