@@ -149,7 +149,7 @@ final class HelperStation: @unchecked Sendable {
     }
 
     @discardableResult
-    func waitForState(_ state: String, timeout: Duration = .seconds(15)) throws -> JSON {
+    func waitForState(_ state: String, timeout: Duration = .seconds(120)) throws -> JSON {
         try control.waitForStatus(timeout: timeout, "state \(state) (hotspotd log \(directory)/hotspotd.log, helpers \(helperLogs.values.sorted()))") {
             $0["state"]?.stringValue == state
         }
@@ -329,7 +329,7 @@ struct HelperRootTests {
         try withStation(try helperTopology(kind: "form-login", settings: ["username": "guest", "password": "croissant"])) { station in
             try station.startHelper("hotspot-helper-portal", identifier: portalID, ["--account", "guest:baguette"])
             try station.join()
-            let status = try station.control.waitForStatus(timeout: .seconds(15), "auto-join disabled for Cafe") { s in
+            let status = try station.control.waitForStatus(timeout: .seconds(120), "auto-join disabled for Cafe") { s in
                 s["state"]?.stringValue == "Inactive" && (s["autoJoinDisabled"]?.arrayValue?.contains { $0["ssid"]?.stringValue == "Cafe" } ?? false)
             }
             #expect(status["autoJoinDisabled"]?.arrayValue?.count == 1)
@@ -365,7 +365,7 @@ struct HelperRootTests {
             #expect(station.helperLog(portalID).contains(reason), "\(station.helperLog(portalID))")
             // The user opens the helper: presentUI, then types the voucher.
             try station.control.request(.foreground(helper: voucherID))
-            try station.control.waitForStatus(timeout: .seconds(10), "presentUI to be pending") { s in
+            try station.control.waitForStatus(timeout: .seconds(120), "presentUI to be pending") { s in
                 s["pending"]?.arrayValue?.contains { $0["commandType"]?.stringValue == "presentUI" } ?? false
             }
             try "ROOM-4217\n".write(toFile: station.uiDirectory + "/.typing", atomically: false, encoding: .utf8)
@@ -398,10 +398,10 @@ struct HelperRootTests {
             #expect(station.helperLog(portalID).contains("left to an API-aware helper"), "\(station.helperLog(portalID))")
             #expect(try station.gateSet().contains(try station.gateElement()))
             // 30 s sessions: under a minute left, so the 1 s maintain extends it.
-            try station.control.waitForStatus(timeout: .seconds(10), "a successful maintain") { _ in
+            try station.control.waitForStatus(timeout: .seconds(120), "a successful maintain") { _ in
                 station.responses().contains("\(apiID) maintain success")
             }
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + .seconds(60)
             while !station.helperLog(apiID).contains("extended the session"), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
             #expect(station.helperLog(apiID).contains("extended the session at http://198.51.100.1:8080/extend"), "\(station.helperLog(apiID))")
         }

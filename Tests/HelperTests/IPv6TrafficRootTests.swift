@@ -31,7 +31,7 @@ struct IPv6TrafficRootTests {
         let station = try #require(running.stationNamespace)
         let gateway6 = "\(running.hotspot.gateway.ipv6!.address)"
         // The kernel's SLAAC from hotspot-ra's advertisements: a usable global address and a default route.
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(120)  // a bound for a hang: DAD and the RA take 2-4 s
         var up = false
         while !up, ContinuousClock.now < deadline {
             let addresses = try station.route.addresses().filter { $0.prefix.address.isIPv6 && $0.isGlobal && !$0.isTentative }

@@ -84,13 +84,17 @@ struct ArbitrationTests {
     @Test("two helpers: the first high answer wins")
     func firstHighWins() throws {
         let d = try DaemonUnderTest(name: "firsthigh")
+        // The order of the answers is set by a condition, not a delay (a starved helper could answer 150 ms late):
+        // "slow" answers evaluate only once the test creates `gate`, after "fast" has won.
+        let gate = d.runDir + "/slow-may-answer"
         try d.helper(.swift, id: "fast", ["evaluate": "high"])
-        try d.helper(.python, id: "slow", ["evaluate": "high", "delay-ms": "150"])
+        try d.helper(.python, id: "slow", ["evaluate": "high", "evaluate-after-file": gate])
         try d.join(cafe)
         let s = try d.waitForState(.authenticated)
         #expect(s["bestHelper"]?.stringValue == "fast")
         // The slow helper's evaluate was withdrawn; its late answer is rejected, changing nothing.
         #expect(d.records("cancel").contains { $0["helper"]?.stringValue == "slow" })
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
         try d.control.waitForStatus("the withdrawn answer to be rejected") { _ in
             d.records("rejected").contains { $0["helper"]?.stringValue == "slow" && $0["reason"]?.stringValue == "withdrawnCommand" }
         }
@@ -100,13 +104,21 @@ struct ArbitrationTests {
     @Test("a low answer loses to a later high one")
     func lowLosesToLaterHigh() throws {
         let d = try DaemonUnderTest(name: "lowhigh")
+        // "high" answers only once the low answer is in the trace (a condition, not a 200 ms delay a loaded machine
+        // could undo).
+        let gate = d.runDir + "/high-may-answer"
         try d.helper(.swift, id: "low", ["evaluate": "low"])
-        try d.helper(.python, id: "high", ["evaluate": "high", "delay-ms": "200"])
+        try d.helper(.python, id: "high", ["evaluate": "high", "evaluate-after-file": gate])
         try d.join(cafe)
+        try d.control.waitForStatus("the low answer") { _ in
+            d.records("response").contains { $0["commandType"]?.stringValue == "evaluate" && $0["helper"]?.stringValue == "low" }
+        }
+        #expect(try d.control.status()["state"]?.stringValue == "Evaluating", "the low answer alone ended the evaluation")
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
         let s = try d.waitForState(.authenticated)
         #expect(s["bestHelper"]?.stringValue == "high")
         let responses = d.records("response").filter { $0["commandType"]?.stringValue == "evaluate" }
-        #expect(responses.first?["helper"]?.stringValue == "low", "the low answer came first")
+        #expect(responses.map { $0["helper"]?.stringValue } == ["low", "high"], "the low answer came first")
     }
 
     @Test("a helper killed mid-authenticate counts as no answer: Failure, auto-join disabled", arguments: HelperKind.allCases)

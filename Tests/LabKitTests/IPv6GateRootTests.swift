@@ -15,7 +15,7 @@ extension LabClient {
     var internet6: String { "\(Internet.address6)" }
 
     /// Waits until the station has a global IPv6 address (the kernel's SLAAC from the RAs) and a default route.
-    func waitForSLAAC(timeout: Duration = .seconds(20)) throws -> String {
+    func waitForSLAAC(timeout: Duration = .seconds(120)) throws -> String {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let addresses = try run("ip", ["-6", "-o", "addr", "show", "dev", running.stationInterface!, "scope", "global"]).stdout
@@ -73,7 +73,7 @@ extension LabClient {
     /// has no definition of its own: `definend 37`, `define6 103`, requested as `dhcp6_captive_portal_uri`), until
     /// it reported both a Router Advertisement and a DHCPv6 lease; returns the environment of each (ROUTERADVERT,
     /// BOUND6), as its hook script saw them. `persistent`: the addresses and routes stay when it is stopped.
-    func dhcpcd6(timeout: Duration = .seconds(30)) throws -> (ra: [String: String], dhcp6: [String: String]) {
+    func dhcpcd6(timeout: Duration = .seconds(120)) throws -> (ra: [String: String], dhcp6: [String: String]) {
         let dir = lab.logDirectory + "/dhcpcd-\(running.index)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try """

@@ -38,7 +38,7 @@ struct InternetRootTests {
         let resolv = client.lab.logDirectory + "/probe-resolv.conf"
         try "nameserver \(client.gateway)\n".write(toFile: resolv, atomically: true, encoding: .utf8)
         let seen = try StationTraffic.probe(urls, in: try NetworkNamespace.open(client.sta), resolvConf: resolv,
-                                            caFile: PortalTLS.caFile(labLogDirectory: client.lab.logDirectory), timeout: .seconds(4))
+                                            caFile: PortalTLS.caFile(labLogDirectory: client.lab.logDirectory), timeout: .seconds(60))
         return Dictionary(uniqueKeysWithValues: zip(urls, seen))
     }
 

@@ -22,7 +22,7 @@ struct LabSignalsRootTests {
 
         let child = try ChildProcess.spawn(ProcessConfiguration(hotspotLab, ["bench", "lab", "--pause-after", "2"],
                                                                 stdout: .pipe, stderr: .file(errorLog)))
-        let line = readFirstLine(fd: child.stdoutFD!, timeout: .seconds(30))
+        let line = readFirstLine(fd: child.stdoutFD!, timeout: .seconds(120))
         guard line.hasPrefix("PAUSED hsl") else {
             _ = try? child.signal(SIGKILL)
             _ = try? child.wait(timeout: .seconds(5))
@@ -37,7 +37,7 @@ struct LabSignalsRootTests {
         #expect(sleepers.count == 1)
 
         try child.signal(signal)
-        let status = try child.wait(timeout: .seconds(30))
+        let status = try child.wait(timeout: .seconds(120))
         let stderr = readSmallFile(errorLog) ?? ""
         // Nothing is left, and no `clean` ran: the command removed it all itself.
         let namespacesLeft = NetworkNamespace.list().filter { $0.hasPrefix(prefix) }

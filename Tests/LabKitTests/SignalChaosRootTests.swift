@@ -121,7 +121,7 @@ struct SignalChaosRootTests {
             let child = try Self.startUp(runID: runID, logs: logs, stage: stage)
             usleep(UInt32.random(in: 0...20_000))
             try child.signal(signal)
-            let status = try child.wait(timeout: .seconds(30))
+            let status = try child.wait(timeout: .seconds(120))
             let left = try Self.leftovers(prefix: prefix, logs: logs)
             let line = "kill \(kill): \(signalName(signal)) at journal line \(stage): \(status.map { "\($0)" } ?? "still running")"
             report.append(line)
@@ -155,7 +155,7 @@ struct SignalChaosRootTests {
         #expect(down.status == .exited(0), "down: \(down.stdout) \(down.stderr)")
         #expect(down.stdout.contains("lab \(prefix) ("), "down: \(down.stdout)")
         #expect(!down.stdout.contains("no lab was up"), "down: \(down.stdout)")
-        let status = try child.wait(timeout: .seconds(30))
+        let status = try child.wait(timeout: .seconds(120))
         #expect(status == .exited(128 + SIGTERM) || status == .exited(0), "up: \(String(describing: status))")
         let left = try Self.leftovers(prefix: prefix, logs: logs)
         #expect(left.isEmpty, "after down: \(left)")

@@ -21,14 +21,14 @@ struct SignalServiceRootTests {
     }
 
     /// `up`'s arguments for run id `runID`.
-    static func upArguments(_ runID: String, logs: String, seconds: Int = 120) -> [String] {
+    static func upArguments(_ runID: String, logs: String, seconds: Int = 900) -> [String] {
         ["up", "--link", "veth", "--no-stations", "--for", "\(seconds)", "--run-id", runID, "--logs", logs, topology]
     }
 
     /// Waits until `file` holds `needle` (or `process` ended, or 60 s passed); returns the file's text.
     @discardableResult
     static func waitFor(_ needle: String, in file: String, while process: ChildProcess? = nil) throws -> String {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(300)
         while ContinuousClock.now < deadline {
             let text = readSmallFile(file) ?? ""
             if text.contains(needle) { return text }
@@ -59,15 +59,15 @@ struct SignalServiceRootTests {
         let runID = SignalChaosRootTests.freeRunID()
         let prefix = Lab.namePrefix + runID
         let errors = logs + "/up-\(runID).err"
-        let command = ([hotspotLab] + Self.upArguments(runID, logs: logs, seconds: 120)).map { "'\($0)'" }.joined(separator: " ")
+        let command = ([hotspotLab] + Self.upArguments(runID, logs: logs, seconds: 900)).map { "'\($0)'" }.joined(separator: " ")
         // The shell ends when both have: head after one line, up once it noticed and tore down.
         let start = ContinuousClock.now
-        let result = try ProcessRunner.run(ProcessConfiguration("bash", ["-c", "\(command) 2>'\(errors)' | head -1"]), timeout: .seconds(60))
+        let result = try ProcessRunner.run(ProcessConfiguration("bash", ["-c", "\(command) 2>'\(errors)' | head -1"]), timeout: .seconds(300))
         let took = ContinuousClock.now - start
         defer { Self.cleanUp(prefix, nil) }
         #expect(result.status == .exited(0), "\(result.status): \(readSmallFile(errors) ?? "")")
         #expect(result.stdout.hasPrefix("lab \(prefix) up: "), "head read: \(result.stdout)")
-        #expect(took < .seconds(60), "up stayed up \(took) after head exited")
+        #expect(took < .seconds(300), "up stayed up \(took) after head exited (its --for is 900 s)")
         let left = try SignalChaosRootTests.leftovers(prefix: prefix, logs: logs)
         #expect(left.isEmpty, "left: \(left)")
     }
@@ -92,7 +92,7 @@ struct SignalServiceRootTests {
         // SIGHUP then SIGTERM: were SIGHUP taken, it would be the first stop and named in the last line.
         try child.signal(SIGHUP)
         try child.signal(SIGTERM)
-        let status = try child.wait(timeout: .seconds(30))
+        let status = try child.wait(timeout: .seconds(120))
         let final = readSmallFile(output) ?? ""
         #expect(status == .exited(0), "\(String(describing: status)): \(final)")
         #expect(final.contains("lab \(prefix) down in") && final.contains("(SIGTERM)"), "\(final)")
@@ -141,17 +141,17 @@ struct SignalServiceRootTests {
             let (shell, pid, output) = try Self.backgroundUp(hotspotLab, runID, logs: logs)
             defer { Self.cleanUp(prefix, shell) }
             try #require(pid > 0)
-            let deadline = ContinuousClock.now + .seconds(60)
+            let deadline = ContinuousClock.now + .seconds(300)
             while !Self.mask("SigCgt", of: pid).contains(SIGINT), (try? shell.poll()) == nil, ContinuousClock.now < deadline { usleep(200) }
             try #require(Self.mask("SigCgt", of: pid).contains(SIGINT), "up never caught SIGINT: SigIgn \(Self.mask("SigIgn", of: pid))")
             let start = ContinuousClock.now
             kill(pid, SIGINT)
-            let status = try shell.wait(timeout: .seconds(60))
+            let status = try shell.wait(timeout: .seconds(300))
             let took = ContinuousClock.now - start
             let final = readSmallFile(output) ?? ""
             // Killed by SIGINT before anything was made, 130 with the message during bring-up, or 0 and the cause.
             #expect(status == .exited(130) || (status == .exited(0) && final.contains("(SIGINT)")), "\(String(describing: status)): \(final)")
-            #expect(took < .seconds(60), "up stayed \(took) after SIGINT (its --for is 120 s)")
+            #expect(took < .seconds(300), "up stayed \(took) after SIGINT (its --for is 900 s)")
             let left = try SignalChaosRootTests.leftovers(prefix: prefix, logs: logs)
             #expect(left.isEmpty, "left: \(left)")
         }
@@ -167,7 +167,7 @@ struct SignalServiceRootTests {
             try #require(text.contains("tears it down"), "up did not come up: \(text)")
             #expect(Self.mask("SigCgt", of: pid).contains(SIGINT) && !Self.mask("SigIgn", of: pid).contains(SIGINT))
             kill(pid, SIGINT)
-            let status = try shell.wait(timeout: .seconds(60))
+            let status = try shell.wait(timeout: .seconds(300))
             let final = readSmallFile(output) ?? ""
             #expect(status == .exited(0), "\(String(describing: status)): \(final)")
             #expect(final.contains("lab \(prefix) down in") && final.contains("(SIGINT)"), "\(final)")
@@ -194,7 +194,7 @@ struct SignalServiceRootTests {
         let child = try ChildProcess.spawn(ProcessConfiguration("python3", ["-c", script, hotspotLab] + Self.upArguments(runID, logs: logs),
                                                                 stdout: .file(output), stderr: .file(output)))
         defer { Self.cleanUp(prefix, child) }
-        let status = try child.wait(timeout: .seconds(30))
+        let status = try child.wait(timeout: .seconds(120))
         #expect(status == .signaled(SIGTERM), "\(String(describing: status)): \(readSmallFile(output) ?? "")")
         #expect(!(readSmallFile(output) ?? "").contains("tears it down"))
         let left = try SignalChaosRootTests.leftovers(prefix: prefix, logs: logs)
@@ -216,7 +216,7 @@ struct SignalServiceRootTests {
             // multi-hotspot (no stations) journals 17 lines; the 17th is its last process, then readiness waits follow.
             let child = try SignalChaosRootTests.startUp(runID: runID, logs: logs, stage: 17)
             try child.signal(signal)
-            let status = try child.wait(timeout: .seconds(30))
+            let status = try child.wait(timeout: .seconds(120))
             let text = readSmallFile(logs + "/up-\(runID).txt") ?? ""
             let summary = text.contains("tears it down")
             outcomes.append("\(signalName(signal)): \(status.map { "\($0)" } ?? "running"), summary \(summary)")

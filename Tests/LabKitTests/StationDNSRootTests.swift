@@ -85,7 +85,7 @@ struct StationDNSRootTests {
             let nft = try ProcessRunner.run(ProcessConfiguration(try RunningTopology.findTool("nft"), GateRuleset.allowArguments(mac: mac, ip: ip, seconds: 600))
                 .inNetworkNamespace(client.running.namespace.name), timeout: .seconds(10))
             try #require(nft.status.succeeded, "nft: \(nft.stderr)")
-            let allowed = try StationResolver.application(vendor, namespace: try NetworkNamespace.open(client.sta), resolvConf: resolvConf, caBundle: bundle, maxTime: 10)
+            let allowed = try StationResolver.application(vendor, namespace: try NetworkNamespace.open(client.sta), resolvConf: resolvConf, caBundle: bundle, maxTime: 60)
             #expect(allowed.status == 200, "after login: \(String(describing: allowed.status)) \(allowed.error)")
         }
         // The binds stayed private to the station's processes.

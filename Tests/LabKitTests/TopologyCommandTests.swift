@@ -49,10 +49,10 @@ struct TopologyUpDownRootTests {
         let child = try ChildProcess.spawn(ProcessConfiguration(
             binary, ["up", root + "/topologies/captive.yaml", "--link", "veth", "--logs", FileManager.default.temporaryDirectory.path + "/hsltopo-logs"],
             stdout: .file(log, append: false), stderr: .file(log)))
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(300)
         while !(readSmallFile(log)?.contains("tears it down") ?? false) {
             if let status = try child.poll() { Issue.record("up ended early: \(status): \(readSmallFile(log) ?? "")"); break }
-            if ContinuousClock.now > deadline { Issue.record("up not up within 60 s: \(readSmallFile(log) ?? "")"); break }
+            if ContinuousClock.now > deadline { Issue.record("up not up within 300 s: \(readSmallFile(log) ?? "")"); break }
             usleep(20_000)
         }
         let text = readSmallFile(log) ?? ""
@@ -71,14 +71,14 @@ struct TopologyUpDownRootTests {
         let down = try ProcessRunner.run(ProcessConfiguration(try BuildProducts.locate("hotspot-lab"), ["down", prefix]), timeout: .seconds(60))
         #expect(down.status.succeeded, "down: \(down.stderr)")
         #expect(down.stdout.contains("lab \(prefix) (") && down.stdout.contains(") down"), "down said: \(down.stdout)")
-        #expect(try first.wait(timeout: .seconds(20)) == .exited(0))
+        #expect(try first.wait(timeout: .seconds(120)) == .exited(0))
         #expect((readSmallFile(log) ?? "").contains("lab \(prefix) down in"))
         #expect(!NetworkNamespace.list().contains { $0.hasPrefix(prefix) }, "namespaces left by \(prefix)")
         #expect(access("/run/hotspot-lab-up/\(prefix)", F_OK) != 0)
         // 2. Ctrl-C (SIGINT) on up.
         let (second, prefix2) = try startUp(log)
         try second.signal(SIGINT)
-        #expect(try second.wait(timeout: .seconds(20)) == .exited(0))
+        #expect(try second.wait(timeout: .seconds(120)) == .exited(0))
         #expect((readSmallFile(log) ?? "").contains("lab \(prefix2) down in"))
         #expect(!NetworkNamespace.list().contains { $0.hasPrefix(prefix2) }, "namespaces left by \(prefix2)")
     }

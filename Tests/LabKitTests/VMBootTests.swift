@@ -44,7 +44,7 @@ struct VMBootTests {
         #expect(seconds == 0.5)
         #expect(!tail.isEmpty)
         #expect(error?.description.contains("did not start within 0.5 s (VM hung or panicked); last console lines:") == true)
-        #expect(Date().timeIntervalSince(start) < 10, "the VM must be stopped promptly")
+        #expect(Date().timeIntervalSince(start) < 30, "the VM must be stopped promptly (a bound for a hang, not a pace: the boot timeout is 0.5 s, the stop's grace 2 s)")
     }
 
     @Test("root: Ctrl-C stops the VM: hotspot-lab vm exits 130, its qemu is gone, its run folder removed")

@@ -9,6 +9,8 @@ Its behaviour is scripted by arguments, the same ones as the Swift `hotspot-test
   --present-ui RESULT  --maintain RESULT  --logoff RESULT
   --filter claim|none   (claim: every listed network, password "secret" for secure ones)
   --delay-ms N          (wait before each answer)
+  --evaluate-after-file PATH  (answer evaluate only once PATH exists: a test orders two helpers' answers by a
+                        condition it sets, not by a delay a loaded machine can undo)
   --logoff-after-auth-ms N  (N ms after answering authenticate with success, call logoff(network))
   --deliver-twice yes   (deliver every response a second time: like the SDK, the second is refused here and
                         reported to hotspotd with a `report` message of kind secondDelivery)
@@ -104,6 +106,7 @@ def main():
     p.add_argument("--logoff", default="success")
     p.add_argument("--filter", default="claim")
     p.add_argument("--delay-ms", type=int, default=0)
+    p.add_argument("--evaluate-after-file", default="")
     p.add_argument("--logoff-after-auth-ms", type=int, default=-1)
     p.add_argument("--deliver-twice", default="no")
     a = p.parse_args()
@@ -195,6 +198,8 @@ def main():
                 continue
             network = msg["network"]
             network["confidence"] = CONFIDENCE[a.evaluate]
+            while a.evaluate_after_file and not os.path.exists(a.evaluate_after_file):
+                time.sleep(0.01)
             time.sleep(a.delay_ms / 1000.0)
             respond({"type": "response", "command": cid, "result": 0, "network": network})
             continue

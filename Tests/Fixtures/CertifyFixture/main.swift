@@ -186,7 +186,8 @@ var heldLoginAnswers: [Int: JSON] = [:]
             let host = URL(string: HotspotHelperEnvironment.probeURL)?.host ?? "captive.apple.com"
             let result: Int
             do {
-                let address = try HotspotResolver.fromEnvironment(mark: HotspotHelper.commandTrafficMark).resolve(host, timeout: .seconds(3))
+                // 8 s, as the reference helper allows (PortalHelperOptions.httpTimeout): a tighter bound made a defect depend on load.
+                let address = try HotspotResolver.fromEnvironment(mark: HotspotHelper.commandTrafficMark).resolve(host, timeout: .seconds(8))
                 log("maintain \(id): \(host) resolves to \(address): answering success without looking further")
                 result = 0
             } catch {
@@ -215,7 +216,7 @@ var heldLoginAnswers: [Int: JSON] = [:]
         // (`hardCodedPortal`), as a helper that never learnt IPv6 does. Reachable (an IPv4 network): the helper signs
         // in as usual. Not (an IPv6-only network: no IPv4 route, and NAT64 stays closed until the sign-in): failure.
         if mode == "ipv4-literal", message["commandType"]?.intValue == 3 {
-            let client = HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark, timeout: .seconds(4))
+            let client = HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark, timeout: .seconds(8))
             do {
                 let page = try client.get(hardCodedPortal)
                 log("authenticate \(id): the portal at its hard-coded IPv4 address \(hardCodedPortal) answered \(page.status): signing in")
@@ -249,7 +250,7 @@ let account: (String, String)? = {
 /// `HotspotHTTPClient` alone: no cookie jar, so a cookie the page sets is not sent back. Returns the result's wire
 /// value (0 success, 1 failure, 5 unsupportedNetwork, 6 temporaryFailure) and why.
 @MainActor func signInWithoutCookies() -> (Int, String) {
-    let client = HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark, timeout: .seconds(4))
+    let client = HotspotHTTPClient(mark: HotspotHelper.commandTrafficMark, timeout: .seconds(8))
     let http: HTTPSend = { (request) throws(HotspotTrafficError) -> HotspotHTTPResponse in try client.send(request) }
     do {
         let discovery = try PortalDiscovery<HTMLForm>.discover(http, recognize: { HTMLScan.forms(in: $0).first { $0.passwordField != nil } },
