@@ -33,7 +33,7 @@ import Glibc
             try BuildProducts.locate("hotspot-dns-fault"),
             ["--listen", "127.0.0.1:\(port)", "--log", dir + "/dns.log", "--ready-file", dir + "/ready"]))
         defer { _ = try? server.terminate(grace: .seconds(1)) }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !FileManager.default.fileExists(atPath: dir + "/ready"), ContinuousClock.now < deadline, server.exitStatus == nil { usleep(10_000) }
         try #require(FileManager.default.fileExists(atPath: dir + "/ready"), "hotspot-dns-fault did not start")
 

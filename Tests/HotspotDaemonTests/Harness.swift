@@ -114,7 +114,7 @@ final class DaemonUnderTest: @unchecked Sendable {
         try UnixSocket.makeDirectory(logDir, mode: 0o700)
         child = try Child(try Products.path("hotspotd"), ["--run-dir", runDir, "--time-scale", timeScale] + extra,
                           log: logDir + "/hotspotd-\(UInt32.random(in: 0...UInt32.max)).log")
-        control = try ControlClient.connect(path: controlSocket, timeout: .seconds(20))
+        control = try ControlClient.connect(path: controlSocket, timeout: .seconds(60))
     }
 
     func kill9() {
@@ -134,14 +134,14 @@ final class DaemonUnderTest: @unchecked Sendable {
         case .python: c = try Child("/usr/bin/python3", [Products.pythonHelper] + args, log: log)
         }
         helpers.append(c)
-        try control.waitForStatus(timeout: .seconds(20), "helper \(id) to register") { s in
+        try control.waitForStatus(timeout: .seconds(60), "helper \(id) to register") { s in
             s["helpers"]?.arrayValue?.contains { $0["identifier"]?.stringValue == id } ?? false
         }
         return c
     }
 
     @discardableResult
-    func waitForState(_ state: HotspotState, timeout: Duration = .seconds(10)) throws -> JSON {
+    func waitForState(_ state: HotspotState, timeout: Duration = .seconds(60)) throws -> JSON {
         try control.waitForStatus(timeout: timeout, "state \(state)") { $0["state"]?.stringValue == state.rawValue }
     }
 

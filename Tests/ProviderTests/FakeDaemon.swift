@@ -37,7 +37,7 @@ final class FakeDaemon: @unchecked Sendable {
         rmdir(directory)
     }
 
-    func accept(timeout: Duration = .seconds(10)) throws {
+    func accept(timeout: Duration = .seconds(60)) throws {
         let end = SystemMonotonicClock.read() + timeout
         while connection == nil {
             let left = end - SystemMonotonicClock.read()

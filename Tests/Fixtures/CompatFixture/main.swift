@@ -54,8 +54,9 @@ func authenticate(_ cmd: NEHotspotHelperCommand) -> Bool {
     fetched.wait()
 
     // URLSession with a request bound to the command: through IP suppression, redirects followed.
+    // 20 s: a bound for a hang, not a pace (success is expected; a loaded machine must not turn it into a timeout).
     let request = NSMutableURLRequest(url: portalURL)
-    request.timeoutInterval = 5
+    request.timeoutInterval = 20
     request.bind(to: cmd)
     let (data, response, error) = fetch(request as URLRequest)
     let status = (response as? HTTPURLResponse)?.statusCode ?? 0
@@ -65,7 +66,7 @@ func authenticate(_ cmd: NEHotspotHelperCommand) -> Bool {
 
     // The same request, not bound: ordinary application traffic.
     var plain = URLRequest(url: portalURL)
-    plain.timeoutInterval = 3
+    plain.timeoutInterval = 20  // blocked traffic fails at once (policy routing), allowed traffic must not time out
     let (_, plainResponse, plainError) = fetch(plain)
     report("unbound-urlsession", plainError == nil,
            "\((plainResponse as? HTTPURLResponse)?.statusCode ?? 0) \(plainError.map { "\(($0 as NSError).code) \($0.localizedDescription)" } ?? "")")
