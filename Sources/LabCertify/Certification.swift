@@ -426,6 +426,8 @@ final class RunDriver {
             if let value = try found() { return value }
             usleep(20_000)
         }
+        // One look after the deadline: a thread starved past it between two looks must not miss what is there.
+        if let value = try found() { return value }
         note("no \(what) within \(timeout ?? patience); \(stallSummary())")
         return nil
     }

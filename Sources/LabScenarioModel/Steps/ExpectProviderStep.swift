@@ -60,14 +60,15 @@ public struct ExpectProviderStep: ScenarioStepAction {
     public func perform(in context: any StepContext) throws -> String {
         var records = context.readTrace(from: 0)
         var found = records.filter(matches)
-        if !absent {
-            // Wait for the event: polled on the trace, at most `timeout` seconds.
+        if !absent, timeout > 0, found.count < (count ?? 1) {
+            // Wait for the event: polled on the trace, at most `timeout` seconds, and at least once (a thread preempted
+            // past the deadline before its first look must still look again).
             let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-            while found.count < (count ?? 1), ContinuousClock.now < deadline {
+            repeat {
                 context.pause(0.05)
                 records = context.readTrace(from: 0)
                 found = records.filter(matches)
-            }
+            } while found.count < (count ?? 1) && ContinuousClock.now < deadline
         }
         let what = "\(event)\(reason.map { " (\($0))" } ?? "")\(exitStatus.map { " (exit status \($0))" } ?? "") of \(role.map { "the \($0) provider of " } ?? "")\(app)"
         if absent {

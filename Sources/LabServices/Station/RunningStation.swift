@@ -418,12 +418,13 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
         let before = traceLineCount()
         try request(.showScanList(networks, repeating: false))
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        repeat {  // at least one look, and one after the deadline's last pause (a starved thread must not miss it)
             if let list = readTrace(from: before).last(where: { $0.record.scanList != nil })?.record.scanList {
                 return list.networks
             }
+            if ContinuousClock.now >= deadline { break }
             usleep(20_000)
-        }
+        } while true
         throw SystemError("show the scan list on", "station \(station.name)", reason: "no annotated list within \(timeout)")
     }
 
