@@ -191,13 +191,12 @@ public final class NetworkNamespace: @unchecked Sendable {  // @unchecked: lets 
     /// Runs `body` on a dedicated thread that has entered this namespace (sockets made there stay in it).
     /// Never enters the namespace on the calling thread.
     public func runInside<T>(_ body: @escaping () throws -> T) throws -> T {
+        // The duplicate is the caller's: `run` joins its thread, so it is closed here whether or not the thread started.
         let fd = try duplicateDescriptor()
+        defer { close(fd) }
         let name = name
         return try DedicatedThread.run {
-            let entered = hsl_setns(fd, hsl_clone_newnet())
-            let cause = errno
-            close(fd)
-            if entered != 0 { throw SystemError("enter netns", name, errno: cause) }
+            if hsl_setns(fd, hsl_clone_newnet()) != 0 { throw SystemError.current("enter netns", name) }
             return try body()
         }
     }

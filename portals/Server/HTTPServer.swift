@@ -380,7 +380,7 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
 
     /// How long `stop(endingConnections: true)` waits for the connections' threads to end once their sockets are shut
     /// down and their handlers cancelled (each then ends at once; a bound, not a pace).
-    static let connectionsEndBound: DispatchTimeInterval = .seconds(10)
+    static let connectionsEndBoundSeconds = 10
 
     /// Stops accepting, as `stop()`, and ends every open connection: its socket shut down (a read or write in progress
     /// returns), its handler's task cancelled (a `hang` route's wait ends). Returns once every connection's thread has
@@ -396,8 +396,8 @@ public final class LabHTTPServer: @unchecked Sendable {  // @unchecked: lets, an
             }
         }
         stop()
-        if endingConnections, connectionThreads.wait(timeout: .now() + Self.connectionsEndBound) == .timedOut {
-            log.line("\(logTag) stopped with \(openConnections) connection(s) still ending after \(Self.connectionsEndBound)")
+        if endingConnections, connectionThreads.wait(timeout: .now() + .seconds(Self.connectionsEndBoundSeconds)) == .timedOut {
+            log.line("\(logTag) stopped with \(openConnections) connection(s) still ending after \(Self.connectionsEndBoundSeconds) s")
         }
     }
 
