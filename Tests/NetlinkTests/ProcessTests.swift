@@ -62,6 +62,12 @@ struct ProcessTests {
         }
         let spinner = try #require(worker, "the shell never wrote its worker's pid")
         defer { if ProcessTree.liveMembers(ofGroup: child.pid).contains(spinner) { kill(spinner, SIGKILL) } }
+        // The group is the leader and its worker once the `mv` that published the pid has exited: waited for, as
+        // on a loaded machine it may still be in the group when the file appears.
+        let settled = ContinuousClock.now + .seconds(30)
+        while ProcessTree.liveMembers(ofGroup: child.pid).sorted() != [child.pid, spinner].sorted(), ContinuousClock.now < settled {
+            usleep(2_000)
+        }
         #expect(ProcessTree.liveMembers(ofGroup: child.pid).sorted() == [child.pid, spinner].sorted())
         let status = try child.terminate(grace: .seconds(2))
         #expect(status == .signaled(SIGTERM), "the leader: \(status)")
