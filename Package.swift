@@ -135,7 +135,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The VM runner: qemu under TCG, its kernel and initramfs, the hwsim self-test, what runs inside.
-        .target(name: "LabVM", dependencies: ["Netlink", "HotspotSystem", "CSystemShims"], swiftSettings: strict),
+        .target(name: "LabVM", dependencies: ["Netlink", "HotspotSystem", "CTLSShim"], swiftSettings: strict),
         // A sealed lab: its namespaces, links, radios and processes, its state on disk, the cleanup of dead runs.
         .target(name: "LabSandbox", dependencies: ["Netlink", "HotspotSystem"], swiftSettings: strict),
         // What runs in a lab: a hotspot's services (AP, DHCP/DNS, gate, portals, uplink, NAT64) and a station's.
@@ -322,7 +322,7 @@ let package = Package(
         .testTarget(
             name: "HotspotDaemonTests",
             dependencies: [
-                "HotspotDaemon", "HotspotClient", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem", "CSystemShims",
+                "HotspotDaemon", "HotspotClient", "HotspotHelper", "NEHotspotHelperCompat", "HotspotProtocol", "HotspotSystem", "CTLSShim",
                 "HotspotStation", "Netlink", "TestSupport",
             ],
             swiftSettings: strict

@@ -1,7 +1,5 @@
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <spawn.h>
@@ -40,25 +38,6 @@ int hsl_make_self_bind(const char *target) {
 }
 int hsl_umount_detach(const char *target) { return umount2(target, MNT_DETACH); }
 int hsl_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
-
-ssize_t hsl_write_nosigpipe(int fd, const void *buf, size_t len) {
-    sigset_t block, old, pending;
-    sigemptyset(&block);
-    sigaddset(&block, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    sigemptyset(&pending);
-    sigpending(&pending);
-    int pending_before = sigismember(&pending, SIGPIPE) == 1;
-    ssize_t n = write(fd, buf, len);
-    int saved = errno;
-    if (n < 0 && saved == EPIPE && !pending_before) {
-        struct timespec zero = {0, 0};
-        sigtimedwait(&block, NULL, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    errno = saved;
-    return n;
-}
 
 int hsl_packet_ipv4_open(int ifindex) {
     int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -50,6 +50,14 @@ int hsl_SSL_read(SSL *ssl, void *buffer, int count) { HSL_NOSIGPIPE(SSL_read(ssl
 int hsl_SSL_write(SSL *ssl, const void *buffer, int count) { HSL_NOSIGPIPE(SSL_write(ssl, buffer, count)); }
 int hsl_SSL_shutdown(SSL *ssl) { HSL_NOSIGPIPE(SSL_shutdown(ssl)); }
 
+ssize_t hsl_write_nosigpipe(int fd, const void *buf, size_t len) {
+    hsl_sigpipe_state s;
+    hsl_sigpipe_block(&s);
+    ssize_t n = write(fd, buf, len);
+    hsl_sigpipe_restore(&s);
+    return n;
+}
+
 int hsl_drain_errors(char *buffer, size_t size) {
     if (size == 0) return 0;
     buffer[0] = 0;

@@ -76,28 +76,28 @@ public enum ProcessTree {
     /// The processes of process group `group` that are alive (every state but zombie and dead: a killed process is
     /// alive until it has been scheduled to exit), from /proc/PID/stat's state and pgrp (fields 3 and 5).
     public static func liveMembers(ofGroup group: pid_t) -> [pid_t] {
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
-        var members: [pid_t] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let pid = pid_t(name), let fields = statFields(pid), fields.count > 2, pid_t(fields[2]) == group,
-                  fields[0] != "Z", fields[0] != "X" else { continue }
-            members.append(pid)
+        numericEntries("/proc").filter { pid in
+            guard let fields = statFields(pid), fields.count > 2 else { return false }
+            return pid_t(fields[2]) == group && fields[0] != "Z" && fields[0] != "X"
         }
-        return members
     }
 
     /// The thread ids of `pid` (`/proc/PID/task`); none when it does not exist.
     public static func threads(_ pid: pid_t) -> [pid_t] {
-        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
-        defer { closedir(directory) }
+        numericEntries("/proc/\(pid)/task")
+    }
+
+    /// The entries of `directory` whose names are numbers (pids in /proc, thread ids in /proc/PID/task); none when
+    /// it cannot be opened.
+    static func numericEntries(_ directory: String) -> [pid_t] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
         var result: [pid_t] = []
-        while let entry = readdir(directory) {
+        while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if let tid = pid_t(name) { result.append(tid) }
+            if let id = pid_t(name) { result.append(id) }
         }
         return result
     }

@@ -1,4 +1,4 @@
-import CSystemShims
+import CTLSShim
 import Foundation
 import HotspotSystem
 

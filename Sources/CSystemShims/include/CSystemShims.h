@@ -16,12 +16,6 @@ int hsl_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int
 // pipe2(O_CLOEXEC).
 int hsl_pipe_cloexec(int fds[2]);
 
-// write(2) to a pipe or FIFO whose reader may be gone, without a SIGPIPE: the signal is blocked on the calling thread
-// for the write, and one the write raised is consumed (sigtimedwait) before the mask is restored. A write that finds
-// no reader fails with EPIPE instead; errno is kept. (The process's SIGPIPE, a stop request in hotspot-lab, stays
-// for its own output.)
-ssize_t hsl_write_nosigpipe(int fd, const void *buf, size_t len);
-
 // Mounts for iproute2-compatible named namespaces (/run/netns/NAME).
 int hsl_bind_mount(const char *source, const char *target);
 int hsl_make_shared_rec(const char *target);

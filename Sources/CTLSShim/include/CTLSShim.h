@@ -2,6 +2,7 @@
 #define CTLSSHIM_H
 // Static inline wrappers for the OpenSSL macros that do not import into Swift (the swift-nio style).
 // Prefixed hsl_ (HotspotLab). Used by the helper SDK's TLS client and the lab portal's TLS server.
+#include <sys/types.h>
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/x509.h>
@@ -41,6 +42,9 @@ int hsl_SSL_accept(SSL *ssl);
 int hsl_SSL_read(SSL *ssl, void *buffer, int count);
 int hsl_SSL_write(SSL *ssl, const void *buffer, int count);
 int hsl_SSL_shutdown(SSL *ssl);
+/// write(2) under the same guard, for a pipe or FIFO whose reader may be gone (perf's control FIFO): -1 and EPIPE
+/// instead of a SIGPIPE (the process's own, a stop request in hotspot-lab, stays for its output).
+ssize_t hsl_write_nosigpipe(int fd, const void *buf, size_t len);
 
 /// The OpenSSL error queue as text ("error:0A000086:SSL routines::certificate verify failed; ..."),
 /// emptied; writes at most size-1 bytes and a NUL. Returns the number of errors read.
