@@ -27,6 +27,8 @@ public enum ProcessAccounting {
     }
 
     /// Switches accounting on (`acct(path)`): the file is created empty (0600) and the kernel appends to it.
+    /// acct(2) is one switch per PID namespace: this replaces any accounting the machine had on, and `stop()` ends it for
+    /// everyone. Call it only where the lab owns the kernel (inside the lab VM, as `bench profile` does).
     public static func start(path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError("create", path, errno: errno) }
