@@ -144,7 +144,7 @@ extension VMUnitTests {
         print("in-VM suites by tag: \(tagged.sorted().joined(separator: ", "))")
         #expect(tagged == named)
         #expect(tagged == ["InVMCertifyTests", "InVMHotspotWiFiTests", "InVMHwsimRadioTests", "InVMHwsimTests",
-                           "InVMLabCrashRadioTests", "InVMReplayTests", "InVMScenarioTests"])
+                           "InVMLabCrashRadioTests", "InVMProcessAccountingTests", "InVMReplayTests", "InVMScenarioTests"])
         // The job the VM boot runs filters to exactly those suites' IDs (unless a developer set HOTSPOT_LAB_VM_FILTER).
         guard (ProcessInfo.processInfo.environment["HOTSPOT_LAB_VM_FILTER"] ?? "").isEmpty else { return }
         let arguments = try VMSuiteRun.job(bundle: bundle).arguments
