@@ -90,13 +90,15 @@ struct HTTPClientTests {
         defer { server.stop() }
         var caught: HotspotTrafficError?
         let took = elapsed {
-            do { _ = try client.send(.get(server.url + "/slow", timeout: .milliseconds(300))) } catch { caught = error as? HotspotTrafficError }
+            // 3 s: the deadline covers the connect too, so a machine starved for longer than it before the connect would name
+            // the connect instead of the read (a verdict that load could change).
+            do { _ = try client.send(.get(server.url + "/slow", timeout: .seconds(3))) } catch { caught = error as? HotspotTrafficError }
         }
         let error = try #require(caught)
         #expect(error.isTimeout)
-        #expect(error.description == "read response to GET http://127.0.0.1:\(server.port)/slow: Connection timed out (ETIMEDOUT), no answer within 300 ms",
+        #expect(error.description == "read response to GET http://127.0.0.1:\(server.port)/slow: Connection timed out (ETIMEDOUT), no answer within 3 s",
                 "\(error)")
-        #expect(took >= Duration.milliseconds(290) && took < Duration.seconds(10), "took \(took)")
+        #expect(took >= Duration.milliseconds(2990) && took < Duration.seconds(60), "took \(took)")
     }
 
     @Test func connectionRefusedNamesHostAndErrno() throws {
