@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <spawn.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
@@ -129,4 +130,12 @@ ssize_t hsl_packet_capture_receive(int fd, void *buf, size_t len, size_t *wire_l
     *seconds = stamp.tv_sec;
     *nanoseconds = stamp.tv_nsec;
     return (size_t)n > len ? (ssize_t)len : n;
+}
+
+/* Async-signal-safe (poll(2) on the stack, no allocation): standard output or standard error is a pipe or socket
+   whose reader is gone (POLLERR or POLLHUP). SignalService's SIGPIPE handler asks. */
+int hsl_output_gone(void) {
+    struct pollfd fds[2] = {{.fd = STDOUT_FILENO, .events = 0}, {.fd = STDERR_FILENO, .events = 0}};
+    if (poll(fds, 2, 0) <= 0) return 0;
+    return ((fds[0].revents | fds[1].revents) & (POLLERR | POLLHUP)) != 0;
 }

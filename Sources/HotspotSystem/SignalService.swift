@@ -57,6 +57,9 @@ public struct StopRequest: Sendable, Equatable, CustomStringConvertible {
 ///   would (killed by the signal; nothing was created yet). Once taken over, every stop signal is recorded
 ///   (`stopRequest` is the first) and delivered, as a `StopRequest`, to the registered handlers on the
 ///   service's own thread; `wait` returns at the first. The handler itself only stores and writes one byte.
+/// - **SIGPIPE is a stop only when it is the output's**: raised by this process's own write while the reader of its
+///   standard output or error is gone, or sent by another process (`signalServicePipeHandler`). A SIGPIPE of a write
+///   to any other pipe or socket is dropped (`strayPipeSignals`); that write fails with EPIPE.
 /// - **Owned ignores**: `ignore` sets SIG_IGN (hotspotd's SIGPIPE: a write to a closed socket fails with
 ///   EPIPE instead).
 public enum SignalService {
@@ -132,10 +135,17 @@ public enum SignalService {
                     continue
                 }
                 var action = sigaction()
-                action.__sigaction_handler.sa_handler = signalServiceHandler
+                if sig == SIGPIPE {
+                    // Who raised it (`si_pid`) tells the reader of the output gone from a stray write: see
+                    // `signalServicePipeHandler`.
+                    action.__sigaction_handler.sa_sigaction = signalServicePipeHandler
+                    action.sa_flags = SA_RESTART | SA_SIGINFO
+                } else {
+                    action.__sigaction_handler.sa_handler = signalServiceHandler
+                    action.sa_flags = SA_RESTART
+                }
                 sigemptyset(&action.sa_mask)
                 for other in stopSignals { sigaddset(&action.sa_mask, other) }
-                action.sa_flags = SA_RESTART
                 if sigaction(sig, &action, nil) != 0 { throw SystemError.current("install the handler of signal \(name(sig)) in", "the signal service") }
                 state.handled.insert(sig)
             }
@@ -280,6 +290,14 @@ public enum SignalService {
         if fd >= 0 { _ = withUnsafeBytes(of: &bytes) { write(fd, $0.baseAddress, 2) } }
     }
 
+    /// SIGPIPEs of this process's own writes to a pipe or socket other than its output, dropped by the handler (the
+    /// write failed with EPIPE instead).
+    public static let strayPipeSignals = Atomic<Int>(0)
+
+    /// Async-signal-safe (a C shim: no allocation): standard output or standard error is a pipe or socket whose
+    /// reader is gone (POLLERR or POLLHUP; a terminal, a file or /dev/null never reports either while it works).
+    public static func outputGone() -> Bool { hsl_output_gone() != 0 }
+
     static func wakeDelivery() {
         var bytes: (UInt8, UInt8) = (0, 0)
         let fd = writeFD.load(ordering: .acquiring)
@@ -334,6 +352,29 @@ public enum SignalService {
             }
         }
     }
+}
+
+/// SIGPIPE's handler. The kernel raises SIGPIPE in the thread whose write found no reader, with this process as
+/// its sender (`si_pid`); `kill -PIPE` from elsewhere names the other process. A SIGPIPE of this process's own
+/// write is a stop request only when the reader of its output is gone (standard output or error reports
+/// POLLERR/POLLHUP): the write that raised it was to the output, or the output is gone anyway. Otherwise the write
+/// was to another pipe or socket (a lab's: a portal's client gone, a helper's socket closed), the signal is dropped
+/// (counted in `SignalService.strayPipeSignals`) and that write fails with EPIPE, which its code handles: a peer
+/// that went away does not stop a lab run. A SIGPIPE sent by another process is a stop signal as any other.
+private func signalServicePipeHandler(_ sig: Int32, _ info: UnsafeMutablePointer<siginfo_t>?, _ context: UnsafeMutableRawPointer?) {
+    let saved = errno
+    defer { errno = saved }
+    if let info, info.pointee._sifields._kill.si_pid == getpid() {
+        guard SignalService.outputGone() else {
+            SignalService.strayPipeSignals.add(1, ordering: .relaxed)
+            return
+        }
+        if SignalService.owners.load(ordering: .sequentiallyConsistent) > 0 {
+            SignalService.record(StopRequest(signal: sig, cause: .outputClosed).packed)
+            return
+        }
+    }
+    signalServiceHandler(sig)
 }
 
 /// The handler of every stop signal. Until shutdown is taken over it gives the signal its default action

@@ -11,7 +11,8 @@ import Synchronization
 /// (nothing is created before that).
 ///
 /// `run`, `demo`, `certify`, `replay` and `bench` take over with `install(command:)`: the first stop request
-/// (SIGINT, SIGTERM, SIGHUP, SIGPIPE, or a write to a closed stdout) tears down every lab the command has up
+/// (SIGINT, SIGTERM, SIGHUP, SIGPIPE when the output's reader is gone or another process sent it, or a write to a
+/// closed stdout) tears down every lab the command has up
 /// (`LiveLabs.stopAll`: processes, radios, namespaces, links, state folders, as `up` and `clean` do), says so
 /// on stderr and ends the command with 128 + the signal (130 for SIGINT, 143 for SIGTERM). A step waiting for a
 /// state or several labs at once (`--jobs`) do not delay it: the service's own thread runs the teardown

@@ -9,7 +9,7 @@ struct SelftestCommand: AsyncParsableCommand {
         commandName: "selftest",
         abstract: "Internal checks (used by the VM tests and bench vm).",
         shouldDisplay: false,
-        subcommands: [SelftestHwsim.self, SelftestExit.self, SelftestStarts.self]
+        subcommands: [SelftestHwsim.self, SelftestExit.self, SelftestStarts.self, SelftestStrayPipe.self]
     )
 }
 
@@ -56,6 +56,47 @@ struct SelftestExit: ParsableCommand {
         if !stdout.isEmpty { FileHandle.standardOutput.write(Data((stdout + "\n").utf8)) }
         if !stderr.isEmpty { StandardStreams.error(stderr + "\n") }
         throw ExitCode(code)
+    }
+}
+
+/// `hotspot-lab selftest stray-pipe [--after-output-closes] [--then-wait]`: with shutdown taken over as the lab
+/// commands take it (`LabSignals`), one write to a socket whose peer is closed, then one line: the write's error, the
+/// stop request (none expected) and the SIGPIPEs dropped as not the output's. `--after-output-closes` waits for the
+/// reader of standard output to go first (then the SIGPIPE is a stop: exit 141, "SIGPIPE (output closed)");
+/// `--then-wait` waits for a stop signal after the line (`kill -PIPE` from another process is one). Used by
+/// `StrayPipeTests`.
+struct SelftestStrayPipe: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stray-pipe", abstract: "Write to a closed socket: a SIGPIPE that is not the output's.")
+
+    @Flag(help: "Wait until the reader of standard output is gone before the write.")
+    var afterOutputCloses = false
+
+    @Flag(help: "After the line, wait for a stop signal.")
+    var thenWait = false
+
+    func run() throws {
+        LabSignals.install(command: "selftest stray-pipe")
+        if afterOutputCloses {
+            let deadline = ContinuousClock.now + .seconds(300)
+            while !SignalService.outputGone() {
+                guard ContinuousClock.now < deadline else { throw ValidationError("--after-output-closes: standard output's reader still there after 300 s") }
+                usleep(1000)
+            }
+        }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw SystemError("create a socket pair for", "selftest stray-pipe", errno: Errno.current)
+        }
+        close(pair[1])
+        let byte: [UInt8] = [0x21]
+        let written = write(pair[0], byte, 1)
+        let code = Errno.current
+        close(pair[0])
+        // A stop was requested: its handler tears down and ends the process with 128 + the signal.
+        while SignalService.stopRequest != nil { sleep(60) }
+        labSay("selftest: write to a socket whose peer is closed: " + (written < 0 ? Errno.text(code) : "\(written) byte written")
+               + "; stop request: none; SIGPIPEs dropped as not the output's: \(SignalService.strayPipeSignals.load(ordering: .relaxed))")
+        while thenWait { sleep(60) }
     }
 }
 

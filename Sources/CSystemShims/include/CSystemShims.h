@@ -5,6 +5,8 @@
 #include <spawn.h>
 int hsl_setns(int fd, int nstype);
 int hsl_unshare(int flags);
+/* Standard output or error is a pipe or socket whose reader is gone (POLLERR/POLLHUP); async-signal-safe. */
+int hsl_output_gone(void);
 pid_t hsl_gettid(void);
 int hsl_clone_newnet(void);
 
