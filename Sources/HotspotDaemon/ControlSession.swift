@@ -63,9 +63,12 @@ extension DaemonCore {
             record(.logoffRequest(.init(helper: helper, network: TraceNetwork(identity), via: "control")))
             var answered: Bool?
             logoffReply = { answered = $0 }
+            // The state the request met, before handling it: a refusal names it (the lab tells a refusal in a state
+            // hotspotd passes through on its own from the helper's, without asking again later, when it may have moved).
+            let met = machine.state.rawValue
             handle(.logoffRequested(helper, network: identity), source: source)
             logoffReply = nil
-            reply(ControlReply.with(["type": "logoffResult", "accepted": .bool(answered ?? false)], rid))
+            reply(ControlReply.with(["type": "logoffResult", "accepted": .bool(answered ?? false), "state": .string(met)], rid))
         case .foreground(let helper):
             handle(.foreground(helper), source: source)
             reply(ControlReply.ok(requestID: rid))

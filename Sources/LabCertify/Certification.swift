@@ -582,12 +582,21 @@ final class RunDriver {
     /// 23, with three asks then: on a very slow VM each ask met a maintain or its re-login, the lab's gate reading
     /// before the ask taking longer than the 3 s to the next maintain.)
     func logoffWhenAllowed(_ helperID: String) throws -> Bool {
-        try Self.logoffWhenAllowed(
+        var refusedIn: String?
+        return try Self.logoffWhenAllowed(
             // The gate is observed right before each ask, so `beforeLogoff` is what the accepted logoff found (CI run 17:
             // an ask refused during the re-login after the session flush had observed the gate before the re-login, and
             // the logoff check judged the accepted second ask against it).
-            ask: { observeGate("beforeLogoff"); return try station.logoff(helper: helperID) },
-            state: { (try? station.status())?["state"]?.stringValue ?? "unknown" },
+            ask: {
+                observeGate("beforeLogoff")
+                let answer = try station.logoffAnswer(helper: helperID)
+                refusedIn = answer.state
+                return answer.accepted
+            },
+            // The state hotspotd refused it in, from its answer: asked afterwards, a maintain that was in flight has
+            // often ended by then, and the refusal would read as one in Authenticated (a loaded machine made that
+            // likelier). A status request only for a hotspotd that does not say.
+            state: { refusedIn ?? (try? station.status())?["state"]?.stringValue ?? "unknown" },
             settle: { try waitAny([HotspotState.authenticated.rawValue, HotspotState.inactive.rawValue]) },
             note: note)
     }

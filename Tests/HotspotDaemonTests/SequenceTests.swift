@@ -196,6 +196,29 @@ struct ArbitrationTests {
         #expect(d.records("response").contains { $0["commandType"]?.stringValue == "logoff" })
     }
 
+    /// The control socket's `logoffResult` names the state the request met, so the lab can tell a refusal in a state
+    /// hotspotd passes through on its own from the helper's without asking `status` later, when the state may have
+    /// moved on (certify's logoff under load).
+    @Test("a refused logoff names the state it met (Evaluating), an accepted one Authenticated")
+    func logoffNamesTheStateItMet() throws {
+        let d = try DaemonUnderTest(name: "logoffstate")
+        let gate = d.runDir + "/may-answer"
+        try d.helper(.python, id: "owner", ["evaluate": "high", "evaluate-after-file": gate])
+        try d.control.request(.foreground(helper: "owner"))
+        try d.join(cafe)
+        try d.control.waitForStatus("evaluate pending") { s in
+            s["pending"]?.arrayValue?.contains { $0["commandType"]?.stringValue == "evaluate" } ?? false
+        }
+        let early = try d.control.request(.logoff(helper: "owner", network: nil))
+        #expect(early["accepted"]?.boolValue == false)
+        #expect(early["state"]?.stringValue == "Evaluating", "\(early.text)")
+        #expect(FileManager.default.createFile(atPath: gate, contents: nil))
+        try d.waitForState(.authenticated)
+        let right = try d.control.request(.logoff(helper: "owner", network: nil))
+        #expect(right["accepted"]?.boolValue == true)
+        #expect(right["state"]?.stringValue == "Authenticated", "\(right.text)")
+    }
+
     @Test("logoff called by the helper itself through its SDK", arguments: HelperKind.allCases)
     func helperLogoff(kind: HelperKind) throws {
         let d = try DaemonUnderTest(name: "selflogoff-\(kind)")

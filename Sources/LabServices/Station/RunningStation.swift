@@ -371,7 +371,14 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
 
     /// `logoff(network)` on behalf of a helper; true when hotspotd accepted it.
     public func logoff(helper: String) throws -> Bool {
-        try request(.logoff(helper: helper, network: nil))["accepted"]?.boolValue ?? false
+        try logoffAnswer(helper: helper).accepted
+    }
+
+    /// The user's logoff(network) for `helper`, and the state hotspotd met it in (nil from a hotspotd that does not say,
+    /// or when the station was not associated).
+    public func logoffAnswer(helper: String) throws -> (accepted: Bool, state: String?) {
+        let reply = try request(.logoff(helper: helper, network: nil))
+        return (reply["accepted"]?.boolValue ?? false, reply["state"]?.stringValue)
     }
 
     /// What the user types into a helper's UI: written where the helper reads it (`HOTSPOT_HELPER_UI/input`).
