@@ -50,10 +50,15 @@ public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both soc
         throw SystemError("connect to control socket", serverPath, reason: last)
     }
 
-    public func request(_ command: String, timeout: Duration = .seconds(5)) throws -> String {
+    /// `timeout` (30 s by default) is for a wpa_supplicant that never answers: a reply ends the wait at once, and a
+    /// starved machine must not turn a slow reply into a lost association (it was 5 s).
+    public func request(_ command: String, timeout: Duration = .seconds(30)) throws -> String {
         lock.lock()
         defer { lock.unlock() }
         guard let socket = requestSocket else { throw SystemError(command, serverPath, reason: "control connection closed") }
+        // A reply that came after an earlier request gave up is still queued: dropped, so that it is not taken for this
+        // request's.
+        Self.discardQueued(socket.fd)
         try Self.send(socket.fd, command, serverPath)
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -159,19 +164,30 @@ public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both soc
         if sent != bytes.count { throw SystemError.current("send \(text.split(separator: " ").first ?? "") to", path) }
     }
 
+    /// Drops every datagram already queued on `fd` (without waiting).
+    private static func discardQueued(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) >= 0 {}
+    }
+
     private static func receive(_ fd: Int32, until deadline: ContinuousClock.Instant, _ path: String) throws -> String? {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
+            // Past the deadline one more look without waiting: a thread starved past it must not miss a reply that is
+            // already queued.
             let remaining = deadline - ContinuousClock.now
-            if remaining <= .zero { return nil }
             let (seconds, attoseconds) = remaining.components
+            let ms = remaining <= .zero ? 0 : Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+            let ready = poll(&pfd, 1, ms)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw SystemError.current("poll control socket", path)
             }
-            if ready == 0 { continue }
+            if ready == 0 {
+                if remaining <= .zero { return nil }
+                continue
+            }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }

@@ -527,7 +527,9 @@ final class RunDriver {
         try station.join(certifier.notCaptive)
         try waitAny(["Authenticated", "Inactive"])
         try station.leave()
-        try waitAny(["Inactive"], timeout: .seconds(10))
+        // `patience`, as every wait of a run: a fixed 10 s here, run out on a starved machine, left the cursor before
+        // the late Inactive, which then ended the decoy's wait before the decoy was evaluated (decoys failed).
+        try waitAny(["Inactive"])
         try station.join(certifier.decoys[0])
         try waitAny(["Authenticated", "Inactive"])
     }
@@ -659,7 +661,7 @@ final class RunDriver {
     func changedPortal(kind: String, settings: [String: String]) throws {
         guard try signInAtHome() else { return }
         try station.leave()
-        try waitAny(["Inactive"], timeout: .seconds(10))
+        try waitAny(["Inactive"])  // `patience` (see `scan`)
         let home = try homeHotspot()
         try lab.switchPortal(hotspot: home.hotspot.name, kind: kind, settings: settings)
         mark(Self.portalMark, ["kind": .string(kind), "settings": .object(settings.mapValues(JSON.string))])

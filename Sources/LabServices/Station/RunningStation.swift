@@ -404,7 +404,9 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     }
 
     /// Scans with wpa_supplicant and returns what it found, as the networks the scan list presents.
-    public func scan(timeout: Duration = .seconds(15)) throws -> [HotspotNetwork] {
+    /// The 60 s bound is for a scan that never ends (the results end the wait at once), as `roam`'s (a one-channel
+    /// scan takes 0.1-0.2 s under TCG; a starved machine must not turn that into a lab fault).
+    public func scan(timeout: Duration = .seconds(60)) throws -> [HotspotNetwork] {
         if let link { return link.scanResults() }   // the native tier: the scan list comes from the topology
         let c = try wpaControl()
         // Only the lab's channels: a full scan of every 2.4 and 5 GHz channel takes about 3.8 s under TCG, the
@@ -419,8 +421,12 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
     }
 
     /// Shows the scan list: scans, sends the list to hotspotd (filterScanList to every helper), waits for the
-    /// annotated list and returns it (each entry: network, annotation, claimedBy, password).
-    public func showScanList(timeout: Duration = .seconds(15)) throws -> [TraceScanListEntry] {
+    /// annotated list and returns it (each entry: network, annotation, claimedBy, password). hotspotd traces the list
+    /// once every helper answered filterScanList or its command deadline (iOS's 45 s, scaled by the run's time scale)
+    /// passed, with an on-demand evaluation provider launched first: the default bound is above the longest deadline a
+    /// correct helper may use, so that only a hotspotd that never traces the list ends it (it was 15 s, below a slow
+    /// but correct answer).
+    public func showScanList(timeout: Duration = .seconds(120)) throws -> [TraceScanListEntry] {
         let networks = try scan()
         let before = traceLineCount()
         try request(.showScanList(networks, repeating: false))
