@@ -23,11 +23,13 @@ public struct FlapStep: ScenarioStepAction {
         var intervals: [String] = []
         for _ in 0..<count {
             try context.leave()
-            context.waitCursor = try context.waitForState("Inactive", after: context.waitCursor, timeout: .seconds(20))
+            // Bounds for a state that never comes (each wait ends at once on it): above the 45 s command deadline a correct
+            // helper may use at time scale 1 (they were 20 and 30 s).
+            context.waitCursor = try context.waitForState("Inactive", after: context.waitCursor, timeout: .seconds(120))
             let away = minSeconds + (maxSeconds - minSeconds) * generator.nextUnit()
             context.pause(away)
             try context.autoJoin()
-            context.waitCursor = try context.waitForState("Authenticated", after: context.waitCursor, timeout: .seconds(30))
+            context.waitCursor = try context.waitForState("Authenticated", after: context.waitCursor, timeout: .seconds(120))
             let stay = minSeconds + (maxSeconds - minSeconds) * generator.nextUnit()
             context.pause(stay)
             intervals.append(String(format: "away %.1f s, back %.1f s", away, stay))

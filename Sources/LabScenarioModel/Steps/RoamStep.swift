@@ -36,7 +36,9 @@ public struct RoamStep: ScenarioStepAction {
         let start = ContinuousClock.now
         let reply = try context.wpaRequest("ROAM \(bssid)")
         guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
-        while ContinuousClock.now - start < .milliseconds(Int64(timeout * 1000)) {
+        while true {
+            // Looked at once more after the bound (a thread starved past it between two looks must not miss it).
+            let last = ContinuousClock.now - start >= .milliseconds(Int64(timeout * 1000))
             let records = context.readTrace(from: cursor)
             let station = records.compactMap(\.record.station)
             if station.contains(where: { $0.action == "associated" && $0.bssid?.lowercased() == bssid }) {
@@ -50,6 +52,7 @@ public struct RoamStep: ScenarioStepAction {
                 return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
                               roamed.from ?? "?", bssid, (ContinuousClock.now - start).secondsDouble, target.frequency, scanSeconds)
             }
+            if last { break }
             context.pause(0.05)
         }
         throw StepFailure("the station did not associate with \(bssid) within \(timeout) s (associated with \(try context.status()["association"]?["bssid"]?.stringValue ?? "nothing")); "

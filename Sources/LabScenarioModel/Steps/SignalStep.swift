@@ -43,12 +43,14 @@ public struct SignalStep: ScenarioStepAction {
         var seen: Double?
         // 60 s at most: the new signal ends the wait at once, so the bound only decides how long a lab that never
         // carries it takes to say so; 15 s was a verdict a loaded machine under TCG could come near.
-        while ContinuousClock.now - start < .seconds(60) {
+        while true {
+            let last = ContinuousClock.now - start >= .seconds(60)  // one more look after the bound
             seen = try context.status()["association"]?["signalStrength"]?.doubleValue
             if let seen, abs(seen - expected) < 0.02 {
                 return did + String(format: "; hotspotd's association: signalStrength %.3f (RSSI %.0f dBm) after %.1f s", seen, rssi,
                                     (ContinuousClock.now - start).secondsDouble)
             }
+            if last { break }
             context.pause(0.1)
         }
         throw StepFailure(did + String(format: "; hotspotd's association still has signalStrength %@ after 60 s, expected %.3f (RSSI %.0f dBm)",

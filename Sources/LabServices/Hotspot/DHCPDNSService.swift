@@ -216,7 +216,7 @@ public final class DHCPDNSService: HotspotService, @unchecked Sendable {  // @un
             try launcher.product("hotspot-dns-fault", environmentKey: "HOTSPOT_DNS_FAULT"), faultServerArguments(readyFile: ready),
             stdout: .file(faultLog), stderr: .file(faultLog)), inNamespace: namespace)
         try Readiness.waitForFile(ready, child: child, log: faultLog, what: "the SERVFAIL DNS server (hotspot-dns-fault) of \(hotspot.name)",
-                                  timeout: .seconds(10))
+                                  timeout: .seconds(60))  // a bound for a server that never starts: ready ends it
         faultServer = child
     }
 }

@@ -53,7 +53,7 @@ extension RunningTopology {
         let args = UplinkService.netemArguments(
             verb: "replace", device: device,
             netem: Self.netem(latencyMS: latencyMS, jitterMS: jitterMS, lossPercent: lossPercent, rateKbit: rateKbit))
-        let result = try launcher.run(ProcessConfiguration(tc, args), inNamespace: running.namespace.name, timeout: .seconds(10))
+        let result = try launcher.run(ProcessConfiguration(tc, args), inNamespace: running.namespace.name, timeout: .seconds(60))
         guard result.status.succeeded else {
             throw SystemError("set the link quality of the \(what) on", device,
                               reason: "tc \(args.joined(separator: " ")): \(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)) "

@@ -71,7 +71,7 @@ public final class UplinkService: HotspotService, @unchecked Sendable {  // @unc
         if !netem.isEmpty {
             // Latency, jitter, loss and a rate limit on the uplink (egress of the hotspot's side) with netem.
             let args = Self.netemArguments(verb: "add", device: interface, netem: netem)
-            let tc = try launcher.run(ProcessConfiguration(try launcher.tool("tc"), args), inNamespace: namespace.name, timeout: .seconds(10))
+            let tc = try launcher.run(ProcessConfiguration(try launcher.tool("tc"), args), inNamespace: namespace.name, timeout: .seconds(60))
             guard tc.status.succeeded else {
                 throw SystemError("apply faults latency-ms/loss-percent of hotspot \(hotspot.name) on", interface,
                                   reason: "tc \(args.joined(separator: " ")): \(tc.stderr.trimmingCharacters(in: .whitespacesAndNewlines)) "

@@ -251,14 +251,14 @@ public final class StationLink: @unchecked Sendable {  // @unchecked: the mutabl
     /// retry, as no radio association does: wpa_supplicant reports CONNECTED once the access point forwards.
     private func waitForwarding(port: (air: String, lan: String), target: RunningHotspot) throws {
         let links = [(try route(air), peer), (try route(air), port.air), (try route(target.namespace), port.lan)]
-        let deadline = SystemMonotonicClock.read() + .seconds(10)
+        let deadline = SystemMonotonicClock.read() + .seconds(60)  // a link that never comes up; up ends it
         var waiting = links
         while true {
             waiting = try waiting.filter { !(try $0.0.link($0.1).isRunning) }
             if waiting.isEmpty { return }
             guard SystemMonotonicClock.read() < deadline else {
                 throw SystemError("attach the link of station \(station.name) to hotspot \(target.hotspot.name)",
-                                  waiting.map(\.1).joined(separator: ", "), reason: "not operationally up within 10 s")
+                                  waiting.map(\.1).joined(separator: ", "), reason: "not operationally up within 60 s")
             }
             usleep(500)
         }
