@@ -14,14 +14,16 @@ public struct HotspotHelperOptions: Sendable {
     public var identifier: String?
     /// hotspotd's helper socket; default: $HOTSPOT_HELPER_SOCKET, else /run/hotspotd/helper.sock.
     public var socketPath: String?
-    /// How long `register` waits for the daemon's answer.
-    /// 60 s by default: on iOS registration answers at once; here hotspotd answers, and a loaded machine can starve it
-    /// for seconds (it was 5 s, which made a correct helper exit as if it had failed). The bound is for a socket whose
-    /// peer never answers; the lab bounds a helper's registration itself, by the CPU it spends.
+    /// How long `register` waits for the daemon's answer (`defaultRegistrationTimeout` unless given).
     public var registrationTimeout: Duration
 
+    /// 60 s, for helpers and providers alike: on iOS registration answers at once; here hotspotd answers, and a loaded
+    /// machine can starve it for seconds (it was 5 s, which made a correct helper exit as if it had failed). The bound is
+    /// for a socket whose peer never answers; the lab bounds a helper's registration itself, by the CPU it spends.
+    public static let defaultRegistrationTimeout: Duration = .seconds(60)
+
     public init(displayName: String, identifier: String? = nil, socketPath: String? = nil,
-                registrationTimeout: Duration = .seconds(60))
+                registrationTimeout: Duration = defaultRegistrationTimeout)
     {
         self.displayName = displayName
         self.identifier = identifier

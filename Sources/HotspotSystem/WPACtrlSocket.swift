@@ -164,10 +164,11 @@ public final class WPACtrlSocket: @unchecked Sendable {  // @unchecked: both soc
         if sent != bytes.count { throw SystemError.current("send \(text.split(separator: " ").first ?? "") to", path) }
     }
 
-    /// Drops every datagram already queued on `fd` (without waiting).
+    /// Drops every datagram already queued on `fd` (without waiting). One byte is room enough: a datagram socket drops
+    /// the rest of a datagram that does not fit, so no buffer is allocated per request.
     private static func discardQueued(_ fd: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) >= 0 {}
+        var byte: UInt8 = 0
+        while recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) >= 0 {}
     }
 
     private static func receive(_ fd: Int32, until deadline: ContinuousClock.Instant, _ path: String) throws -> String? {

@@ -25,7 +25,7 @@ struct SignalServiceRootTests {
         ["up", "--link", "veth", "--no-stations", "--for", "\(seconds)", "--run-id", runID, "--logs", logs, topology]
     }
 
-    /// Waits until `file` holds `needle` (or `process` ended, or 60 s passed); returns the file's text.
+    /// Waits until `file` holds `needle` (or `process` ended, or 300 s passed); returns the file's text.
     @discardableResult
     static func waitFor(_ needle: String, in file: String, while process: ChildProcess? = nil) throws -> String {
         let deadline = ContinuousClock.now + .seconds(300)

@@ -42,11 +42,8 @@ struct StrayPipeTests {
                                                                 stdout: .file(out), stderr: .file(err)))
         defer { if (try? child.poll()) == nil { _ = try? child.terminate(grace: .seconds(10)) } }
         // Its line says the stray write is behind it and the stop is taken over.
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !(readSmallFile(out) ?? "").contains("stop request: none"), ContinuousClock.now < deadline, try child.poll() == nil {
-            usleep(5000)
-        }
-        #expect((readSmallFile(out) ?? "").contains("SIGPIPEs dropped as not the output's: 1"), "\(readSmallFile(out) ?? "")")
+        let line = try SignalServiceRootTests.waitFor("stop request: none", in: out, while: child)
+        #expect(line.contains("SIGPIPEs dropped as not the output's: 1"), "\(line)")
         try child.signal(SIGPIPE)
         let status = try child.wait(timeout: .seconds(120))
         #expect(status == .exited(141), "\(String(describing: status)): \(readSmallFile(err) ?? "")")

@@ -19,17 +19,14 @@ public struct HotspotProviderOptions: Sendable {
     /// The `displayName` of `register` (hotspotd shows the app's declared name); default: the app identifier's
     /// last component, cut to 15 characters.
     public var displayName: String?
-    /// How long registration waits for hotspotd's answer.
-    /// 60 s by default: on iOS registration answers at once; here hotspotd answers, and a loaded machine can starve it
-    /// for seconds (it was 5 s, which made a correct helper exit as if it had failed). The bound is for a socket whose
-    /// peer never answers; the lab bounds a helper's registration itself, by the CPU it spends.
+    /// How long registration waits for hotspotd's answer (`HotspotHelperOptions.defaultRegistrationTimeout` unless given).
     public var registrationTimeout: Duration
 
     public static let roleVariable = "HOTSPOT_PROVIDER_ROLE"
     public static let appVariable = "HOTSPOT_APP"
 
     public init(socketPath: String, identifier: String, app: String, role: HotspotProviderRole? = nil,
-                displayName: String? = nil, registrationTimeout: Duration = .seconds(60))
+                displayName: String? = nil, registrationTimeout: Duration = HotspotHelperOptions.defaultRegistrationTimeout)
     {
         self.socketPath = socketPath
         self.identifier = identifier

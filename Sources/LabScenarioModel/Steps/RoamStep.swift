@@ -36,25 +36,20 @@ public struct RoamStep: ScenarioStepAction {
         let start = ContinuousClock.now
         let reply = try context.wpaRequest("ROAM \(bssid)")
         guard reply.hasPrefix("OK") else { throw StepFailure("wpa_supplicant answered ROAM \(bssid) with \(reply)") }
-        while true {
-            // Looked at once more after the bound (a thread starved past it between two looks must not miss it).
-            let last = ContinuousClock.now - start >= .milliseconds(Int64(timeout * 1000))
-            let records = context.readTrace(from: cursor)
-            let station = records.compactMap(\.record.station)
-            if station.contains(where: { $0.action == "associated" && $0.bssid?.lowercased() == bssid }) {
-                // hotspotd must have seen a roam (CONNECTED to the new BSSID without a disconnection) and traced both BSSIDs.
-                guard let roamed = station.first(where: { $0.action == "roamed" }),
-                      roamed.to?.lowercased() == bssid, from == nil || roamed.from?.lowercased() == from?.lowercased() else {
-                    let disconnected = station.first { $0.action == "disassociated" }
-                    throw StepFailure("the station associated with \(bssid), but hotspotd's trace has no `roamed` record from \(from ?? "?") to it"
-                                      + (disconnected.map { " (it saw a disconnection: \($0.event ?? "?"))" } ?? ""))
-                }
-                return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
-                              roamed.from ?? "?", bssid, (ContinuousClock.now - start).secondsDouble, target.frequency, scanSeconds)
+        let roamed = try context.poll(within: .milliseconds(Int64(timeout * 1000)), every: 0.05) { () -> String? in
+            let station = context.readTrace(from: cursor).compactMap(\.record.station)
+            guard station.contains(where: { $0.action == "associated" && $0.bssid?.lowercased() == bssid }) else { return nil }
+            // hotspotd must have seen a roam (CONNECTED to the new BSSID without a disconnection) and traced both BSSIDs.
+            guard let roamed = station.first(where: { $0.action == "roamed" }),
+                  roamed.to?.lowercased() == bssid, from == nil || roamed.from?.lowercased() == from?.lowercased() else {
+                let disconnected = station.first { $0.action == "disassociated" }
+                throw StepFailure("the station associated with \(bssid), but hotspotd's trace has no `roamed` record from \(from ?? "?") to it"
+                                  + (disconnected.map { " (it saw a disconnection: \($0.event ?? "?"))" } ?? ""))
             }
-            if last { break }
-            context.pause(0.05)
+            return String(format: "roamed from %@ to %@: hotspotd saw the new association %.2f s after ROAM (scan of %d MHz before: %.2f s)",
+                          roamed.from ?? "?", bssid, (ContinuousClock.now - start).secondsDouble, target.frequency, scanSeconds)
         }
+        if let roamed { return roamed }
         throw StepFailure("the station did not associate with \(bssid) within \(timeout) s (associated with \(try context.status()["association"]?["bssid"]?.stringValue ?? "nothing")); "
                           + "wpa_supplicant log \(context.wpaLog)")
     }

@@ -43,16 +43,13 @@ public struct SignalStep: ScenarioStepAction {
         var seen: Double?
         // 60 s at most: the new signal ends the wait at once, so the bound only decides how long a lab that never
         // carries it takes to say so; 15 s was a verdict a loaded machine under TCG could come near.
-        while true {
-            let last = ContinuousClock.now - start >= .seconds(60)  // one more look after the bound
+        let matched = try context.poll(within: .seconds(60), every: 0.1) { () -> String? in
             seen = try context.status()["association"]?["signalStrength"]?.doubleValue
-            if let seen, abs(seen - expected) < 0.02 {
-                return did + String(format: "; hotspotd's association: signalStrength %.3f (RSSI %.0f dBm) after %.1f s", seen, rssi,
-                                    (ContinuousClock.now - start).secondsDouble)
-            }
-            if last { break }
-            context.pause(0.1)
+            guard let seen, abs(seen - expected) < 0.02 else { return nil }
+            return did + String(format: "; hotspotd's association: signalStrength %.3f (RSSI %.0f dBm) after %.1f s", seen, rssi,
+                                (ContinuousClock.now - start).secondsDouble)
         }
+        if let matched { return matched }
         throw StepFailure(did + String(format: "; hotspotd's association still has signalStrength %@ after 60 s, expected %.3f (RSSI %.0f dBm)",
                                        seen.map { String(format: "%.3f", $0) } ?? "none", expected, rssi))
     }

@@ -87,6 +87,19 @@ extension StepContext {
 
     public func noHelper(_ name: String) -> StepFailure { StepFailure("no helper \(name) on station \(stationName)") }
 
+    /// Looks with `look` until it gives a value or `bound` has passed since the call, pausing `interval` seconds between
+    /// looks; nil when it never did. The last look comes after the bound: a thread starved past it between two looks
+    /// must not miss what is already there.
+    public func poll<T>(within bound: Duration, every interval: Double, _ look: () throws -> T?) throws -> T? {
+        let start = ContinuousClock.now
+        while true {
+            let last = ContinuousClock.now - start >= bound
+            if let value = try look() { return value }
+            if last { return nil }
+            pause(interval)
+        }
+    }
+
     /// The trace line after the record of the last step of `kind` (`recordStep`, written before the step acts): where a
     /// step with `after: kind` starts looking. Nothing the action causes can come before it; a maintain round the timer
     /// ran before it, can. (Not the step's end: the action may take effect, and its consequences follow, well before

@@ -350,8 +350,8 @@ public final class RunningStation: @unchecked Sendable {  // @unchecked: hotspot
         return controlClient!
     }
 
-    @discardableResult
     /// hotspotd answers at once; the 60 s bound is for one that never does (10 s could be reached by a starved hotspotd).
+    @discardableResult
     public func request(_ request: ControlRequest, timeout: Duration = .seconds(60)) throws -> JSON {
         try control().request(request, timeout: timeout)
     }
