@@ -73,48 +73,69 @@ struct Judge {
     }
 
     /// `start-stop` over one run: every launch answered start (true) before the process ended; every stop answered
-    /// (`stopped`) and followed by exit status 0 (a kill ends it by signal 9); no exit without a stop. Events in the last 3 s of the
-    /// trace are not judged (the lab came down before they could finish).
+    /// (`stopped`) before its connection ended and followed by exit status 0 (a kill ends it by signal 9); no exit without
+    /// a stop. Judged by what the trace shows, never by how long anything took: what was still owed when hotspotd stopped
+    /// (its `stop` record: the lab came down) or the trace ended is not judged, since hotspotd had not given up on it.
+    /// hotspotd gives up on a start by stopping the provider (its idle timer), and on a stop by closing the connection
+    /// (its stop grace), then killing the process (its kill grace): each is in the trace when it happens.
     func lifecycle(_ run: CertificationRun, _ launches: Int, _ stops: Int, _ bad: [String]) -> (Int, Int, [String]) {
         var (launches, stops, bad) = (launches, stops, bad)
         let trace = records(run)
-        let end = trace.last?.time ?? 0
-        func nearEnd(_ r: TraceEntry) -> Bool { end - (r.time ?? 0) < 3e9 }
-        func next(_ i: Int, role: String, _ kinds: Set<String>) -> TraceEntry? {
-            trace[(i + 1)...].first { kinds.contains($0.kind) && $0.record.provider?.role == role }
+        /// The first record after `i` that is of one of `kinds` for `role`, or the end of the role's connection
+        /// `connection`, or hotspotd's `stop`; nil at the trace's end.
+        func next(_ i: Int, role: String, _ kinds: Set<String>, connection: Int? = nil) -> TraceEntry? {
+            trace[(i + 1)...].first {
+                $0.record.stop != nil || (kinds.contains($0.kind) && $0.record.provider?.role == role)
+                    || (connection != nil && $0.record.disconnect?.peer.connection == connection)
+            }
+        }
+        /// The role's connection: its last registration before `i`.
+        func connection(before i: Int, role: String) -> Int? {
+            trace[..<i].last { $0.record.providerRegistered?.role == role }?.record.providerRegistered?.peer.connection
         }
         var stopping: Set<String> = []
+        var down = false
         for (i, r) in trace.enumerated() {
             let role = r.record.provider?.role ?? ""
             switch r.record {
+            case .stop:
+                // hotspotd stopped: its providers' connections close with it; nothing after is the run's until it starts.
+                down = true
+                stopping = []
+            case .start:
+                down = false
+            case _ where down:
+                break
             case .providerLaunched:
                 launches += 1
                 stopping.remove(role)
-                switch next(i, role: role, ["providerStarted", "providerExited", "providerLaunched"]) {
+                switch next(i, role: role, ["providerStarted", "providerExited", "providerLaunched", "providerStopped"]) {
                 case let n? where n.record.providerStarted != nil:
                     if n.record.providerStarted?.ok != true { bad += [evidence(run, r), evidence(run, n) + " (start() returned false)"] }
-                case let n?:
+                case let n? where n.record.providerStopped != nil:
+                    bad += [evidence(run, r), evidence(run, n) + " (never answered start: hotspotd stopped it)"]
+                case let n? where n.record.stop == nil:
                     bad += [evidence(run, r), evidence(run, n) + " (ended before answering start)"]
-                case nil:
-                    if !nearEnd(r) { bad.append(evidence(run, r) + " (never answered start)") }
+                default:
+                    break  // still launching when hotspotd stopped or the trace ended
                 }
             case .providerStopped:
                 stops += 1
                 stopping.insert(role)
-                let after = next(i, role: role, ["providerStoppedAck", "providerExited", "providerKilled", "providerLaunched"])
+                let after = next(i, role: role, ["providerStoppedAck", "providerExited", "providerKilled", "providerLaunched"],
+                                 connection: connection(before: i, role: role))
                 guard let ack = after, ack.record.providerStoppedAck != nil else {
-                    if after != nil || !nearEnd(r) { bad += [evidence(run, r)] + (after.map { [evidence(run, $0) + " (no stopped answer first)"] } ?? [" (never answered stop)"]) }
+                    if let after, after.record.stop == nil { bad += [evidence(run, r), evidence(run, after) + " (no stopped answer first)"] }
                     continue
                 }
                 // Judged by the exit status, not by a kill record: hotspotd records `providerKilled` when its kill grace
                 // (2 s) ends before it has reaped the process, which a starved hotspotd or reaper makes happen to a
-                // provider that had already exited 0; a provider really killed exits by signal 9.
-                if let exit = next(i, role: role, ["providerExited", "providerLaunched"]) {
+                // provider that had already exited 0; a provider really killed exits by signal 9. No exit before
+                // hotspotd stopped is not judged: its status is not known.
+                if let exit = next(i, role: role, ["providerExited", "providerLaunched"]), exit.record.stop == nil {
                     if exit.record.providerExited == nil || exit.record.providerExited?.status != 0 {
                         bad += [evidence(run, ack), evidence(run, exit) + " (expected exit status 0 after stop)"]
                     }
-                } else if !nearEnd(ack) {
-                    bad.append(evidence(run, ack) + " (the process did not exit after stop)")
                 }
             case .providerExited where !stopping.contains(role):
                 bad.append(evidence(run, r) + " (exited without a stop)")
