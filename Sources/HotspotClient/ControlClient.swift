@@ -13,7 +13,9 @@ public struct ClientError: Error, CustomStringConvertible, Sendable {
 
 /// A blocking client of hotspotd's control socket (`hotspot-lab ctl`, the lab, tests).
 /// Calls from several threads take turns: each holds the reading state for its whole exchange (a request and its
-/// reply), so no reply goes to the wrong caller.
+/// reply), so no reply goes to the wrong caller. Each `request` carries a `requestID` of its own, which hotspotd
+/// echoes in the reply (docs/PROTOCOL.md, "Request ids"): a reply that comes after its request gave up (a starved
+/// hotspotd) is dropped by the next request instead of taken for its answer.
 public final class ControlClient: Sendable {
     public let socket: UnixSocket
     /// What reading leaves between calls.
@@ -22,11 +24,17 @@ public final class ControlClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         /// Trace records that arrived while waiting for a reply.
         var traceBacklog: [JSON] = []
+        /// The last `requestID` sent by `request`.
+        var lastRequestID = 0
+        /// Replies dropped because they answered an earlier request that had given up.
+        var staleReplies = 0
     }
 
     private let reader = Locked(Reader())
     /// Trace records that arrived while waiting for a reply (after `subscribeTrace`).
     public var traceBacklog: [JSON] { reader.withLock { $0.traceBacklog } }
+    /// How many late replies (to requests that had given up) were dropped.
+    public var staleReplies: Int { reader.withLock { $0.staleReplies } }
 
     public init(path: String) throws(SystemError) {
         socket = try UnixSocket.connect(path: path)
@@ -70,25 +78,39 @@ public final class ControlClient: Sendable {
         }
     }
 
-    /// Sends a request and returns its reply (trace records arriving meanwhile go to `traceBacklog`).
+    /// Sends a request and returns its reply (trace records arriving meanwhile go to `traceBacklog`). The request
+    /// carries a fresh `requestID`; a reply with another one (a late reply to a request that gave up) is dropped, and
+    /// so is an `error` that names another.
     @discardableResult
     public func request(_ request: ControlRequest, timeout: Duration = .seconds(10)) throws -> JSON {
         try reader.withLock { reader in
-            try socket.writeAll(frame(request.json.bytes))
+            reader.lastRequestID += 1
+            let id = reader.lastRequestID
+            guard case .object(var object) = request.json else { preconditionFailure("a control request is a JSON object") }
+            object["requestID"] = .number(Double(id))
+            try socket.writeAll(frame(JSON.object(object).bytes))
             let deadline = SystemMonotonicClock.read() + timeout
             while true {
                 let left = deadline - SystemMonotonicClock.read()
                 guard left > .zero, let m = try read(&reader, timeout: left) else {
-                    throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") within \(timeout)")
+                    throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") (requestID \(id)) within \(timeout)")
                 }
                 if m["type"]?.stringValue == "trace", let r = m["record"] {
                     reader.traceBacklog.append(r)
                     continue
                 }
+                // An error without a requestID is one hotspotd could not tie to a request (an unreadable frame): ours.
+                if let rid = m["requestID"], rid.intValue != id {
+                    reader.staleReplies += 1
+                    continue
+                }
                 if m["type"]?.stringValue == "error" {
                     throw ClientError("hotspotd: \(m["code"]?.stringValue ?? "?"): \(m["message"]?.stringValue ?? "")")
                 }
-                return m
+                // The reply as the caller's request would have had it: the id is the client's own.
+                guard case .object(var reply) = m else { return m }
+                reply["requestID"] = nil
+                return .object(reply)
             }
         }
     }
