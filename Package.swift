@@ -317,7 +317,7 @@ let package = Package(
 
         // MARK: tests
         // What the test targets share: the one root check, the `root` and `inVM` tags, unique name prefixes.
-        .target(name: "TestSupport", dependencies: ["HotspotSystem"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["HotspotSystem", "HotspotProtocol"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "HotspotCoreTests", dependencies: ["HotspotCore"], swiftSettings: strict),
         .testTarget(
             name: "HotspotDaemonTests",

@@ -3,6 +3,7 @@ import HotspotHelper
 import HotspotProtocol
 import NEHotspotHelperCompat
 import Testing
+import TestSupport
 
 @Suite("A provider pair in Apple's spellings", .serialized)
 struct ApplePairTests {

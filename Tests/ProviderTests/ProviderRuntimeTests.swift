@@ -7,6 +7,7 @@ import HotspotCore
 import HotspotProtocol
 import HotspotSystem
 import Testing
+import TestSupport
 
 /// What the test providers saw, in order (the suite is serialized: one provider runs at a time).
 final class Journal: @unchecked Sendable {

@@ -5,6 +5,7 @@ import Foundation
 import HotspotProtocol
 import HotspotSystem
 import Testing
+import TestSupport
 
 /// The built reference providers as hotspotd runs them: a process with the provider environment, its `@main`.
 @Suite("Reference providers as processes", .serialized)
