@@ -75,6 +75,10 @@ struct BoundsTests {
     func descriptorsExhausted() throws {
         let d = try DaemonUnderTest(name: "emfile")
         let pid = d.child.pid
+        // A reply proves the control connection accepted: connect(2) returns once the kernel queued it, and a starved
+        // hotspotd could accept it after the prlimit below, taking its cap from the lowered limit (CI run 120: every
+        // helper connection refused by the cap, no accept(2) ever failing).
+        _ = try d.control.request(.status, timeout: .seconds(60))
         // hotspotd took its connection cap from its limit at the first accept (the control connection above); lowered
         // now, the limit is below the cap, so idle helper connections take every descriptor (EMFILE), as anything else
         // holding descriptors would.

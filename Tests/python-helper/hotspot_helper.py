@@ -146,6 +146,10 @@ def main():
             return
         if msg == "timeout":
             pending_logoff_at = None
+            # Blocking again: the reply may take a while on a loaded machine, and with the logoff's timeout (about 0 s
+            # by now) still set, the read below raised socket.timeout and the helper died before calling logoff
+            # (CI run 120).
+            conn.sock.settimeout(None)
             request_id += 1
             conn.send({"type": "supportedNetworkInterfaces", "requestID": request_id})
             # Replies come in order, but a command may arrive first: keep reading until ours.
