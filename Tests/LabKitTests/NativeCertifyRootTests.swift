@@ -1,4 +1,5 @@
 import Foundation
+import HotspotProtocol
 import HotspotSystem
 import Testing
 import TestSupport
@@ -56,6 +57,33 @@ struct NativeCertifyRootTests {
         let report = try Self.brokenPairReports[index].get()
         #expect(report.tier == "native")
         CertifyCases.expectBrokenPair(report, index)
+    }
+
+    /// Every maintain a certification's runs need is fired by the lab (`fireMaintainTimer`, traced `via: control`),
+    /// after what the run marked before it in trace order: hotspotd's own timer (iOS's 300 s) never comes due. Until
+    /// 2026-11-29 it fired 3 s after each login on its own and raced the lab's steps (a helper's audit).
+    @Test("root: the lab fires every maintain timer of the captive and dns-hijack runs, after the marks it follows")
+    func maintainsAreTheLabs() throws {
+        let report = try CertifyCases.certify(helpers: [CertifyCases.reference], only: ["maintain", "reauthenticate", "dns-hijack", "logoff"],
+                                              linkMode: .veth)
+        #expect(report.passed, "\(report.results.map { "\($0.check.id): \($0.reason)" })")
+        func fired(_ run: CertificationRun) throws -> [TraceEntry] {
+            let records = try #require(report.runs.first { $0.run == run }).records
+            let events = records.filter { $0.record.event?.event == "maintainTimerFired" }
+            #expect(events.allSatisfy { $0.record.event?.origin.via == "control" }, "\(events.map(\.evidenceText))")
+            return events
+        }
+        func mark(_ run: CertificationRun, _ name: String) throws -> Int {
+            let records = try #require(report.runs.first { $0.run == run }).records
+            return try #require(records.first { $0.record.labAction?.action.certify == name }, "no mark \(name)").seq
+        }
+        let captive = try fired(.captive)
+        #expect(captive.count == 2, "after the sign-in and after the session ended: \(captive.map(\.seq))")
+        let ended = try mark(.captive, RunDriver.sessionEndedMark)
+        if captive.count == 2 { #expect(captive[1].seq > ended) }
+        let hijack = try fired(.dnsHijack)
+        let hijacked = try mark(.dnsHijack, RunDriver.hijackMark)
+        #expect(hijack.count == 1 && hijack[0].seq > hijacked, "\(hijack.map(\.seq))")
     }
 
     /// The cookie portal (run `cookie-portal`, SessionCookiesCheck): the reference helper keeps the session cookie from
