@@ -186,10 +186,22 @@ public enum Replay {
         }
         for (index, action) in actions {
             segment(upTo: index)
-            // The recorded pause between the last thing that happened and the action (scaled by `speed`).
-            let lastTime = trace.records[previous..<index].last?.time ?? previousTime
-            let gap = ((trace.records[index].time ?? lastTime) - lastTime) / 1e9 / speed
-            if gap >= 0.2 { steps.append(step("sleep", Node(String(format: "%.2f", min(gap, 60))))) }
+            // The recorded pause before the action (scaled by `speed`): from the last state entered since the previous
+            // action, counted from that state's trace time in the replay (`sleep: {since: state}`), so the action keeps
+            // its place against hotspotd's timers however late a loaded machine sees the state; with no state in
+            // between, from the last thing that happened, counted from now.
+            let segmentRecords = trace.records[previous..<index]
+            let at = trace.records[index].time
+            if let state = segmentRecords.last(where: { $0.record.transition != nil }), let t = state.time, let at {
+                let gap = (at - t) / 1e9 / speed
+                if gap >= 0.2 {
+                    steps.append(step("sleep", Node([(Node("seconds"), Node(String(format: "%.2f", min(gap, 60)))), (Node("since"), Node("state"))])))
+                }
+            } else {
+                let lastTime = segmentRecords.last?.time ?? previousTime
+                let gap = ((at ?? lastTime) - lastTime) / 1e9 / speed
+                if gap >= 0.2 { steps.append(step("sleep", Node(String(format: "%.2f", min(gap, 60))))) }
+            }
             steps.append(action)
             previous = index + 1
             previousTime = trace.records[index].time ?? previousTime

@@ -16,6 +16,7 @@ final class LabStepContext: StepContext {
     var stateCheckpoint = 0
     var waitCursor = 0
     var stateBound: Int?
+    var matchedTransition: Int?
 
     init(lab: RunningTopology, station: RunningStation) {
         self.lab = lab

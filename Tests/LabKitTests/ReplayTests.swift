@@ -92,6 +92,27 @@ struct ReplayTests {
         #expect(again.steps.map(\.text) == texts)
     }
 
+    /// The pause before an action is counted from the last state entered since the previous action (written
+    /// `sleep: {seconds: S, since: state}`, S the recorded time from the state to the action), so a loaded machine that
+    /// sees the state late does not push the action past a timer; with no state in between, from the last record.
+    @Test("a recorded pause after a state is slept from that state's trace time; one after no state, from now")
+    func pauseSinceTheState() throws {
+        let lines = Array(Self.captive.prefix(7)) + [
+            Self.line(8, 3_450_000_000, "maintainTimer", ["action": "arm", "after_ms": 4000]),
+            Self.line(9, 5_400_000_000, "labAction", ["action": ["step": "leave", "line": 12]]),
+            Self.line(10, 5_500_000_000, "transition", ["from": "Authenticated", "to": "Inactive"]),
+            Self.line(11, 6_500_000_000, "labAction", ["action": ["step": "foreground: com.x", "line": 13]]),
+            Self.line(12, 7_500_000_000, "labAction", ["action": ["step": "auto-join", "line": 14]]),
+        ]
+        let plan = try Replay.plan(try TraceFile.parse(lines.joined(separator: "\n"), file: "/x/trace.jsonl"))
+        let sleeps = plan.scenario.steps.map(\.text).filter { $0.hasPrefix("sleep") }
+        // join: 1.3 s after the header's line, no state before it; leave: 2.0 s after Authenticated (not 1.95 s after the
+        // timer's record); foreground: 1.0 s after Inactive; auto-join: 1.0 s after the foreground step, no state between.
+        #expect(sleeps == ["sleep: {seconds: 2.00, since: state}", "sleep: {seconds: 1.00, since: state}", "sleep: 1.00"], "\(sleeps)")
+        let again = try ScenarioParser.parse(plan.yaml, file: "again.yaml")
+        #expect(again.steps.map(\.text) == plan.scenario.steps.map(\.text))
+    }
+
     @Test("what happened after the scenario ended (a maintain the lab's teardown failed) is neither replayed nor compared")
     func tailAfterScenarioEndIsNotReplayed() throws {
         let lines = Self.captive + [

@@ -17,6 +17,7 @@ final class FakeStepContext: StepContext {
     var stateCheckpoint = 0
     var waitCursor = 0
     var stateBound: Int?
+    var matchedTransition: Int?
     var calls: [String] = []
     var trace: [JSON] = []
     /// Records appended to the trace when the user joins (and auto-joins, leaves).
@@ -47,7 +48,12 @@ final class FakeStepContext: StepContext {
     var hostapdReplies = ["OK"]
     var recorded: [String] = []
 
+    /// CLOCK_MONOTONIC as the steps read it (`sleep: {since: state}`), against the trace's `t_ns`.
+    var now: Duration = .seconds(100)
+
     init(topology: Topology) { self.topology = topology }
+
+    func monotonicNow() -> Duration { now }
 
     static func transition(_ from: String, _ to: String) -> JSON { ["kind": "transition", "from": .string(from), "to": .string(to)] }
 
@@ -197,6 +203,31 @@ struct ScenarioRunnerTests {
     static func run(_ steps: String, _ context: FakeStepContext) throws -> [StepResult] {
         let scenario = try ScenarioParser.parse("topology: ../captive.yaml\nsteps:\n" + steps, file: "topologies/scenarios/s.yaml")
         return ScenarioRunner.runSteps(scenario, in: context)
+    }
+
+    /// `sleep: {seconds: S, since: state}` (what a replay writes for a recorded pause after a state) sleeps to S seconds
+    /// after the trace time of the state the last wait matched, whenever the runner saw it: 0.2 s left when the state
+    /// came 0.3 s before the step, nothing when it came 0.9 s before, S from now when the wait matched none.
+    @Test("sleep since the state: counted from the matched state's trace time, not from when the wait returned", arguments: [
+        (0.3, "pause 0.2"), (0.9, nil), (nil, "pause 0.5"),
+    ] as [(Double?, String?)])
+    func sleepSinceState(_ stateAgo: Double?, _ pause: String?) throws {
+        let context = try Self.captiveContext()
+        if let stateAgo {
+            context.onJoin = Self.captiveRecords.map { r in
+                guard r["to"]?.stringValue == "Authenticated", case .object(var o) = r else { return r }
+                o["t_ns"] = .number((100 - stateAgo) * 1e9)
+                return .object(o)
+            }
+        } else {
+            context.onJoin = []
+            context.statusValue = ["state": "Authenticated"]  // already there: the wait matches no transition
+        }
+        let results = try Self.run("  - join: Cafe Lumiere\n  - wait-state: Authenticated\n  - sleep: {seconds: 0.5, since: state}\n", context)
+        #expect(results.allSatisfy { $0.passed }, "\(results.map(\.message))")
+        let pauses = context.calls.filter { $0.hasPrefix("pause") }.map { String($0.prefix(9)) }
+        #expect(pauses == (pause.map { [$0] } ?? []), "\(context.calls) \(results.map(\.message))")
+        if stateAgo == 0.9 { #expect(results.last?.message.contains("no sleep") == true, "\(results.map(\.message))") }
     }
 
     @Test("the captive sequence: each step's calls, messages and the state after it; every step recorded in the trace")

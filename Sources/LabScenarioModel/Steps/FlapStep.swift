@@ -19,6 +19,7 @@ public struct FlapStep: ScenarioStepAction {
     }
 
     public func perform(in context: any StepContext) throws -> String {
+        context.matchedTransition = nil  // its waits are its own: a later `sleep: {since: state}` counts from now
         var generator = SplitMix64(seed: seed)
         var intervals: [String] = []
         for _ in 0..<count {

@@ -14,6 +14,7 @@ public struct RestartHotspotdStep: ScenarioStepAction {
     public func perform(in context: any StepContext) throws -> String {
         context.stateCheckpoint = try context.restartHotspotd(helperDelay: .milliseconds(Int64(helperDelay * 1000)))
         context.waitCursor = context.stateCheckpoint
+        context.matchedTransition = nil
         return "hotspotd restarted"
     }
 }

@@ -19,6 +19,9 @@ public protocol StepContext: AnyObject {
     /// stops reading: the states a timer adds after it count toward the next `expect-states`, however long the checks in
     /// between took.
     var stateBound: Int? { get set }
+    /// The trace line of the transition the last `wait-state` matched, nil when it matched none (hotspotd was already
+    /// in the state): where `sleep: {since: state}` counts from. Unlike `stateBound`, kept across steps that act.
+    var matchedTransition: Int? { get set }
 
     // MARK: the station's hotspotd
     func status() throws -> JSON
@@ -79,6 +82,9 @@ public protocol StepContext: AnyObject {
 
     /// Waits `seconds` (a `sleep` step, a flap's intervals, a poll's interval).
     func pause(_ seconds: Double)
+    /// CLOCK_MONOTONIC now, the clock of the trace's `t_ns` (hotspotd runs on the same kernel as the lab's runner, in
+    /// both tiers): where `sleep: {since: state}` stands against a state's trace time. Default: the system's.
+    func monotonicNow() -> Duration
 }
 
 extension StepContext {

@@ -25,11 +25,13 @@ public struct WaitStateStep: ScenarioStepAction {
             // since the cursor has been read yet) matched none: its transition may still be on its way to the trace
             // (CI run 27: `leave`, then `wait-state: Inactive` answered from the status), so `expect-states` reads to now.
             context.stateBound = context.waitCursor > previous ? context.waitCursor : nil
+            context.matchedTransition = context.waitCursor > previous ? context.waitCursor - 1 : nil
             return "state \(state)"
         }
         let cursor = max(context.waitCursor, try context.lineAfterStep(ofKind: after))
         context.waitCursor = try context.waitForTransition(to: state, after: cursor, timeout: timeout)
         context.stateBound = context.waitCursor
+        context.matchedTransition = context.waitCursor - 1
         return "state \(state) (entered after the \(after) step took effect)"
     }
 }
