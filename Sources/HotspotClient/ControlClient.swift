@@ -24,7 +24,7 @@ public final class ControlClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         /// Trace records that arrived while waiting for a reply.
         var traceBacklog: [JSON] = []
-        /// The last `requestID` sent by `request`.
+        /// The number in the last `requestID` sent by `request` (`client-N`).
         var lastRequestID = 0
         /// Replies dropped because they answered an earlier request that had given up.
         var staleReplies = 0
@@ -79,32 +79,35 @@ public final class ControlClient: Sendable {
     }
 
     /// Sends a request and returns its reply (trace records arriving meanwhile go to `traceBacklog`). The request
-    /// carries a fresh `requestID`; a reply with another one (a late reply to a request that gave up) is dropped, and
-    /// so is an `error` that names another.
+    /// carries a fresh `requestID` (`client-N`); a reply with another one or none (a late reply to a request that gave
+    /// up, or to a caller's own `send`) is dropped, and so is an `error` that names another.
     @discardableResult
     public func request(_ request: ControlRequest, timeout: Duration = .seconds(10)) throws -> JSON {
         try reader.withLock { reader in
             reader.lastRequestID += 1
-            let id = reader.lastRequestID
+            // A string of the client's own, so it cannot meet the integers a caller of `send` may use.
+            let id = JSON.string("client-\(reader.lastRequestID)")
             guard case .object(var object) = request.json else { preconditionFailure("a control request is a JSON object") }
-            object["requestID"] = .number(Double(id))
+            object["requestID"] = id
             try socket.writeAll(frame(JSON.object(object).bytes))
             let deadline = SystemMonotonicClock.read() + timeout
             while true {
                 let left = deadline - SystemMonotonicClock.read()
                 guard left > .zero, let m = try read(&reader, timeout: left) else {
-                    throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") (requestID \(id)) within \(timeout)")
+                    throw ClientError("no reply from hotspotd to \(request.json["type"]?.stringValue ?? "?") (requestID \(id.text)) within \(timeout)")
                 }
                 if m["type"]?.stringValue == "trace", let r = m["record"] {
                     reader.traceBacklog.append(r)
                     continue
                 }
-                // An error without a requestID is one hotspotd could not tie to a request (an unreadable frame): ours.
-                if let rid = m["requestID"], rid.intValue != id {
+                // hotspotd echoes the id in every reply to a request that had one; an `error` without one is for a frame it
+                // could not read (ours: nothing else is in flight here); anything else is an earlier request's.
+                let isError = m["type"]?.stringValue == "error"
+                guard m["requestID"] == id || (m["requestID"] == nil && isError) else {
                     reader.staleReplies += 1
                     continue
                 }
-                if m["type"]?.stringValue == "error" {
+                if isError {
                     throw ClientError("hotspotd: \(m["code"]?.stringValue ?? "?"): \(m["message"]?.stringValue ?? "")")
                 }
                 // The reply as the caller's request would have had it: the id is the client's own.

@@ -31,8 +31,8 @@ public enum CertificationRun: String, Sendable, CaseIterable {
     public var needsEveryNetwork: Bool { self == .scan || self == .captive }
 
     /// The order certify starts its runs in: the longest first, so that on two workers the last run to start is a
-    /// short one and neither worker sits idle while the other ends a long run. captive waits on the maintain timer,
-    /// the session's expiry and a re-join; ipv6-only on DHCPv4 giving up (five DISCOVERs a second apart) before IP is
+    /// short one and neither worker sits idle while the other ends a long run. captive waits on two maintains, the
+    /// session's expiry and a re-join; ipv6-only on DHCPv4 giving up (five DISCOVERs a second apart) before IP is
     /// up over IPv6; dns-hijack on a maintain after the hijack. On 2026-11-29 (release) they took 6.4, 5.3 and 3.3 s
     /// of a native certify whose other runs took 0.4-0.5 s, and 12.3, 7.9 and 6.1 s of a radio one (the others
     /// 2.5-5.8 s); started in declaration order, ipv6-only started last and ended certify seconds after the other
@@ -176,12 +176,13 @@ public final class Certifier: @unchecked Sendable {  // @unchecked: its settings
     /// hotspotd's time scale for the certification's timers (the scan list's refresh 5 s × 0.25) and the providers'
     /// idle timeout.
     public var timeScale = 0.25
-    /// hotspotd's maintain interval before scaling: iOS's 300 s, which no run waits for. The run fires the maintain
-    /// timer itself (`fireMaintainTimer`) where it needs a maintain: after the sign-in, after the portal session
-    /// ended, under the DNS hijack. With 12 s (a maintain 3 s after each login) the timer raced the lab's own steps,
-    /// and a loaded machine decided which came first: a maintain from before the session flush taken for the one
-    /// after it, every logoff ask meeting a maintain, a maintain sent before the hijack (issue 25).
-    public var maintainInterval = 300.0
+    /// hotspotd's maintain interval before scaling: 1,200 s, scaled by `timeScale` to iOS's 300 s, longer than any
+    /// wait of a run (`RunDriver.patience`), so hotspotd's own timer never comes due. The run fires the maintain timer
+    /// itself (`fireMaintainTimer`) where it needs a maintain: after the sign-in, after the portal session ended,
+    /// under the DNS hijack. With 12 s (a maintain 3 s after each login) the timer raced the lab's own steps, and a
+    /// loaded machine decided which came first: a maintain from before the session flush taken for the one after it,
+    /// every logoff ask meeting a maintain, a maintain sent before the hijack (issue 25).
+    public var maintainInterval = 1200.0
     /// Every command's deadline as the helper sees it: iOS's 45 s, never scaled. A deadline is a verdict (the
     /// `deadlines` check), so it is the platform's: a helper that answers in 20 s passes on iOS and must pass here,
     /// and a slow or loaded machine (a shared CI machine, the VM's emulated CPU) must not fail a helper that would
@@ -541,20 +542,24 @@ final class RunDriver {
 
     /// The lab fires hotspotd's maintain timer (armed on entering Authenticated): a maintain without didJustJoin,
     /// sent after everything the run did before (in trace order). False, noted, when hotspotd has none armed.
-    func fireMaintain(_ when: String) -> Bool {
+    func fireMaintain(_ when: String) throws -> Bool {
         do {
             try station.fireMaintainTimer()
             return true
-        } catch {
+        } catch where "\(error)".contains(Self.noTimerArmed) {
             note("the maintain timer could not be fired \(when): \(error)")
             return false
         }
+        // Any other error (hotspotd not answering, the control socket gone) is the lab's: the run's error.
     }
+
+    /// What hotspotd answers `fireMaintainTimer` when it has no maintain timer armed (it is not in Authenticated).
+    static let noTimerArmed = "no maintain timer is armed"
 
     func captive() throws {
         guard try signInAtHome() else { return }
         // The maintain timer fires: maintain without didJustJoin.
-        guard fireMaintain("after the sign-in"), try waitAny(["Maintaining"]) != nil,
+        guard try fireMaintain("after the sign-in"), try waitAny(["Maintaining"]) != nil,
               try waitAny(["Authenticated", "Evaluating", "Authenticating", "Inactive"]) == "Authenticated" else {
             note("maintain did not return to Authenticated")
             observeGate("afterMaintain")
@@ -568,7 +573,7 @@ final class RunDriver {
         // What the gate holds now: settles the session when the helper signed in again during the flush.
         observeGate("afterSessionEnd")
         note("portal session expired (gate flushed)")
-        guard fireMaintain("after the portal session ended"), try waitAny(["Maintaining"]) != nil else { return }
+        guard try fireMaintain("after the portal session ended"), try waitAny(["Maintaining"]) != nil else { return }
         var state = try waitAny(["Authenticated", "Evaluating", "Inactive"])
         if state == "Evaluating" { state = try waitAny(["Authenticated", "Inactive"]) }
         guard state == "Authenticated" else {
@@ -665,7 +670,7 @@ final class RunDriver {
         // The maintain timer fires, after the hijack is in effect; the first maintain that decides the check
         // (DNSHijackCheck.decisive) ends the wait: one sent after the hijack, or one sent during the switch and not
         // answered success.
-        guard fireMaintain("under the hijack") else {
+        guard try fireMaintain("under the hijack") else {
             note(try lab.setDNS(hotspot: home.hotspot.name, mode: "normal"))
             mark(Self.dnsRestoredMark)
             return

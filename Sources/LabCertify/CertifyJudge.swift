@@ -72,26 +72,43 @@ struct Judge {
         ["filterScanList", "evaluate"].contains(commandType) ? "evaluationProvider" : "authenticationProvider"
     }
 
+    /// The role's last launch before `entry` in its run, when nothing after it (a start answer, an exit, another
+    /// launch) ended it before `entry`: a provider still launching.
+    func unstartedLaunch(before entry: TraceEntry, role: String) -> TraceEntry? {
+        guard let records = runs.first(where: { $0.records.contains(entry) })?.records,
+              let at = records.firstIndex(of: entry),
+              let launch = records[..<at].lastIndex(where: { $0.record.providerLaunched?.role == role }) else { return nil }
+        let ended = records[(launch + 1)..<at].contains {
+            $0.record.provider?.role == role && ["providerStarted", "providerExited", "providerLaunched"].contains($0.kind)
+        }
+        return ended ? nil : records[launch]
+    }
+
     /// `start-stop` over one run: every launch answered start (true) before the process ended; every stop answered
     /// (`stopped`) before its connection ended and followed by exit status 0 (a kill ends it by signal 9); no exit without
-    /// a stop. Judged by what the trace shows, never by how long anything took: what was still owed when hotspotd stopped
-    /// (its `stop` record: the lab came down) or the trace ended is not judged, since hotspotd had not given up on it.
-    /// hotspotd gives up on a start by stopping the provider (its idle timer), and on a stop by closing the connection
-    /// (its stop grace), then killing the process (its kill grace): each is in the trace when it happens.
+    /// a stop. Judged by the records hotspotd wrote when it gave up, never by the judge's own clock (how far a record
+    /// is from the trace's end): hotspotd gives up on a start when a command held for the launch goes unanswered by its
+    /// deadline (`irregular` noAnswer) or its idle timer stops the provider, and on a stop by closing the connection
+    /// (its 5 s stop grace), then killing the process (its 2 s kill grace), as iOS's own deadlines would. What was
+    /// still owed when hotspotd stopped (its `stop` record) or the trace ended is not judged: hotspotd had not given up.
     func lifecycle(_ run: CertificationRun, _ launches: Int, _ stops: Int, _ bad: [String]) -> (Int, Int, [String]) {
         var (launches, stops, bad) = (launches, stops, bad)
         let trace = records(run)
-        /// The first record after `i` that is of one of `kinds` for `role`, or the end of the role's connection
-        /// `connection`, or hotspotd's `stop`; nil at the trace's end.
-        func next(_ i: Int, role: String, _ kinds: Set<String>, connection: Int? = nil) -> TraceEntry? {
-            trace[(i + 1)...].first {
-                $0.record.stop != nil || (kinds.contains($0.kind) && $0.record.provider?.role == role)
-                    || (connection != nil && $0.record.disconnect?.peer.connection == connection)
+        /// The first record after `i` that is of one of `kinds` for `role`, or the end of the role's helper-socket
+        /// connection `connection`, or a command of the role unanswered by its deadline (with `noAnswer`), or
+        /// hotspotd's `stop`; nil at the trace's end.
+        func next(_ i: Int, role: String, _ kinds: Set<String>, connection: Int? = nil, noAnswer: Bool = false) -> TraceEntry? {
+            trace[(i + 1)...].first { entry in
+                if entry.record.stop != nil || (kinds.contains(entry.kind) && entry.record.provider?.role == role) { return true }
+                if let connection, let d = entry.record.disconnect, d.socket == "helper", d.peer.connection == connection { return true }
+                if noAnswer, let x = entry.record.irregular, x.irregularity == "noAnswer", Self.role(handling: x.commandType ?? "") == role { return true }
+                return false
             }
         }
-        /// The role's connection: its last registration before `i`.
+        /// The connection of the process the role's last launch before `i` started: its registration after that launch.
         func connection(before i: Int, role: String) -> Int? {
-            trace[..<i].last { $0.record.providerRegistered?.role == role }?.record.providerRegistered?.peer.connection
+            let launch = trace[..<i].lastIndex { $0.record.providerLaunched?.role == role } ?? -1
+            return trace[(launch + 1)..<i].last { $0.record.providerRegistered?.role == role }?.record.providerRegistered?.peer.connection
         }
         var stopping: Set<String> = []
         var down = false
@@ -109,11 +126,13 @@ struct Judge {
             case .providerLaunched:
                 launches += 1
                 stopping.remove(role)
-                switch next(i, role: role, ["providerStarted", "providerExited", "providerLaunched", "providerStopped"]) {
+                switch next(i, role: role, ["providerStarted", "providerExited", "providerLaunched", "providerStopped"], noAnswer: true) {
                 case let n? where n.record.providerStarted != nil:
                     if n.record.providerStarted?.ok != true { bad += [evidence(run, r), evidence(run, n) + " (start() returned false)"] }
                 case let n? where n.record.providerStopped != nil:
                     bad += [evidence(run, r), evidence(run, n) + " (never answered start: hotspotd stopped it)"]
+                case let n? where n.record.irregular != nil:
+                    bad += [evidence(run, r), evidence(run, n) + " (never answered start: the command held for it went unanswered by its deadline)"]
                 case let n? where n.record.stop == nil:
                     bad += [evidence(run, r), evidence(run, n) + " (ended before answering start)"]
                 default:

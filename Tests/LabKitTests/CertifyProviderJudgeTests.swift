@@ -27,6 +27,9 @@ struct CertifyProviderJudgeTests {
         case stopConnectionClosed
         /// Launched, never started, and stopped by hotspotd's idle timer 1 s before the trace's end: a failure.
         case startGivenUp
+        /// Launched for an authenticate that it held, never started: the command went unanswered by its deadline (the
+        /// idle timer does not stop a provider that holds a command), and the run ended there (cut short).
+        case startNeverAnswered
     }
 
     /// The captive run of the reference pair, provider records around the reference helper's answers
@@ -101,6 +104,10 @@ struct CertifyProviderJudgeTests {
                         ["kind": "disconnect", "socket": "helper", "connection": 7, "reason": "provider did not answer stop within 5.0 s"]]
         case .startGivenUp:
             records += [provider("providerLaunched", a, ["pid": 13]), provider("providerStopped", a, ["reason": "idleTimeout"])]
+        case .startNeverAnswered:
+            records += [provider("providerLaunched", a, ["pid": 13]),
+                        ["kind": "irregular", "irregularity": "noAnswer", "command": 77, "commandType": "authenticate", "helper": "com.acme",
+                         "ssid": "Cafe Lumiere"]]
         default:
             break
         }
@@ -160,6 +167,17 @@ struct CertifyProviderJudgeTests {
     func killRecordBeforeExitZero() throws {
         let report = try Self.judge(.killedAfterExit)
         for r in report.results { #expect(r.passed, "\(r.check.id): \(r.reason) \(r.evidence)") }
+    }
+
+    /// A provider that never answers start, launched for a command it holds: hotspotd's idle timer leaves it (it holds
+    /// work) and the command's 45 s deadline is what gives up on it; the run is cut short there. Until the review of
+    /// c159c8e only a `providerStopped` ended such a launch, so it passed start-stop (the old 3 s window failed it).
+    @Test("a launch whose held command went unanswered by its deadline never answered start")
+    func startNeverAnswered() throws {
+        let report = try Self.judge(.startNeverAnswered)
+        let result = try CertifyJudgeTests.result(report, "start-stop")
+        #expect(!result.passed && !result.notReached, "\(result.reason)")
+        #expect(result.evidence.joined(separator: " ").contains("never answered start"), "\(result.evidence)")
     }
 
     /// What hotspotd had not given up on when it stopped (the lab came down) is not judged, however long before the

@@ -14,7 +14,6 @@ public struct FakeDaemonError: Error, CustomStringConvertible {
 /// and writes frames with deadlines. The script runs on its own thread (`run`), so the client under test (a
 /// provider, the control client) has the cooperative pool to itself.
 public final class FakeDaemon: @unchecked Sendable {
-    nonisolated(unsafe) static var counter = 0
     public let path: String
     public let directory: String
     public let listener: UnixSocket
@@ -23,8 +22,8 @@ public final class FakeDaemon: @unchecked Sendable {
     private var buffer = [UInt8](repeating: 0, count: 65_536)
 
     public init(_ name: String, file: String = "helper.sock") throws {
-        FakeDaemon.counter += 1
-        directory = "/tmp/hsl-providers-\(getpid())-\(FakeDaemon.counter)-\(name)"
+        // A random part, not a shared counter: the test targets that use it run their tests at once.
+        directory = "/tmp/hsl-providers-\(getpid())-\(UInt64.random(in: 0...UInt64.max))-\(name)"
         path = directory + "/" + file
         listener = try UnixSocket.listen(path: path)
     }

@@ -133,13 +133,14 @@ def main():
     plan = {"authenticate": a.authenticate, "presentUI": a.present_ui, "maintain": a.maintain, "logoff": a.logoff}
     pending_logoff_at = None
     request_id = 0
+    backlog = []  # messages read while waiting for a reply, handled next
     while True:
         if pending_logoff_at is not None:
             conn.sock.settimeout(max(0.0, pending_logoff_at - time.monotonic()))
         else:
             conn.sock.settimeout(None)
         try:
-            msg = conn.receive()
+            msg = backlog.pop(0) if backlog else conn.receive()
         except socket.timeout:
             msg = "timeout"
         if msg is None:
@@ -152,13 +153,15 @@ def main():
             conn.sock.settimeout(None)
             request_id += 1
             conn.send({"type": "supportedNetworkInterfaces", "requestID": request_id})
-            # Replies come in order, but a command may arrive first: keep reading until ours.
+            # Replies come in order, but a command may arrive first: keep reading until ours, and handle what came
+            # before it afterwards (it was dropped, so such a command went unanswered).
             while True:
                 m = conn.receive()
                 if m is None:
                     return
                 if m.get("type") == "interfaces":
                     break
+                backlog.append(m)
             networks = m.get("networks", [])
             if networks:
                 request_id += 1

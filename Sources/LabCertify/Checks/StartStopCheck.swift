@@ -20,6 +20,12 @@ struct StartStopCheck: CertifyCheck {
     }
 
     func cause(of entry: TraceEntry, truth: GroundTruth, judge: Judge) -> CertifyCause? {
+        // A command held for a launch that never answered start, unanswered by its deadline: the start's failure.
+        if let x = entry.record.irregular, x.irregularity == "noAnswer", let type = x.commandType,
+           let launch = judge.unstartedLaunch(before: entry, role: Judge.role(handling: type)) {
+            return CertifyCause(reason: "the \(Judge.role(handling: type)) launched for \(type) command \(x.command) never answered start "
+                + "(the command it was held for went unanswered by its deadline)", context: [launch])
+        }
         guard let s = entry.record.providerStarted, !s.ok else { return nil }
         return CertifyCause(reason: "the \(s.role) of \(s.app) answered start() false "
             + "(a provider that does not start gets no command; each of them counts as not answered)")
