@@ -109,7 +109,7 @@ extension DaemonCore {
             // The lab's clock jumps to the armed timer: the same event as when it runs out (`timerFired`), traced
             // `via: control`; the loop's timer is cancelled so that it cannot fire a second time.
             guard maintainTimerArmed else {
-                let e = ProtocolError(.requestFailed, "fireMaintainTimer: no maintain timer is armed (hotspotd is in \(machine.state.rawValue); it arms one on entering Authenticated)")
+                let e = ProtocolError(.requestFailed, "fireMaintainTimer: \(ControlRequest.noMaintainTimerArmed) (hotspotd is in \(machine.state.rawValue); it arms one on entering Authenticated)")
                 record(.error(.init(message: e.message, via: "control")))
                 reply(ControlReply.error(e, requestID: rid))
                 return

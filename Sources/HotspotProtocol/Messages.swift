@@ -435,8 +435,13 @@ public enum ControlRequest: Sendable, Hashable {
     /// Reads an app's manager configuration (`loadFromPreferences`); the reply is `manager`.
     case getManager(app: String)
     /// The armed maintain timer fires now (the lab's clock jumps to it: the platform's interval is 300 s), exactly as
-    /// when it runs out; an error when none is armed (hotspotd arms it on entering Authenticated).
+    /// when it runs out; an error when none is armed (hotspotd arms it on entering Authenticated), its message
+    /// containing `noMaintainTimerArmed`.
     case fireMaintainTimer
+
+    /// Words of the `requestFailed` error `fireMaintainTimer` gets when no maintain timer is armed (certify tells it
+    /// from a lab failure by them).
+    public static let noMaintainTimerArmed = "no maintain timer is armed"
 
     public static let types = [
         "associate", "disassociate", "signal", "ipUp", "ipDown", "showScanList", "hideScanList", "logoff", "foreground",

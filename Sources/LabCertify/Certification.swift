@@ -546,15 +546,13 @@ final class RunDriver {
         do {
             try station.fireMaintainTimer()
             return true
-        } catch where "\(error)".contains(Self.noTimerArmed) {
+        } catch where "\(error)".contains(ControlRequest.noMaintainTimerArmed) {
             note("the maintain timer could not be fired \(when): \(error)")
             return false
         }
         // Any other error (hotspotd not answering, the control socket gone) is the lab's: the run's error.
     }
 
-    /// What hotspotd answers `fireMaintainTimer` when it has no maintain timer armed (it is not in Authenticated).
-    static let noTimerArmed = "no maintain timer is armed"
 
     func captive() throws {
         guard try signInAtHome() else { return }
