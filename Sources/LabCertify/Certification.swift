@@ -541,7 +541,8 @@ final class RunDriver {
     }
 
     /// The lab fires hotspotd's maintain timer (armed on entering Authenticated): a maintain without didJustJoin,
-    /// sent after everything the run did before (in trace order). False, noted, when hotspotd has none armed.
+    /// sent after everything the run did before (in trace order). False, noted, when hotspotd has none armed; any
+    /// other error (hotspotd not answering, the control socket gone) is the lab's, thrown: the run's error.
     func fireMaintain(_ when: String) throws -> Bool {
         do {
             try station.fireMaintainTimer()
@@ -550,9 +551,7 @@ final class RunDriver {
             note("the maintain timer could not be fired \(when): \(error)")
             return false
         }
-        // Any other error (hotspotd not answering, the control socket gone) is the lab's: the run's error.
     }
-
 
     func captive() throws {
         guard try signInAtHome() else { return }

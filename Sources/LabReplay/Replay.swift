@@ -191,16 +191,12 @@ public enum Replay {
             // its place against hotspotd's timers however late a loaded machine sees the state; with no state in
             // between, from the last thing that happened, counted from now.
             let segmentRecords = trace.records[previous..<index]
-            let at = trace.records[index].time
-            if let state = segmentRecords.last(where: { $0.record.transition != nil }), let t = state.time, let at {
-                let gap = (at - t) / 1e9 / speed
-                if gap >= 0.2 {
-                    steps.append(step("sleep", Node([(Node("seconds"), Node(String(format: "%.2f", min(gap, 60)))), (Node("since"), Node("state"))])))
-                }
-            } else {
-                let lastTime = segmentRecords.last?.time ?? previousTime
-                let gap = ((at ?? lastTime) - lastTime) / 1e9 / speed
-                if gap >= 0.2 { steps.append(step("sleep", Node(String(format: "%.2f", min(gap, 60))))) }
+            let stateTime = segmentRecords.last(where: { $0.record.transition != nil })?.time
+            let from = stateTime ?? segmentRecords.last?.time ?? previousTime
+            let gap = ((trace.records[index].time ?? from) - from) / 1e9 / speed
+            if gap >= 0.2 {
+                let seconds = Node(String(format: "%.2f", min(gap, 60)))
+                steps.append(step("sleep", stateTime == nil ? seconds : Node([(Node("seconds"), seconds), (Node("since"), Node("state"))])))
             }
             steps.append(action)
             previous = index + 1

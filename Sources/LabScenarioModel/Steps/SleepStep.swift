@@ -32,7 +32,3 @@ public struct SleepStep: ScenarioStepAction {
         return String(format: "slept %.2f s, to %.2f s after the state (seq %d)", left, seconds, entered.seq)
     }
 }
-
-extension StepContext {
-    public func monotonicNow() -> Duration { SystemMonotonicClock.read() }
-}

@@ -2,6 +2,7 @@ import Foundation
 import HotspotCore
 import PortalKinds
 import HotspotProtocol
+import HotspotSystem
 import LabTopology
 
 /// What steps act on: the acting station's hotspotd, its helpers and wpa_supplicant, and the lab around it
@@ -92,6 +93,8 @@ extension StepContext {
     public func helperID(_ name: String) -> String { helperIdentifier(name) ?? name }
 
     public func noHelper(_ name: String) -> StepFailure { StepFailure("no helper \(name) on station \(stationName)") }
+
+    public func monotonicNow() -> Duration { SystemMonotonicClock.read() }
 
     /// Looks with `look` until it gives a value or `bound` has passed since the call, pausing `interval` seconds between
     /// looks; nil when it never did. The last look comes after the bound: a thread starved past it between two looks
